@@ -1,0 +1,138 @@
+/**
+ * Elasticsearch-shaped errors, mapped to REST bodies in one place (STYLE.md "Errors").
+ * A leaf module: engine, shard, contexts and security all throw these.
+ */
+export interface EsErrorExtra {
+  /** Response headers echoed into the body's `header` (e.g. WWW-Authenticate). One value -> string. */
+  header?: Record<string, string[]>;
+  /** root_cause entries; defaults to [this]. */
+  causes?: EsError[];
+  /** caused_by chain. */
+  causedBy?: EsError;
+  /** Metadata printed beside `reason` (ES `es.*` metadata, e.g. `resource.type`, `line`, `col`). */
+  meta?: Record<string, unknown>;
+}
+
+export class EsError extends Error {
+  constructor(
+    /** ES exception class, underscore-cased. */
+    readonly type: string,
+    readonly status: number,
+    reason: string,
+    readonly extra: EsErrorExtra = {},
+  ) {
+    super(reason);
+    this.name = 'EsError';
+  }
+}
+
+/** A body sent as-is with a status (plain-string 400/405 route errors, OAuth2 token errors, 404 clear bodies). */
+export class HttpBodyError extends Error {
+  constructor(readonly status: number, readonly body: unknown, readonly headers: Record<string, string | string[]> = {}) {
+    super(`HTTP ${status}`);
+    this.name = 'HttpBodyError';
+  }
+}
+
+type ErrorObject = Record<string, unknown>;
+
+function headerBody(h: Record<string, string[]>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(h)) out[k] = v.length === 1 ? v[0] : v;
+  return out;
+}
+
+function short(e: EsError): ErrorObject {
+  return {
+    type: e.type,
+    reason: e.message,
+    ...(e.extra.meta ?? {}),
+    ...(e.extra.header ? { header: headerBody(e.extra.header) } : {}),
+  };
+}
+
+function full(e: EsError): ErrorObject {
+  return { ...short(e), ...(e.extra.causedBy ? { caused_by: full(e.extra.causedBy) } : {}) };
+}
+
+/** `{error:{root_cause,type,reason,...},status}` */
+export function toErrorBody(e: EsError): { error: ErrorObject; status: number } {
+  const rootCause = (e.extra.causes ?? [e]).map(short);
+  const { type, reason, ...rest } = full(e);
+  return { error: { root_cause: rootCause, type, reason, ...rest }, status: e.status };
+}
+
+// ---- common constructors (ES reason wording) ----
+
+export const illegalArgument = (reason: string, extra?: EsErrorExtra) => new EsError('illegal_argument_exception', 400, reason, extra);
+
+export const parsingException = (reason: string, line?: number, col?: number) =>
+  new EsError('parsing_exception', 400, reason, line !== undefined ? { meta: { line, col } } : {});
+
+/** `Validation Failed: 1: a;2: b;` */
+export const validationFailed = (messages: string[]) =>
+  new EsError('action_request_validation_exception', 400, `Validation Failed: ${messages.map((m, i) => `${i + 1}: ${m};`).join('')}`);
+
+export const indexNotFound = (index: string) =>
+  new EsError('index_not_found_exception', 404, `no such index [${index}]`, {
+    meta: { 'resource.type': 'index_or_alias', 'resource.id': index, index_uuid: '_na_', index },
+  });
+
+export const searchContextMissing = (id: string | number, why?: string) =>
+  new EsError('search_context_missing_exception', 404, `No search context found for id [${id}]${why ? ` (${why})` : ''}`);
+
+export const parseException = (reason: string) => new EsError('parse_exception', 400, reason);
+
+/** Wraps shard failures as ES does when every shard failed. Status: any >= 500 wins, else the first. */
+export function allShardsFailed(failures: EsError[], phase = 'query', failedShards: ErrorObject[] = []): EsError {
+  const status = failures.find((f) => f.status >= 500)?.status ?? failures[0]?.status ?? 500;
+  return new EsError('search_phase_execution_exception', status, 'all shards failed', {
+    causes: dedupeCauses(failures),
+    causedBy: failures[0],
+    meta: { phase, grouped: true, failed_shards: failedShards },
+  });
+}
+
+function dedupeCauses(fs: EsError[]): EsError[] {
+  const seen = new Set<string>();
+  return fs.filter((f) => {
+    const k = `${f.type}\u0000${f.message}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+/** Anything unexpected becomes a 500 `exception` (logged by the edge). */
+export function asEsError(e: unknown): EsError {
+  if (e instanceof EsError) return e;
+  return new EsError('exception', 500, e instanceof Error ? e.message : String(e));
+}
+
+/** Plain JSON body of an EsError, for replies that travel over NATS. */
+export interface EsErrorBody {
+  type: string;
+  status: number;
+  reason: string;
+  extra?: EsErrorExtra;
+}
+export const errorToWire = (e: EsError): EsErrorBody => ({
+  type: e.type,
+  status: e.status,
+  reason: e.message,
+  extra: serializeExtra(e.extra),
+});
+function serializeExtra(x: EsErrorExtra): EsErrorExtra | undefined {
+  if (!x.header && !x.causes && !x.causedBy && !x.meta) return undefined;
+  return x.causes || x.causedBy
+    ? ({ ...x, causes: x.causes?.map(errorToWire), causedBy: x.causedBy && errorToWire(x.causedBy) } as unknown as EsErrorExtra)
+    : x;
+}
+export const errorFromWire = (b: EsErrorBody): EsError => {
+  const x = (b.extra ?? {}) as EsErrorExtra & { causes?: EsErrorBody[]; causedBy?: EsErrorBody };
+  return new EsError(b.type, b.status, b.reason, {
+    ...x,
+    causes: x.causes?.map((c) => errorFromWire(c as unknown as EsErrorBody)),
+    causedBy: x.causedBy && errorFromWire(x.causedBy as unknown as EsErrorBody),
+  });
+};

@@ -1,0 +1,106 @@
+/**
+ * The contract between the pure shard engine and the actors around it (shard actor, search
+ * coordinator in the edge). Everything here is plain data that can travel as JSON over NATS
+ * (bigint sort values are written as bare digits by `stringify` in actors/edge/json.ts).
+ */
+
+/** A sort value as it appears in `hits[].sort` and `search_after`. Longs beyond 2^53 are bigint. */
+export type SortValue = number | bigint | string | boolean | null;
+
+export type FieldType =
+  | 'keyword' | 'text' | 'long' | 'integer' | 'short' | 'byte' | 'double' | 'float' | 'half_float' | 'scaled_float'
+  | 'unsigned_long' | 'boolean' | 'date' | 'date_nanos' | 'object' | 'ip';
+
+/** One sort key after parsing (`"f"`, `{"f":"desc"}`, `{"f":{order,missing,...}}`, `_score`, `_doc`, `_shard_doc`). */
+export interface SortSpec {
+  field: string; // '_score' | '_doc' | '_shard_doc' | a field path
+  order: 'asc' | 'desc';
+  missing?: '_last' | '_first' | SortValue;
+  unmappedType?: string;
+  mode?: 'min' | 'max' | 'sum' | 'avg' | 'median';
+  numericType?: 'double' | 'long' | 'date' | 'date_nanos';
+  format?: string;
+}
+
+/** What a slice means to ONE shard, after the coordinator's shard step (search-paging.md §10). */
+export interface LocalSlice {
+  /** Local slice id in [0, max). */
+  id: number;
+  /** Number of sub-slices on this shard; 1 means the whole shard. */
+  max: number;
+  field?: string;
+  /** scroll: hash of _id (seed: Java String.hashCode floorMod); pit without field: doc-id ranges. */
+  mode: 'scroll' | 'pit';
+}
+
+/** A pinned, immutable view of a shard: O(1) to take and to hold (no copy of the index). */
+export interface SearcherRef {
+  /** Docs with docId < maxDoc may be visible. */
+  maxDoc: number;
+  /** Highest seqNo visible; deletes with a greater seqNo are invisible to this searcher. */
+  seqNo: number;
+}
+
+/** The normalized search request one shard executes (output of parseSearchRequest, minus coordinator-only parts). */
+export interface ShardQueryRequest {
+  /** Query DSL JSON, already validated by parseSearchRequest; absent = match_all. */
+  query?: unknown;
+  postFilter?: unknown;
+  sort?: SortSpec[];
+  /** The shard returns its best `from + size` hits (coordinator pages the merged list). */
+  from: number;
+  size: number;
+  searchAfter?: SortValue[];
+  /** true = exact, false = don't count, number = count exactly up to it. */
+  trackTotalHits: boolean | number;
+  trackScores?: boolean;
+  minScore?: number;
+  aggs?: Record<string, unknown>;
+  slice?: LocalSlice;
+  /** Rank of this shard in the request (PIT: in the PIT's shard list); high 32 bits of `_shard_doc`. */
+  shardIndex: number;
+  /** Window limit check: index.max_result_window (shard raises "Result window is too large"). */
+  checkWindow?: 'search' | 'scroll';
+}
+
+export interface ShardHit {
+  /** Doc id inside the shard (Lucene-style, stable for the life of the shard). */
+  doc: number;
+  _id: string;
+  score: number | null;
+  sort?: SortValue[];
+}
+
+export interface ShardQueryResult {
+  totalHits: number | null;
+  totalRelation: 'eq' | 'gte';
+  maxScore: number | null;
+  hits: ShardHit[];
+  /** Partial aggregation state, merged with reduceAggs. */
+  aggs?: unknown;
+}
+
+/** One document write inside a bulk/index/delete request, as the shard actor receives it. */
+export interface DocWrite {
+  op: 'index' | 'create' | 'delete';
+  id: string;
+  /** Raw JSON text of _source exactly as it arrived (kept and spliced into responses). */
+  source?: string;
+  routing?: string;
+  ifSeqNo?: number;
+  ifPrimaryTerm?: number;
+}
+
+/** The normalized, sequenced op appended to the document log. Replaying it reproduces the shard exactly. */
+export interface LoggedOp {
+  op: 'index' | 'delete';
+  id: string;
+  seqNo: number;
+  version: number;
+  source?: string;
+  routing?: string;
+}
+
+export type WriteOutcome =
+  | { ok: true; result: 'created' | 'updated' | 'deleted' | 'not_found'; version: number; seqNo: number; logged?: LoggedOp }
+  | { ok: false; status: number; error: { type: string; reason: string; meta?: Record<string, unknown> } };

@@ -1,0 +1,17 @@
+// Three projects by folder (STYLE.md): unit (no NATS), int (real nats-server), e2e (official client).
+// @swc/jest transforms TypeScript (ts-jest needs the TS JS API, which TypeScript 7 lacks) and also the
+// ESM-only packages (uuid, jose) so jest can run everything as CommonJS.
+const swc = ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }];
+const common = {
+  transform: { '^.+\\.(t|j|mj)s$': swc },
+  transformIgnorePatterns: ['/node_modules/(?!(uuid|jose)/)'],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
+  testEnvironment: 'node',
+};
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    { ...common, displayName: 'int', testMatch: ['<rootDir>/test/int/**/*.test.ts'], testTimeout: 30000 },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], testTimeout: 60000 },
+  ],
+};

@@ -1,0 +1,102 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import {
+  jetstream,
+  jetstreamManager,
+  DeliverPolicy,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
+import { DATA_STREAM, EVENT_STREAM, subjects } from './subjects';
+import { upcast, type Envelope } from './envelope';
+
+export interface LogOptions {
+  /** Max age of lifecycle facts in ms (0 = keep forever). */
+  eventMaxAgeMs?: number;
+}
+
+/** Creates (or updates) the two streams: ES_EVT (lifecycle facts) and ES_DATA (document log). */
+export async function ensureStreams(nc: NatsConnection, opts: LogOptions = {}): Promise<JetStreamManager> {
+  const jsm = await jetstreamManager(nc);
+  const want = [
+    { name: EVENT_STREAM, subjects: [subjects.allFacts], max_age: (opts.eventMaxAgeMs ?? 0) * 1_000_000 },
+    { name: DATA_STREAM, subjects: [subjects.allData], max_age: 0 },
+  ];
+  for (const s of want) {
+    const cfg = {
+      name: s.name,
+      subjects: s.subjects,
+      storage: StorageType.File,
+      retention: RetentionPolicy.Limits,
+      max_age: s.max_age,
+      duplicate_window: 120 * 1_000_000_000,
+      max_msg_size: -1,
+    };
+    try {
+      await jsm.streams.info(s.name);
+      await jsm.streams.update(s.name, cfg);
+    } catch (e) {
+      if (!String((e as Error).message).includes('not found')) throw e;
+      await jsm.streams.add(cfg);
+    }
+  }
+  return jsm;
+}
+
+export interface LoggedMessage {
+  seq: number;
+  subject: string;
+  data: Uint8Array;
+  /** Publish time in ms since epoch. */
+  timeMs: number;
+}
+
+export interface ReadOptions {
+  filterSubjects?: string[];
+  startSeq?: number;
+  /** Called with (done, total) every few thousand messages. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/**
+ * Reads a stream from the start (or `startSeq`) up to the last message present when the call
+ * began, through an ordered consumer. Finishes at once on an empty stream.
+ */
+export async function* readStream(nc: NatsConnection, stream: string, opts: ReadOptions = {}): AsyncGenerator<LoggedMessage> {
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info(stream);
+  const last = info.state.last_seq;
+  const first = Math.max(opts.startSeq ?? 1, info.state.first_seq);
+  if (info.state.messages === 0 || first > last) return;
+  const js = jetstream(nc);
+  const consumer = await js.consumers.get(stream, {
+    filter_subjects: opts.filterSubjects ?? [],
+    ...(first > 1 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: first } : { deliver_policy: DeliverPolicy.All }),
+  });
+  const total = last - first + 1;
+  let done = 0;
+  // A filtered consumer may have nothing to deliver at all: ask for pending before consuming.
+  const ci = await consumer.info(true);
+  if (ci.num_pending === 0) return;
+  const messages = await consumer.consume({ max_messages: 2048 });
+  try {
+    for await (const m of messages) {
+      done++;
+      if (opts.onProgress && done % 4096 === 0) opts.onProgress(m.seq - first + 1, total);
+      yield { seq: m.seq, subject: m.subject, data: m.data, timeMs: Math.floor(m.info.timestampNanos / 1e6) };
+      if (m.seq >= last || m.info.pending === 0) break;
+    }
+  } finally {
+    opts.onProgress?.(total, total);
+    messages.stop();
+  }
+}
+
+const dec = new TextDecoder();
+
+/** Reads lifecycle facts (upcast) from ES_EVT. */
+export async function* readFacts(nc: NatsConnection, opts: ReadOptions = {}): AsyncGenerator<Envelope & { streamSeq: number }> {
+  for await (const m of readStream(nc, EVENT_STREAM, opts)) {
+    yield { ...upcast(JSON.parse(dec.decode(m.data)) as Envelope), streamSeq: m.seq };
+  }
+}

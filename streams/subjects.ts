@@ -1,0 +1,52 @@
+/**
+ * Every NATS subject the service uses, in one place (STYLE.md "NATS subjects").
+ * `<id>` is always our own uuid: never an opaque pit/scroll id, never a secret.
+ */
+
+/** Lifecycle aggregates that publish facts on `es.v1.evt.<aggregate>.<id>.<fact>`. */
+export const Aggregate = {
+  Scroll: 'scroll',
+  Pit: 'pit',
+  Token: 'token',
+  ApiKey: 'apikey',
+  ServiceToken: 'servicetoken',
+  User: 'user',
+  Role: 'role',
+  Node: 'node',
+} as const;
+export type Aggregate = (typeof Aggregate)[keyof typeof Aggregate];
+
+/** Operations a shard actor answers over request/reply. */
+export const ShardOp = { Write: 'write', Query: 'query', Fetch: 'fetch', Get: 'get', Refresh: 'refresh', Count: 'count', Stats: 'stats' } as const;
+export type ShardOp = (typeof ShardOp)[keyof typeof ShardOp];
+
+/** JetStream stream of lifecycle facts (PIT, scroll, tokens, keys, users, roles). */
+export const EVENT_STREAM = 'ES_EVT';
+/** JetStream stream of the document log: index metadata and per-shard write batches. */
+export const DATA_STREAM = 'ES_DATA';
+
+export const subjects = {
+  /** es.v1.evt.<aggregate>.<id>.<fact> */
+  fact: (a: Aggregate, id: string, fact: string) => `es.v1.evt.${a}.${id}.${fact}`,
+  /** Every fact of one aggregate instance. */
+  factsOf: (a: Aggregate, id: string) => `es.v1.evt.${a}.${id}.>`,
+  /** Every fact of one aggregate type. */
+  factsOfType: (a: Aggregate) => `es.v1.evt.${a}.>`,
+  allFacts: 'es.v1.evt.>',
+  /** es.v1.cmd.<aggregate>.<id>.<command>: request/reply to one context actor. */
+  command: (a: Aggregate, id: string, cmd: string) => `es.v1.cmd.${a}.${id}.${cmd}`,
+  /** One wildcard subscription routes all commands of an aggregate type (no subscription per context). */
+  commandsOf: (a: Aggregate) => `es.v1.cmd.${a}.*.*`,
+  /** es.v1.shard.<indexUuid>.<n>.<op> */
+  shard: (indexUuid: string, n: number, op: ShardOp) => `es.v1.shard.${indexUuid}.${n}.${op}`,
+  shardQueue: (indexUuid: string, n: number) => `shard.${indexUuid}.${n}`,
+  /** Document log: index create/delete/settings/mapping. */
+  dataMeta: 'es.v1.data.meta',
+  /** Document log: write batches of one shard. */
+  dataShard: (indexUuid: string, n: number) => `es.v1.data.shard.${indexUuid}.${n}`,
+  allData: 'es.v1.data.>',
+  /** Edge -> authenticator chain. */
+  authenticate: 'es.v1.auth.authenticate',
+  /** Credential cache invalidation broadcast (core NATS, every node). */
+  authInvalidate: 'es.v1.auth.invalidate',
+} as const;
