@@ -104,3 +104,15 @@ export interface LoggedOp {
 export type WriteOutcome =
   | { ok: true; result: 'created' | 'updated' | 'deleted' | 'not_found'; version: number; seqNo: number; logged?: LoggedOp }
   | { ok: false; status: number; error: { type: string; reason: string; meta?: Record<string, unknown> } };
+
+/**
+ * Read access to per-document field values, implemented by the shard store and used by
+ * aggregations and sorting. Dates come back as epoch millis (number), date_nanos as epoch nanos
+ * (bigint), longs as number (bigint beyond 2^53), keywords as string, booleans as boolean.
+ */
+export interface DocValuesReader {
+  /** Mapped type of a field path (e.g. `title.keyword`), undefined when unmapped. */
+  fieldType(field: string): FieldType | undefined;
+  /** All values of the field in a document (empty when missing). */
+  values(field: string, doc: number): Array<number | bigint | string | boolean>;
+}
