@@ -1,0 +1,153 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { parseBody } from './json';
+
+/** What a route handler sees of a REST request. */
+export interface EsRequest {
+  readonly method: string;
+  /** Decoded path without the query string. */
+  readonly path: string;
+  /** Path and query string as received (for error messages: `for REST request [<uri>]`). */
+  readonly uri: string;
+  /** Path parameters from the route pattern (`{index}` -> params.index), URL-decoded. */
+  readonly params: Record<string, string>;
+  /** Query-string parameters (last value wins, as ES). */
+  readonly query: Record<string, string>;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer | undefined;
+  /** Parsed JSON body (lossless longs); undefined when there is no body. Throws ES's parse error. */
+  json<T = unknown>(): T | undefined;
+  /** Who is calling; set by the security gate (undefined when security is disabled). */
+  auth?: unknown;
+  /** X-Opaque-Id header, used as correlationId of lifecycle facts. */
+  readonly opaqueId?: string;
+}
+
+/** A pre-serialized JSON body: chunks are written as they are (spliced `_source` bytes). */
+export class RawJson {
+  constructor(readonly chunks: Array<Buffer | string>) {}
+}
+
+export interface EsResponse {
+  status?: number;
+  /** A JSON value (serialized losslessly), a RawJson, or undefined (no body, e.g. HEAD). */
+  body?: unknown;
+  headers?: Record<string, string | string[]>;
+}
+
+export type Handler = (req: EsRequest) => Promise<EsResponse> | EsResponse;
+
+/**
+ * How the security gate authorizes a route before its handler runs (ES action names, e.g.
+ * `indices:data/read/search`, `cluster:monitor/nodes/stats`). `none`: any authenticated caller;
+ * `handler`: the handler authorizes itself (PIT search, scroll, security APIs with owner rules).
+ */
+export type Authz =
+  | { kind: 'none' }
+  | { kind: 'cluster'; action: string }
+  | { kind: 'indices'; action: string; indices: (req: EsRequest) => string[] }
+  | { kind: 'handler' };
+
+export interface Route {
+  method: string;
+  pattern: string;
+  segments: string[];
+  handler: Handler;
+  authz: Authz;
+  /** Anonymous routes skip authentication entirely (none in ES by default; kept for completeness). */
+  anonymous?: boolean;
+}
+
+export type Match =
+  | { kind: 'found'; route: Route; params: Record<string, string> }
+  | { kind: 'method'; allowed: string[] }
+  | { kind: 'none' };
+
+const isParam = (s: string) => s.startsWith('{') && s.endsWith('}');
+
+/** Path router with ES's precedence: a literal segment beats a parameter at the same position. */
+export class Router {
+  private readonly routes: Route[] = [];
+
+  add(methods: string | string[], pattern: string, handler: Handler, authz: Authz = { kind: 'none' }): this {
+    const segments = pattern.split('/').filter(Boolean);
+    for (const method of Array.isArray(methods) ? methods : [methods]) {
+      this.routes.push({ method, pattern, segments, handler, authz });
+    }
+    // Most specific first: compare literal-ness segment by segment.
+    this.routes.sort((a, b) => specificity(b) - specificity(a) || 0);
+    return this;
+  }
+
+  match(method: string, path: string): Match {
+    const parts = path.split('/').filter(Boolean).map(safeDecode);
+    const allowed = new Set<string>();
+    for (const r of this.routes) {
+      const params = matchSegments(r.segments, parts);
+      if (!params) continue;
+      if (r.method === method || (method === 'HEAD' && r.method === 'GET' && !this.hasExact('HEAD', r.pattern))) {
+        return { kind: 'found', route: r, params };
+      }
+      allowed.add(r.method);
+    }
+    return allowed.size ? { kind: 'method', allowed: [...allowed] } : { kind: 'none' };
+  }
+
+  private hasExact(method: string, pattern: string) {
+    return this.routes.some((r) => r.method === method && r.pattern === pattern);
+  }
+}
+
+function specificity(r: Route): number {
+  // Earlier literal segments weigh more; longer patterns are not preferred by themselves.
+  let s = 0;
+  r.segments.forEach((seg, i) => {
+    if (!isParam(seg)) s += 1 << (16 - Math.min(i, 15));
+  });
+  return s;
+}
+
+function matchSegments(pattern: string[], parts: string[]): Record<string, string> | undefined {
+  if (pattern.length !== parts.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i];
+    if (isParam(p)) {
+      // A parameter never swallows an underscore endpoint name (`/_search` is not an index).
+      params[p.slice(1, -1)] = parts[i];
+    } else if (p !== parts[i]) return undefined;
+  }
+  return params;
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/** Builds the EsRequest object given by the HTTP edge. */
+export function makeRequest(init: {
+  method: string;
+  path: string;
+  uri: string;
+  params: Record<string, string>;
+  query: Record<string, string>;
+  headers: IncomingHttpHeaders;
+  body: Buffer | undefined;
+}): EsRequest {
+  let parsed: { v: unknown } | undefined;
+  const opaque = init.headers['x-opaque-id'];
+  return {
+    ...init,
+    opaqueId: Array.isArray(opaque) ? opaque[0] : opaque,
+    json<T>() {
+      if (!parsed) {
+        const text = init.body && init.body.length ? init.body.toString('utf8') : '';
+        parsed = { v: text.trim() ? parseBody(text) : undefined };
+      }
+      return parsed.v as T | undefined;
+    },
+  };
+}
