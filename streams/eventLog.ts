@@ -52,7 +52,8 @@ export interface LoggedMessage {
 }
 
 export interface ReadOptions {
-  filterSubjects?: string[];
+  /** One subject filter (nats-server 2.9 supports a single filter per consumer). */
+  filterSubject?: string;
   startSeq?: number;
   /** Called with (done, total) every few thousand messages. */
   onProgress?: (done: number, total: number) => void;
@@ -70,7 +71,7 @@ export async function* readStream(nc: NatsConnection, stream: string, opts: Read
   if (info.state.messages === 0 || first > last) return;
   const js = jetstream(nc);
   const consumer = await js.consumers.get(stream, {
-    filter_subjects: opts.filterSubjects ?? [],
+    ...(opts.filterSubject ? { filter_subjects: opts.filterSubject } : {}),
     ...(first > 1 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: first } : { deliver_policy: DeliverPolicy.All }),
   });
   const total = last - first + 1;
