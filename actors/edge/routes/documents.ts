@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import { EsError, validationFailed, illegalArgument } from '../esErrors';
+import { RawJson, type EsRequest, type EsResponse, type Router } from '../router';
+import type { EdgeServices } from '../services';
+import type { IndexState } from '../../cluster';
+import { shardFor } from '../../shard/engine';
+import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
+
+/** ES-style auto ids: 20 URL-safe base64 characters. */
+export const autoId = () => randomBytes(15).toString('base64url');
+
+const REFRESH_VALUES = new Set(['true', 'false', 'wait_for', '']);
+
+export function refreshParam(req: EsRequest): string | undefined {
+  const r = req.query.refresh;
+  if (r === undefined) return undefined;
+  if (!REFRESH_VALUES.has(r)) throw illegalArgument(`Unknown value for refresh: [${r}].`);
+  return r === '' ? 'true' : r;
+}
+
+/** Index for a write: existing, or auto-created as ES does. */
+export async function writeTarget(s: EdgeServices, name: string): Promise<IndexState> {
+  return s.cluster.get(name) ?? (await s.cluster.createIndex(name).catch((e) => {
+    // Lost a race with another auto-create of the same name: use the winner.
+    const idx = s.cluster.get(name);
+    if (idx) return idx;
+    throw e;
+  }));
+}
+
+export function shardsHeader(idx: IndexState) {
+  return { total: 1 + idx.settings.numberOfReplicas, successful: 1, failed: 0 };
+}
+
+export function writeResponse(idx: IndexState, id: string, o: WriteOutcome & { ok: true }, refreshed: boolean) {
+  return {
+    _index: idx.name,
+    _id: id,
+    _version: o.version,
+    result: o.result,
+    ...(refreshed ? { forced_refresh: true } : {}),
+    _shards: shardsHeader(idx),
+    _seq_no: o.seqNo,
+    _primary_term: 1,
+  };
+}
+
+export function outcomeError(idx: IndexState, shard: number, o: WriteOutcome & { ok: false }): EsError {
+  return new EsError(o.error.type, o.status, o.error.reason, {
+    meta: { ...(o.error.meta ?? {}), index_uuid: idx.uuid, shard: String(shard), index: idx.name },
+  });
+}
+
+async function writeOne(s: EdgeServices, req: EsRequest, op: DocWrite['op'], id: string | undefined): Promise<EsResponse> {
+  const refresh = refreshParam(req);
+  const source = op === 'delete' ? undefined : req.body?.toString('utf8');
+  if (op !== 'delete' && !source?.trim()) throw validationFailed(['source is missing', 'content type is missing']);
+  if (op !== 'delete' && source) req.json(); // malformed JSON -> ES's parse error before anything is written
+  const idx = op === 'delete' ? s.cluster.require(req.params.index) : await writeTarget(s, req.params.index);
+  const docId = id ?? autoId();
+  const routing = req.query.routing;
+  const n = shardFor(routing ?? docId, idx.settings.numberOfShards);
+  const w: DocWrite = { op, id: docId, ...(source !== undefined ? { source } : {}), ...(routing ? { routing } : {}) };
+  if (req.query.if_seq_no !== undefined) w.ifSeqNo = Number(req.query.if_seq_no);
+  if (req.query.if_primary_term !== undefined) w.ifPrimaryTerm = Number(req.query.if_primary_term);
+  const { outcomes, refreshed } = await s.shards.write(idx.shards[n].ref, [w], refresh);
+  const o = outcomes[0];
+  if (!o.ok) throw outcomeError(idx, n, o);
+  const status = o.result === 'created' ? 201 : o.result === 'not_found' ? 404 : 200;
+  return { status, body: writeResponse(idx, docId, o, refreshed) };
+}
+
+/** Document APIs: index, create, get, delete. */
+export function documentRoutes(r: Router, s: EdgeServices): void {
+  const idx = (req: EsRequest) => [req.params.index];
+  const opType = (req: EsRequest): DocWrite['op'] => {
+    const t = req.query.op_type;
+    if (t === undefined || t === 'index') return 'index';
+    if (t === 'create') return 'create';
+    throw illegalArgument(`opType must be 'create' or 'index', found: [${t}]`);
+  };
+  r.add(['PUT', 'POST'], '/{index}/_doc/{id}', (req) => writeOne(s, req, opType(req), req.params.id), {
+    kind: 'indices',
+    action: 'indices:data/write/index',
+    indices: idx,
+  });
+  r.add('POST', '/{index}/_doc', (req) => writeOne(s, req, 'index', undefined), { kind: 'indices', action: 'indices:data/write/index', indices: idx });
+  r.add(['PUT', 'POST'], '/{index}/_create/{id}', (req) => writeOne(s, req, 'create', req.params.id), {
+    kind: 'indices',
+    action: 'indices:data/write/index',
+    indices: idx,
+  });
+  r.add('DELETE', '/{index}/_doc/{id}', (req) => writeOne(s, req, 'delete', req.params.id), {
+    kind: 'indices',
+    action: 'indices:data/write/delete',
+    indices: idx,
+  });
+  r.add(['GET', 'HEAD'], '/{index}/_doc/{id}', async (req) => {
+    const index = s.cluster.require(req.params.index);
+    const id = req.params.id;
+    const n = shardFor(req.query.routing ?? id, index.settings.numberOfShards);
+    const doc = await s.shards.call<{ source: string; version: number; seqNo: number } | null>(index.shards[n].ref, 'get', { id });
+    if (!doc) return { status: 404, body: { _index: index.name, _id: id, found: false } };
+    const head = JSON.stringify({ _index: index.name, _id: id, _version: doc.version, _seq_no: doc.seqNo, _primary_term: 1, found: true });
+    return { body: new RawJson([head.slice(0, -1), ',"_source":', doc.source, '}']) };
+  }, { kind: 'indices', action: 'indices:data/read/get', indices: idx });
+  r.add(['GET', 'HEAD'], '/{index}/_source/{id}', async (req) => {
+    const index = s.cluster.require(req.params.index);
+    const id = req.params.id;
+    const n = shardFor(req.query.routing ?? id, index.settings.numberOfShards);
+    const doc = await s.shards.call<{ source: string } | null>(index.shards[n].ref, 'get', { id });
+    if (!doc) throw new EsError('resource_not_found_exception', 404, `Document not found [${index.name}]/[${id}]`);
+    return { body: new RawJson([doc.source]) };
+  }, { kind: 'indices', action: 'indices:data/read/get', indices: idx });
+}
