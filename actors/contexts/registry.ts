@@ -1,0 +1,201 @@
+import { createActor, type AnyActorRef } from 'xstate';
+import { v4 as uuidv4 } from 'uuid';
+import { makeEnvelope, type Bus } from '../../streams';
+import type { Owner } from '../../streams';
+import { scrollContextMachine, type ScrollReleaseReason } from '../../machines/scrollContext.machine';
+import { pointInTimeMachine } from '../../machines/pointInTime.machine';
+import type { LocalSlice, SearcherRef } from '../shard/engine/types';
+
+export type ContextKind = 'scroll' | 'pit';
+
+/** A shard a context pinned: enough to search it again, or to revive it after a restart. */
+export interface PinnedShard {
+  index: string;
+  indexUuid: string;
+  n: number;
+  shardIndex: number;
+  searcher: SearcherRef;
+  /** Scroll: this shard's part of a sliced scroll. */
+  slice?: LocalSlice;
+}
+
+export interface ContextRecord {
+  kind: ContextKind;
+  id: string;
+  actor: AnyActorRef;
+  indices: string[];
+  shards: PinnedShard[];
+  owner?: Owner;
+  createdAt: number;
+  keepAliveMs: number;
+  /** Last time a search finished using it (keep-alive counts from here). */
+  lastUsedAt: number;
+  inUse: number;
+  /** Scroll only: the search it pages through, with the exact total of its first page. */
+  scroll?: { request: unknown; total?: { value: number; relation: 'eq' | 'gte' }; sortLength?: number };
+  /** Ack of the last fact appended for this context. */
+  appended: Promise<unknown>;
+}
+
+export type EndReason = 'expired' | 'cleared' | 'closed' | 'released';
+export interface Tombstone {
+  kind: ContextKind;
+  why: EndReason;
+  at: number;
+  detail?: string;
+  by?: string;
+}
+
+const MAX_TOMBSTONES = 100_000;
+
+/**
+ * The live registry of PIT and scroll context actors: spawns one XState actor per context, turns
+ * the facts it emits into envelopes on the event log, and stops it once final, keeping a
+ * tombstone so a later 404 can say why the context is gone. Counts come from this registry of
+ * live actors, never from a side counter.
+ */
+export class ContextRegistry {
+  private readonly live = new Map<string, ContextRecord>();
+  private readonly tombstones = new Map<string, Tombstone>();
+  private readonly seqs = new Map<string, number>();
+  /** Freed scroll contexts: count and summed lifetime, for `_nodes/stats`. */
+  readonly freed = { scrollTotal: 0, scrollTimeMs: 0 };
+
+  constructor(private readonly bus: Bus, private readonly clock: { now(): number } = Date) {}
+
+  open(init: {
+    kind: ContextKind;
+    indices: string[];
+    shards: PinnedShard[];
+    keepAliveMs: number;
+    owner?: Owner;
+    scroll?: ContextRecord['scroll'];
+    correlationId?: string;
+    /** Extra fields for the opened fact (slice, request…). */
+    openedData?: Record<string, unknown>;
+  }): ContextRecord {
+    const id = uuidv4();
+    const now = this.clock.now();
+    const machine = init.kind === 'scroll' ? scrollContextMachine : pointInTimeMachine;
+    const actor = createActor(machine as typeof scrollContextMachine, { input: { contextId: id, keepAliveMs: init.keepAliveMs } });
+    const rec: ContextRecord = {
+      kind: init.kind,
+      id,
+      actor,
+      indices: init.indices,
+      shards: init.shards,
+      owner: init.owner,
+      createdAt: now,
+      keepAliveMs: init.keepAliveMs,
+      lastUsedAt: now,
+      inUse: 0,
+      scroll: init.scroll,
+      appended: Promise.resolve(),
+    };
+    actor.on('*', (fact: { type: string } & Record<string, unknown>) => {
+      const { type, ...data } = fact;
+      const enriched =
+        type.endsWith('.opened')
+          ? { ...data, indices: init.indices, shards: init.shards.length, pinned: init.shards, ...(init.owner ? { owner: init.owner } : {}), ...(init.openedData ?? {}) }
+          : data;
+      this.append(rec, type, enriched, init.correlationId);
+    });
+    actor.subscribe((snap) => {
+      if (snap.status === 'done') this.finish(rec, snap.value as string);
+    });
+    this.live.set(id, rec);
+    actor.start();
+    return rec;
+  }
+
+  private append(rec: ContextRecord, type: string, data: unknown, correlationId?: string) {
+    const seq = (this.seqs.get(rec.id) ?? 0) + 1;
+    this.seqs.set(rec.id, seq);
+    const p = this.bus.append(makeEnvelope({ type, aggregateId: rec.id, seq, data, time: this.clock.now(), correlationId }));
+    p.catch(() => undefined);
+    rec.appended = p;
+  }
+
+  private finish(rec: ContextRecord, state: string) {
+    if (!this.live.delete(rec.id)) return;
+    this.seqs.delete(rec.id);
+    const why: EndReason = state === 'expired' ? 'expired' : state === 'cleared' ? 'cleared' : state === 'closed' ? 'closed' : 'released';
+    this.tomb(rec.id, { kind: rec.kind, why, at: this.clock.now(), by: (rec as ContextRecord & { endedBy?: string }).endedBy, detail: (rec as ContextRecord & { endDetail?: string }).endDetail });
+    if (rec.kind === 'scroll') {
+      this.freed.scrollTotal += rec.shards.length;
+      this.freed.scrollTimeMs += (this.clock.now() - rec.createdAt) * rec.shards.length;
+    }
+  }
+
+  private tomb(id: string, t: Tombstone) {
+    this.tombstones.set(id, t);
+    if (this.tombstones.size > MAX_TOMBSTONES) this.tombstones.delete(this.tombstones.keys().next().value as string);
+  }
+
+  get(id: string): ContextRecord | undefined {
+    return this.live.get(id);
+  }
+  tombstone(id: string): Tombstone | undefined {
+    return this.tombstones.get(id);
+  }
+
+  /** A search starts using the context; `keepAliveMs` undefined keeps the current keep-alive. */
+  use(rec: ContextRecord, keepAliveMs: number | undefined): void {
+    rec.inUse++;
+    if (keepAliveMs !== undefined) {
+      rec.keepAliveMs = keepAliveMs;
+      rec.actor.send({ type: 'extend', keepAliveMs });
+    } else rec.actor.send({ type: rec.kind === 'pit' ? 'touch' : 'extend', keepAliveMs: rec.keepAliveMs } as never);
+  }
+  /** The search finished: the keep-alive restarts from now once nobody uses it. */
+  done(rec: ContextRecord): void {
+    rec.inUse = Math.max(0, rec.inUse - 1);
+    rec.lastUsedAt = this.clock.now();
+    if (rec.inUse === 0) rec.actor.send({ type: 'used' });
+  }
+
+  /** Client asked (DELETE _search/scroll, DELETE _pit). Resolves once the fact is acknowledged. */
+  async clear(rec: ContextRecord, by?: string): Promise<number> {
+    if (!this.live.has(rec.id)) return 0;
+    (rec as ContextRecord & { endedBy?: string }).endedBy = by;
+    rec.actor.send({ type: rec.kind === 'pit' ? 'close' : 'clear' });
+    await rec.appended;
+    return rec.shards.length;
+  }
+
+  /** Server frees it (index deleted, continuation without scroll, keep-alive too large). */
+  async release(rec: ContextRecord, reason: ScrollReleaseReason | 'index_deleted'): Promise<void> {
+    if (!this.live.has(rec.id)) return;
+    (rec as ContextRecord & { endDetail?: string }).endDetail = reason;
+    rec.actor.send({ type: 'release', reason } as never);
+    await rec.appended;
+  }
+
+  /** Releases every context that pinned a shard of the deleted index. */
+  releaseIndex(indexUuid: string): void {
+    for (const rec of [...this.live.values()]) {
+      if (rec.shards.some((s) => s.indexUuid === indexUuid)) void this.release(rec, 'index_deleted');
+    }
+  }
+
+  list(kind?: ContextKind): ContextRecord[] {
+    return [...this.live.values()].filter((r) => !kind || r.kind === kind);
+  }
+  /** Open shard-level contexts (ES counts a 5-shard scroll as 5). */
+  shardContexts(kind?: ContextKind): number {
+    let n = 0;
+    for (const r of this.live.values()) if (!kind || r.kind === kind) n += r.shards.length;
+    return n;
+  }
+  /** When the context will expire if nobody touches it (null while in use). */
+  expiresAt(rec: ContextRecord): number | null {
+    return rec.inUse ? null : rec.lastUsedAt + rec.keepAliveMs;
+  }
+
+  /** Stops every actor without facts (node shutdown: contexts are revived from the log on start). */
+  stopAll(): void {
+    for (const rec of this.live.values()) rec.actor.stop();
+    this.live.clear();
+  }
+}
+

@@ -1,0 +1,212 @@
+import { allShardsFailed, asEsError, EsError } from './esErrors';
+import { stringify } from './json';
+import { RawJson } from './router';
+import type { EdgeServices } from './services';
+import type { ShardRef } from '../shard/shardActor';
+import { filterSource, reduceAggs, reduceHits, renderAggs, type SearchRequest } from '../shard/engine';
+import type { LocalSlice, SearcherRef, ShardHit, ShardQueryRequest, ShardQueryResult } from '../shard/engine/types';
+
+/** One shard a search runs on. */
+export interface ShardTarget {
+  ref: ShardRef;
+  /** Rank of the shard in the request (PIT: in the PIT's shard list); `_shard_doc` high bits. */
+  shardIndex: number;
+  /** Pinned searcher (PIT/scroll); absent = the shard's current one. */
+  searcher?: SearcherRef;
+  slice?: LocalSlice;
+}
+
+export interface ShardFailure {
+  shard: number;
+  index: string | null;
+  node: string;
+  reason: { type: string; reason: string; [k: string]: unknown };
+}
+
+export interface SearchOutcome {
+  /** Searchers each target used (the ones to pin for a new scroll). */
+  searchers: Array<SearcherRef | undefined>;
+  hits: Array<ShardHit & { shardIndex: number }>;
+  total: { value: number; relation: 'eq' | 'gte' } | undefined;
+  maxScore: number | null;
+  aggregations?: Record<string, unknown>;
+  shards: { total: number; successful: number; skipped: number; failed: number; failures?: ShardFailure[] };
+  tookMs: number;
+}
+
+export interface RenderExtra {
+  scrollId?: string;
+  pitId?: string;
+  restTotalHitsAsInt?: boolean;
+  /** Sort values rendered per hit (scroll hides its internal tiebreaker). */
+  sortLength?: number;
+  /** Override total (scroll continuations reuse the first page's exact total). */
+  total?: { value: number; relation: 'eq' | 'gte' };
+  /** Hide `hits.total` (track_total_hits:false). */
+  noTotal?: boolean;
+}
+
+/**
+ * Assigns a global slice to shards (search-paging.md §10 shard step): returns the targets that take
+ * part, each with its local slice (undefined = the whole shard).
+ */
+export function sliceTargets(targets: ShardTarget[], slice: { id: number; max: number; field?: string } | undefined, mode: 'scroll' | 'pit'): ShardTarget[] {
+  if (!slice) return targets;
+  const S = targets.length;
+  const { id, max, field } = slice;
+  if (S === 1) return [{ ...targets[0], slice: { id, max, field, mode } }];
+  if (max >= S) {
+    const t = targets[id % S];
+    const n = Math.floor(max / S) + (max % S > t.shardIndex ? 1 : 0);
+    return [{ ...t, slice: n === 1 ? undefined : { id: Math.floor(id / S), max: n, field, mode } }];
+  }
+  return targets.filter((t) => t.shardIndex % max === id);
+}
+
+function failureOf(t: ShardTarget, e: unknown, node: string): ShardFailure {
+  const err = asEsError(e);
+  return { shard: t.ref.n, index: t.ref.index, node, reason: { type: err.type, reason: err.message, ...(err.extra.meta ?? {}) } };
+}
+
+/**
+ * Query-then-fetch over shard actors: fans out, merges the top hits, fetches only the winners'
+ * sources (inline when there is a single shard), and reduces aggregations. Partial failures go in
+ * `_shards.failures`; when every shard fails, ES's `all shards failed` error.
+ */
+export async function executeSearch(s: EdgeServices, req: SearchRequest, targets: ShardTarget[]): Promise<SearchOutcome> {
+  const start = Date.now();
+  const single = targets.length === 1;
+  const shardReq = (t: ShardTarget): ShardQueryRequest => ({
+    query: req.query,
+    postFilter: req.postFilter,
+    sort: req.sort,
+    from: single ? req.from : 0,
+    size: single ? req.size : req.from + req.size,
+    searchAfter: req.searchAfter,
+    trackTotalHits: req.trackTotalHits,
+    trackScores: req.trackScores,
+    minScore: req.minScore,
+    aggs: req.aggs,
+    slice: t.slice,
+    shardIndex: t.shardIndex,
+    checkWindow: req.checkWindow,
+  });
+  s.stats.queryCurrent += targets.length;
+  const settled = await Promise.allSettled(
+    targets.map((t) => s.shards.query(t.ref, { req: shardReq(t), searcher: t.searcher, fetch: single })),
+  );
+  s.stats.queryCurrent -= targets.length;
+  const qTime = Date.now() - start;
+  const failures: ShardFailure[] = [];
+  const errors: EsError[] = [];
+  const ok: Array<{ t: ShardTarget; result: ShardQueryResult; sources: string[]; fetched: number }> = [];
+  const searchers: Array<SearcherRef | undefined> = [];
+  settled.forEach((r, i) => {
+    s.stats.queryTotal++;
+    s.stats.queryTimeMs += qTime;
+    if (r.status === 'fulfilled') {
+      ok.push({ t: targets[i], result: r.value.head.result, sources: r.value.sources, fetched: r.value.head.fetched ?? 0 });
+      searchers[i] = r.value.head.searcher;
+    } else {
+      s.stats.queryFailure++;
+      errors.push(asEsError(r.reason));
+      failures.push(failureOf(targets[i], r.reason, s.ctx.node.id));
+    }
+  });
+  if (!ok.length && targets.length) {
+    throw allShardsFailed(errors, 'query', failures.map((f) => ({ ...f })));
+  }
+  const merged = reduceHits(
+    ok.map((o) => ({ shardIndex: o.t.shardIndex, result: o.result })),
+    { sort: req.sort, from: single ? 0 : req.from, size: req.size, trackTotalHits: req.trackTotalHits },
+  );
+  // Fetch phase: sources of the winners, grouped by shard, spliced as raw text.
+  const fetchStart = Date.now();
+  const byShard = new Map<number, { t: ShardTarget; docs: number[]; pos: number[]; inline?: { sources: string[]; fetched: number } }>();
+  merged.hits.forEach((h, i) => {
+    const o = ok.find((x) => x.t.shardIndex === h.shardIndex)!;
+    let g = byShard.get(h.shardIndex);
+    if (!g) byShard.set(h.shardIndex, (g = { t: o.t, docs: [], pos: [], inline: single ? o : undefined }));
+    g.docs.push(h.doc);
+    g.pos.push(i);
+  });
+  const sources: string[] = new Array(merged.hits.length);
+  await Promise.all(
+    [...byShard.values()].map(async (g) => {
+      let got: string[] = [];
+      if (g.inline) got = g.inline.sources.slice(0, Math.min(g.inline.fetched, g.docs.length));
+      if (got.length < g.docs.length) {
+        s.stats.fetchCurrent++;
+        got = got.concat(await s.shards.fetch(g.t.ref, g.docs.slice(got.length)));
+        s.stats.fetchCurrent--;
+      }
+      g.pos.forEach((p, j) => (sources[p] = got[j]));
+    }),
+  );
+  if (merged.hits.length) {
+    s.stats.fetchTotal += byShard.size;
+    s.stats.fetchTimeMs += Date.now() - fetchStart;
+  }
+  let aggregations: Record<string, unknown> | undefined;
+  if (req.aggs) {
+    const reduced = reduceAggs(ok.map((o) => o.result.aggs), req.aggs);
+    aggregations = renderAggs(reduced, req.aggs, req.typedKeys ?? false);
+  }
+  return {
+    searchers,
+    hits: merged.hits.map((h, i) => Object.assign(h, { source: sources[i] })),
+    total: merged.total,
+    maxScore: merged.maxScore,
+    aggregations,
+    shards: {
+      total: targets.length,
+      successful: ok.length,
+      skipped: 0,
+      failed: failures.length,
+      ...(failures.length ? { failures } : {}),
+    },
+    tookMs: Date.now() - start,
+  };
+}
+
+/**
+ * Renders an ES search response, splicing each stored `_source` as-is (no parse, no stringify of
+ * documents). Key order follows ES: _scroll_id, pit_id, took, timed_out, _shards, hits, aggregations.
+ */
+export function renderSearch(
+  out: SearchOutcome,
+  req: SearchRequest,
+  indexNameOf: (shardIndex: number) => string,
+  extra: RenderExtra = {},
+): RawJson {
+  const chunks: string[] = ['{'];
+  if (extra.scrollId !== undefined) chunks.push(`"_scroll_id":${JSON.stringify(extra.scrollId)},`);
+  if (extra.pitId !== undefined) chunks.push(`"pit_id":${JSON.stringify(extra.pitId)},`);
+  chunks.push(`"took":${out.tookMs},"timed_out":false,"_shards":${JSON.stringify(out.shards)},"hits":{`);
+  const total = extra.total ?? out.total;
+  if (!extra.noTotal && total) {
+    chunks.push(extra.restTotalHitsAsInt ? `"total":${total.value},` : `"total":${JSON.stringify(total)},`);
+  } else if (extra.restTotalHitsAsInt) chunks.push('"total":-1,');
+  chunks.push(`"max_score":${out.maxScore === null || out.maxScore === undefined || Number.isNaN(out.maxScore) ? 'null' : out.maxScore},"hits":[`);
+  const sortLen = extra.sortLength;
+  out.hits.forEach((h, i) => {
+    if (i) chunks.push(',');
+    chunks.push(`{"_index":${JSON.stringify(indexNameOf(h.shardIndex))},"_id":${JSON.stringify(h._id)},"_score":${h.score === null || h.score === undefined ? 'null' : h.score}`);
+    const raw = (h as unknown as { source?: string }).source;
+    if (raw !== undefined) {
+      if (req.source === undefined) chunks.push(',"_source":', raw);
+      else {
+        const filtered = filterSource(raw, req.source);
+        if (filtered !== undefined) chunks.push(',"_source":', filtered);
+      }
+    }
+    if (h.sort && (sortLen === undefined || sortLen > 0)) {
+      chunks.push(`,"sort":${stringify(sortLen === undefined ? h.sort : h.sort.slice(0, sortLen))}`);
+    }
+    chunks.push('}');
+  });
+  chunks.push(']}');
+  if (out.aggregations) chunks.push(`,"aggregations":${stringify(out.aggregations)}`);
+  chunks.push('}');
+  return new RawJson([chunks.join('')]);
+}

@@ -1,0 +1,98 @@
+import { EsError, illegalArgument } from '../esErrors';
+import type { EsRequest, Router } from '../router';
+import type { EdgeServices } from '../services';
+import { renderSettings, type IndexState, type ResolveOptions } from '../../cluster';
+import type { SearcherRef } from '../../shard/engine/types';
+
+export function resolveOptions(req: EsRequest): ResolveOptions {
+  const q = req.query;
+  return {
+    ignoreUnavailable: q.ignore_unavailable === 'true',
+    allowNoIndices: q.allow_no_indices === undefined ? undefined : q.allow_no_indices !== 'false',
+    expandWildcards: q.expand_wildcards,
+  };
+}
+
+/** Refreshes every shard of the given indices. */
+export async function refreshIndices(s: EdgeServices, indices: IndexState[]) {
+  const refs = indices.flatMap((i) => i.shards.map((sh) => sh.ref));
+  const res = await Promise.allSettled(refs.map((ref) => s.shards.call<{ searcher: SearcherRef }>(ref, 'refresh', {})));
+  const ok = res.filter((r) => r.status === 'fulfilled').length;
+  const total = indices.reduce((a, i) => a + i.settings.numberOfShards * (1 + i.settings.numberOfReplicas), 0);
+  return { _shards: { total, successful: ok, failed: refs.length - ok } };
+}
+
+/** Index administration: create, delete, exists, get, mapping, settings, refresh, count. */
+export function indexRoutes(r: Router, s: EdgeServices): void {
+  const named = (req: EsRequest) => [req.params.index];
+  r.add('PUT', '/{index}', async (req) => {
+    const body = (req.json<Record<string, unknown>>() ?? {}) as Record<string, unknown>;
+    for (const k of Object.keys(body)) {
+      if (!['settings', 'mappings', 'aliases'].includes(k)) {
+        throw new EsError('parsing_exception', 400, `unknown key [${k}] for create index`, { meta: { line: 1, col: 1 } });
+      }
+    }
+    const idx = await s.cluster.createIndex(req.params.index, body);
+    return { body: { acknowledged: true, shards_acknowledged: true, index: idx.name } };
+  }, { kind: 'indices', action: 'indices:admin/create', indices: named });
+
+  r.add('DELETE', '/{index}', async (req) => {
+    const expr = req.params.index;
+    if (expr === '_all' || expr === '*' || expr.includes('*')) {
+      throw illegalArgument('Wildcard expressions or all indices are not allowed');
+    }
+    const targets = s.cluster.resolve(expr, resolveOptions(req));
+    for (const t of targets) await s.cluster.deleteIndex(t);
+    return { body: { acknowledged: true } };
+  }, { kind: 'indices', action: 'indices:admin/delete', indices: named });
+
+  r.add('HEAD', '/{index}', (req) => {
+    try {
+      const found = s.cluster.resolve(req.params.index, resolveOptions(req));
+      return { status: found.length ? 200 : 404 };
+    } catch {
+      return { status: 404 };
+    }
+  }, { kind: 'indices', action: 'indices:admin/get', indices: named });
+
+  r.add('GET', '/{index}', (req) => {
+    const out: Record<string, unknown> = {};
+    for (const i of s.cluster.resolve(req.params.index, resolveOptions(req))) {
+      out[i.name] = { aliases: {}, mappings: i.mapping.toJSON(), settings: renderSettings(i.settings, i) };
+    }
+    return { body: out };
+  }, { kind: 'indices', action: 'indices:admin/get', indices: named });
+
+  const mapping = (req: EsRequest) => {
+    const out: Record<string, unknown> = {};
+    for (const i of s.cluster.resolve(req.params.index, resolveOptions(req))) out[i.name] = { mappings: i.mapping.toJSON() };
+    return { body: out };
+  };
+  r.add('GET', '/{index}/_mapping', mapping, { kind: 'indices', action: 'indices:admin/mappings/get', indices: named });
+  r.add('GET', '/_mapping', mapping, { kind: 'indices', action: 'indices:admin/mappings/get', indices: () => ['*'] });
+  r.add(['PUT', 'POST'], '/{index}/_mapping', async (req) => {
+    const body = req.json();
+    for (const i of s.cluster.resolve(req.params.index, resolveOptions(req))) await s.cluster.putMapping(i, body);
+    return { body: { acknowledged: true } };
+  }, { kind: 'indices', action: 'indices:admin/mapping/put', indices: named });
+
+  const getSettings = (req: EsRequest) => {
+    const out: Record<string, unknown> = {};
+    for (const i of s.cluster.resolve(req.params.index, resolveOptions(req))) out[i.name] = { settings: renderSettings(i.settings, i) };
+    return { body: out };
+  };
+  r.add('GET', '/{index}/_settings', getSettings, { kind: 'indices', action: 'indices:monitor/settings/get', indices: named });
+  r.add('GET', '/_settings', getSettings, { kind: 'indices', action: 'indices:monitor/settings/get', indices: () => ['*'] });
+  r.add('PUT', '/{index}/_settings', async (req) => {
+    const body = req.json<Record<string, unknown>>();
+    if (!body || typeof body !== 'object') throw new EsError('action_request_validation_exception', 400, 'Validation Failed: 1: no settings to update;');
+    const changes = 'settings' in body ? body.settings : body;
+    for (const i of s.cluster.resolve(req.params.index, resolveOptions(req))) await s.cluster.updateSettings(i, changes);
+    return { body: { acknowledged: true } };
+  }, { kind: 'indices', action: 'indices:admin/settings/update', indices: named });
+
+  const refresh = async (req: EsRequest) => ({ body: await refreshIndices(s, s.cluster.resolve(req.params.index, resolveOptions(req))) });
+  r.add(['POST', 'GET'], '/_refresh', refresh, { kind: 'indices', action: 'indices:admin/refresh', indices: () => ['*'] });
+  r.add(['POST', 'GET'], '/{index}/_refresh', refresh, { kind: 'indices', action: 'indices:admin/refresh', indices: named });
+}
+

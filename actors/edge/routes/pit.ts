@@ -1,0 +1,83 @@
+import { HttpBodyError, illegalArgument, parseException, validationFailed } from '../esErrors';
+import type { EsRequest, EsResponse, Router } from '../router';
+import type { SearcherRef } from '../../shard/engine/types';
+import { parseTimeValue } from '../../shard/engine';
+import { keepAliveOrThrow, orderedTargets, searchIndices, type PagingServices } from './search';
+
+const OPEN = 'indices:data/read/open_point_in_time';
+
+/** POST /<index>/_pit?keep_alive=…: pins the current searcher of every shard, O(1) each. */
+async function openPit(s: PagingServices, req: EsRequest): Promise<EsResponse> {
+  const ka = req.query.keep_alive;
+  if (ka === undefined) throw validationFailed(['[keep_alive] is not specified']);
+  const keepAliveMs = keepAliveOrThrow(s, parseTimeValue(ka, 'keep_alive'));
+  const indices = await searchIndices(s, req, OPEN);
+  const targets = orderedTargets(indices);
+  const settled = await Promise.allSettled(targets.map((t) => s.shards.call<SearcherRef>(t.ref, 'searcher', {})));
+  const shards = targets.flatMap((t, i) => {
+    const r = settled[i];
+    return r.status === 'fulfilled' ? [{ index: t.ref.index, indexUuid: t.ref.indexUuid, n: t.ref.n, shardIndex: t.shardIndex, searcher: r.value }] : [];
+  });
+  const failed = targets.length - shards.length;
+  if (failed && req.query.allow_partial_search_results !== 'true') {
+    const first = settled.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    throw first.reason;
+  }
+  const rec = s.contexts.open({
+    kind: 'pit',
+    indices: indices.map((i) => i.name),
+    shards,
+    keepAliveMs,
+    owner: s.security?.ownerOf(req.auth),
+    correlationId: req.opaqueId,
+  });
+  await rec.appended;
+  return {
+    body: { id: s.ids.pitId(rec.id), _shards: { total: targets.length, successful: shards.length, skipped: 0, failed } },
+  };
+}
+
+/** DELETE /_pit {id}: `{succeeded, num_freed}`; nothing freed -> 404 with the same shape. */
+async function closePit(s: PagingServices, req: EsRequest): Promise<EsResponse> {
+  const body = req.json<Record<string, unknown>>();
+  if (!body) throw parseException('request body or source parameter is required');
+  for (const k of Object.keys(body)) {
+    if (k !== 'id') throw illegalArgument(`Unknown parameter [${k}] in request body or parameter is of the wrong type[VALUE_STRING] `);
+  }
+  if (!body.id) throw illegalArgument('search context id is is not provided');
+  const contextId = s.ids.parsePitId(String(body.id));
+  const rec = s.contexts.get(contextId);
+  const owner = s.security?.ownerOf(req.auth);
+  if (!rec || rec.kind !== 'pit' || (s.security && !s.security.sameOwner(rec.owner, owner))) {
+    throw new HttpBodyError(404, { succeeded: false, num_freed: 0 });
+  }
+  const freed = await s.contexts.clear(rec, owner?.username);
+  return { body: { succeeded: true, num_freed: freed } };
+}
+
+export function pitRoutes(r: Router, s: PagingServices): void {
+  r.add('POST', '/{index}/_pit', (req) => openPit(s, req), { kind: 'handler' });
+  r.add('DELETE', '/_pit', (req) => closePit(s, req), { kind: 'handler' });
+  // Our extension: list open PITs.
+  r.add('GET', '/_pit', (req) => {
+    const owner = s.security?.ownerOf(req.auth);
+    const roles = (req.auth as { roles?: string[] } | undefined)?.roles;
+    const pits = s.contexts
+      .list('pit')
+      .filter((rec) => !s.security || roles?.includes('superuser') || s.security.sameOwner(rec.owner, owner))
+      .map((rec) => {
+        const exp = s.contexts.expiresAt(rec);
+        return {
+          id: s.ids.pitId(rec.id),
+          context_id: rec.id,
+          indices: rec.indices,
+          owner: rec.owner ?? null,
+          shards: rec.shards.length,
+          created: new Date(rec.createdAt).toISOString(),
+          keep_alive: `${rec.keepAliveMs}ms`,
+          expires_at: exp === null ? null : new Date(exp).toISOString(),
+        };
+      });
+    return { body: { count: pits.length, pits } };
+  }, { kind: 'cluster', action: 'cluster:monitor/point_in_time/list' });
+}

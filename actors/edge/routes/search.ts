@@ -1,0 +1,208 @@
+import { EsError, allShardsFailed, illegalArgument, searchContextMissing } from '../esErrors';
+import type { EsRequest, EsResponse, Router } from '../router';
+import type { EdgeServices } from '../services';
+import { executeSearch, renderSearch, sliceTargets, type ShardTarget } from '../coordinator';
+import { resolveOptions } from './indices';
+import type { IndexState } from '../../cluster';
+import type { ContextRecord, ContextRegistry } from '../../contexts';
+import type { IdCodec } from '../ids';
+import { parseSearchRequest, parseTimeValue, withImplicitShardDoc, type SearchRequest } from '../../shard/engine';
+import type { SortSpec } from '../../shard/engine/types';
+import { checkKeepAlive, KeepAliveTooLarge } from '../../../machines/keepAlive';
+
+/** What the paging routes share: registry of contexts and the id codec. */
+export interface PagingServices extends EdgeServices {
+  contexts: ContextRegistry;
+  ids: IdCodec;
+}
+
+const READ = 'indices:data/read/search';
+
+/** search.max_keep_alive etc., read live so `PUT /_cluster/settings` takes effect at once. */
+export function keepAliveLimits(s: EdgeServices) {
+  return {
+    defaultMs: parseTimeValue(s.ctx.settings.str('search.default_keep_alive', '5m'), 'search.default_keep_alive'),
+    maxMs: parseTimeValue(s.ctx.settings.str('search.max_keep_alive', '24h'), 'search.max_keep_alive'),
+    maxOpenScroll: s.ctx.settings.num('search.max_open_scroll_context', 500),
+  };
+}
+
+/** Checks a keep-alive against search.max_keep_alive; too large -> ES's 400 (shard failure wrap). */
+export function keepAliveOrThrow(s: EdgeServices, ms: number): number {
+  try {
+    return checkKeepAlive(ms, keepAliveLimits(s).maxMs);
+  } catch (e) {
+    if (e instanceof KeepAliveTooLarge) throw allShardsFailed([illegalArgument(e.message)]);
+    throw e;
+  }
+}
+
+/** Shards of the indices in ES's PIT order: (index name, uuid, shard number); rank = shardIndex. */
+export function orderedTargets(indices: IndexState[]): ShardTarget[] {
+  const sorted = [...indices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.uuid < b.uuid ? -1 : 1));
+  const out: ShardTarget[] = [];
+  for (const idx of sorted) for (const sh of idx.shards) out.push({ ref: sh.ref, shardIndex: out.length });
+  return out;
+}
+
+/** Resolves the request's indices and filters them to those the caller may read. */
+export async function searchIndices(s: EdgeServices, req: EsRequest, action = READ): Promise<IndexState[]> {
+  const expr = req.params.index;
+  let indices = s.cluster.resolve(expr, resolveOptions(req));
+  if (s.security) {
+    const explicit = (expr ?? '').split(',').filter((p) => p && !p.includes('*') && !p.startsWith('-') && p !== '_all');
+    if (explicit.length) await s.security.authorize(req.auth, action, explicit);
+    const allowed = new Set(s.security.allowedIndices(req.auth, action, indices.map((i) => i.name)));
+    indices = indices.filter((i) => allowed.has(i.name));
+  }
+  return indices;
+}
+
+function ownerCheck(s: EdgeServices, req: EsRequest, rec: ContextRecord): boolean {
+  if (!s.security) return true;
+  return s.security.sameOwner(rec.owner, s.security.ownerOf(req.auth));
+}
+
+/** ES's 404 for a missing context, with why it is gone when we know. */
+export function contextMissing(s: PagingServices, id: string, phase = 'query'): EsError {
+  const t = s.contexts.tombstone(id);
+  const why = t
+    ? `${t.why}${t.detail ? ` (${t.detail})` : ''} at ${new Date(t.at).toISOString()}${t.by ? ` by [${t.by}]` : ''}`
+    : 'never existed or no longer remembered';
+  const e = searchContextMissing(id, why);
+  return allShardsFailed([e], phase, [{ shard: -1, index: null, reason: { type: e.type, reason: e.message } }]);
+}
+
+/** Finds a live context the caller owns, or throws the 404. */
+export function liveContext(s: PagingServices, req: EsRequest, id: string, kind: 'scroll' | 'pit'): ContextRecord {
+  const rec = s.contexts.get(id);
+  if (!rec || rec.kind !== kind || !ownerCheck(s, req, rec)) throw contextMissing(s, id);
+  return rec;
+}
+
+/** Internal sort of a scroll: the user's sort (or _score) plus a unique tiebreaker, so the position is exact. */
+function scrollSort(sort: SortSpec[] | undefined): SortSpec[] {
+  const base = sort && sort.length ? sort : [{ field: '_score', order: 'desc' as const }];
+  return base.some((x) => x.field === '_shard_doc') ? base : [...base, { field: '_shard_doc', order: 'asc' }];
+}
+
+async function plainSearch(s: PagingServices, req: EsRequest, sr: SearchRequest): Promise<EsResponse> {
+  const indices = await searchIndices(s, req);
+  const targets = orderedTargets(indices);
+  const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets);
+  const names = targets.map((t) => t.ref.index);
+  return {
+    body: renderSearch(out, sr, (i) => names[i], { restTotalHitsAsInt: sr.restTotalHitsAsInt, noTotal: sr.trackTotalHits === false }),
+  };
+}
+
+async function openScroll(s: PagingServices, req: EsRequest, sr: SearchRequest): Promise<EsResponse> {
+  const keepAliveMs = keepAliveOrThrow(s, sr.scrollKeepAliveMs!);
+  const indices = await searchIndices(s, req);
+  const all = orderedTargets(indices);
+  const targets = sliceTargets(all, sr.slice, 'scroll');
+  const { maxOpenScroll } = keepAliveLimits(s);
+  if (s.contexts.shardContexts('scroll') + targets.length > maxOpenScroll) {
+    throw allShardsFailed([
+      new EsError(
+        'too_many_scroll_contexts_exception',
+        429,
+        `Trying to create too many scroll contexts. Must be less than or equal to: [${maxOpenScroll}]. This limit can be set by changing the [search.max_open_scroll_context] setting.`,
+      ),
+    ]);
+  }
+  const internal: SearchRequest = { ...sr, sort: scrollSort(sr.sort), trackTotalHits: true, checkWindow: 'scroll' };
+  const out = await executeSearch(s, internal, targets);
+  const names = targets.map((t) => t.ref.index);
+  const total = out.total ?? { value: 0, relation: 'eq' as const };
+  const { aggs: _a, ...continuation } = internal;
+  const rec = s.contexts.open({
+    kind: 'scroll',
+    indices: indices.map((i) => i.name),
+    shards: targets.map((t, i) => ({
+      index: t.ref.index,
+      indexUuid: t.ref.indexUuid,
+      n: t.ref.n,
+      shardIndex: t.shardIndex,
+      searcher: out.searchers[i] ?? { maxDoc: 0, seqNo: -1 },
+      ...(t.slice ? { slice: t.slice } : {}),
+    })),
+    keepAliveMs,
+    owner: s.security?.ownerOf(req.auth),
+    scroll: { request: { ...continuation, trackTotalHits: false }, total, sortLength: sr.sort?.length ?? 0 },
+    correlationId: req.opaqueId,
+    openedData: sr.slice ? { slice: sr.slice } : {},
+  });
+  const last = out.hits[out.hits.length - 1];
+  const scrollId = s.ids.scrollId(rec.id, { after: last?.sort, page: 1 });
+  await rec.appended; // the opened fact is in the log before the client sees the id
+  return {
+    body: renderSearch(out, sr, (i) => names[i], { scrollId, restTotalHitsAsInt: sr.restTotalHitsAsInt, sortLength: sr.sort?.length ?? 0, total }),
+  };
+}
+
+async function pitSearch(s: PagingServices, req: EsRequest, sr: SearchRequest): Promise<EsResponse> {
+  const pit = sr.pit!;
+  const contextId = s.ids.parsePitId(pit.id);
+  const rec = liveContext(s, req, contextId, 'pit');
+  if (s.security) await s.security.authorize(req.auth, READ, rec.indices);
+  const keepAliveMs = pit.keepAliveMs === undefined ? undefined : keepAliveOrThrow(s, pit.keepAliveMs);
+  s.contexts.use(rec, keepAliveMs);
+  try {
+    const sort = withImplicitShardDoc(sr.sort, sr.searchAfter);
+    const targets = sliceTargets(
+      rec.shards.map((p) => ({ ref: { index: p.index, indexUuid: p.indexUuid, n: p.n }, shardIndex: p.shardIndex, searcher: p.searcher })),
+      sr.slice,
+      'pit',
+    );
+    const out = await executeSearch(s, { ...sr, sort, checkWindow: 'search' }, targets);
+    const names = new Map(rec.shards.map((p) => [p.shardIndex, p.index]));
+    return {
+      body: renderSearch(out, sr, (i) => names.get(i)!, {
+        pitId: s.ids.pitId(rec.id),
+        restTotalHitsAsInt: sr.restTotalHitsAsInt,
+        noTotal: sr.trackTotalHits === false,
+      }),
+    };
+  } finally {
+    s.contexts.done(rec);
+  }
+}
+
+async function search(s: PagingServices, req: EsRequest): Promise<EsResponse> {
+  const sr = parseSearchRequest(req.json(), req.query, { scroll: req.query.scroll !== undefined, indicesInPath: !!req.params.index });
+  if (sr.pit) return pitSearch(s, req, sr);
+  if (sr.scrollKeepAliveMs !== undefined) return openScroll(s, req, sr);
+  return plainSearch(s, req, sr);
+}
+
+async function count(s: PagingServices, req: EsRequest): Promise<EsResponse> {
+  const body = req.json<Record<string, unknown>>() ?? {};
+  for (const k of Object.keys(body)) {
+    if (k !== 'query') throw new EsError('parsing_exception', 400, `request does not support [${k}]`, { meta: { line: 1, col: 1 } });
+  }
+  const sr = parseSearchRequest(body.query ? { query: body.query, size: 0 } : { size: 0 }, pickCountParams(req.query), { scroll: false, indicesInPath: !!req.params.index });
+  const indices = await searchIndices(s, req);
+  const targets = orderedTargets(indices);
+  const res = await Promise.allSettled(targets.map((t) => s.shards.call<number>(t.ref, 'count', { query: sr.query })));
+  const ok = res.filter((r) => r.status === 'fulfilled') as PromiseFulfilledResult<number>[];
+  if (!ok.length && targets.length) throw allShardsFailed(res.map((r) => (r as PromiseRejectedResult).reason));
+  return {
+    body: { count: ok.reduce((a, r) => a + r.value, 0), _shards: { total: targets.length, successful: ok.length, skipped: 0, failed: targets.length - ok.length } },
+  };
+}
+
+function pickCountParams(q: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of ['q', 'df', 'default_operator', 'pretty', 'error_trace', 'filter_path', 'human']) if (q[k] !== undefined) out[k] = q[k];
+  return out;
+}
+
+export function searchRoutes(r: Router, s: PagingServices): void {
+  const authz = { kind: 'handler' as const };
+  r.add(['GET', 'POST'], '/_search', (req) => search(s, req), authz);
+  r.add(['GET', 'POST'], '/{index}/_search', (req) => search(s, req), authz);
+  r.add(['GET', 'POST'], '/_count', (req) => count(s, req), authz);
+  r.add(['GET', 'POST'], '/{index}/_count', (req) => count(s, req), authz);
+}
+

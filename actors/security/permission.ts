@@ -1,0 +1,180 @@
+import type { RoleDescriptor } from './types';
+import { implies, patternCovers, patternsRegExp, resolvePrivilege, type PrivilegeDef } from './privileges';
+
+/**
+ * What a set of role descriptors allows, compiled for fast checks: cluster actions by pattern, index
+ * actions per group of index-name patterns. An API key's permission is the intersection of its own
+ * descriptors and its owner's snapshot (`limited`).
+ */
+
+interface ClusterGrant {
+  def: PrivilegeDef;
+  include: RegExp;
+  exclude: RegExp;
+}
+
+/** One `indices` entry compiled. */
+export interface IndexGroup {
+  namePatterns: string[];
+  names: RegExp;
+  privileges: string[];
+  defs: PrivilegeDef[];
+  actions: RegExp;
+}
+
+export interface RolePermission {
+  kind: 'role';
+  /** Names of the roles found (sorted), for 403 texts. */
+  roleNames: string[];
+  clusterNames: string[];
+  cluster: ClusterGrant[];
+  groups: IndexGroup[];
+  /** The descriptors it was built from (for `_privileges` and API key `limited_by`). */
+  descriptors: Record<string, RoleDescriptor>;
+  /** Memo of index checks: `action\0index` → allowed. */
+  memo: Map<string, boolean>;
+}
+
+export interface LimitedPermission {
+  kind: 'limited';
+  /** The key's own descriptors (absent: the snapshot alone applies). */
+  own?: RolePermission;
+  limitedBy: RolePermission;
+  memo: Map<string, boolean>;
+}
+
+export type Permission = RolePermission | LimitedPermission;
+
+const MEMO_MAX = 4096;
+
+/**
+ * Index-name patterns: `*`/`?` wildcards, or a Lucene regex between slashes. Lucene's leading
+ * complement `~(…)` (used by the built-in viewer/editor roles) becomes a negative lookahead.
+ */
+export function indexNamesRegExp(patterns: string[]): RegExp {
+  const parts = patterns.map((p) => {
+    if (p.length > 1 && p.startsWith('/') && p.endsWith('/')) {
+      const body = p.slice(1, -1);
+      if (body.startsWith('~(') && body.endsWith(')')) return `(?!(?:${body.slice(2, -1)})$).*`;
+      return `(?:${body})`;
+    }
+    return p
+      .split('')
+      .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
+      .join('');
+  });
+  if (!parts.length) return /(?!)/;
+  return new RegExp(`^(?:${parts.join('|')})$`);
+}
+
+/** Compiles role descriptors (already validated) into a permission. */
+export function compileRoles(descriptors: Record<string, RoleDescriptor>): RolePermission {
+  const cluster: ClusterGrant[] = [];
+  const clusterNames = new Set<string>();
+  const groups: IndexGroup[] = [];
+  for (const rd of Object.values(descriptors)) {
+    for (const name of rd.cluster ?? []) {
+      const def = resolvePrivilege('cluster', name);
+      if (!def) continue;
+      clusterNames.add(name);
+      cluster.push({ def, include: patternsRegExp(def.include), exclude: patternsRegExp(def.exclude ?? []) });
+    }
+    for (const ip of rd.indices ?? []) {
+      const defs = ip.privileges.map((n) => resolvePrivilege('index', n)).filter((d): d is PrivilegeDef => !!d);
+      groups.push({
+        namePatterns: ip.names,
+        names: indexNamesRegExp(ip.names),
+        privileges: ip.privileges,
+        defs,
+        actions: patternsRegExp(defs.flatMap((d) => d.include)),
+      });
+    }
+  }
+  return {
+    kind: 'role',
+    roleNames: Object.keys(descriptors).sort(),
+    clusterNames: [...clusterNames],
+    cluster,
+    groups,
+    descriptors,
+    memo: new Map(),
+  };
+}
+
+/** An API key's permission: its descriptors (if any) intersected with the owner's snapshot. */
+export function limitPermission(own: RolePermission | undefined, limitedBy: RolePermission): LimitedPermission {
+  return { kind: 'limited', own, limitedBy, memo: new Map() };
+}
+
+function roleCluster(p: RolePermission, action: string, ownRequest: boolean): boolean {
+  for (const g of p.cluster) {
+    if (g.def.ownApiKeysOnly && !ownRequest && !action.endsWith('/api_key/create')) continue;
+    if (g.include.test(action) && !g.exclude.test(action)) return true;
+  }
+  return false;
+}
+
+/** May the permission run a cluster action? `ownRequest`: an API key request scoped to the caller's keys. */
+export function checkCluster(p: Permission, action: string, ownRequest = false): boolean {
+  if (p.kind === 'role') return roleCluster(p, action, ownRequest);
+  return (!p.own || roleCluster(p.own, action, ownRequest)) && roleCluster(p.limitedBy, action, ownRequest);
+}
+
+function roleIndex(p: RolePermission, action: string, index: string): boolean {
+  for (const g of p.groups) if (g.actions.test(action) && g.names.test(index)) return true;
+  return false;
+}
+
+function memo(p: Permission, key: string, f: () => boolean): boolean {
+  const hit = p.memo.get(key);
+  if (hit !== undefined) return hit;
+  const v = f();
+  if (p.memo.size >= MEMO_MAX) p.memo.clear();
+  p.memo.set(key, v);
+  return v;
+}
+
+/** May the permission run an index action on this concrete index name? */
+export function checkIndex(p: Permission, action: string, index: string): boolean {
+  return memo(p, `${action}\u0000${index}`, () =>
+    p.kind === 'role' ? roleIndex(p, action, index) : (!p.own || roleIndex(p.own, action, index)) && roleIndex(p.limitedBy, action, index),
+  );
+}
+
+/** Does any index group grant the action at all (ES checks this before resolving indices)? */
+export function checkIndicesAction(p: Permission, action: string): boolean {
+  const any = (r: RolePermission) => r.groups.some((g) => g.actions.test(action));
+  return memo(p, `${action}\u0000\u0000`, () => (p.kind === 'role' ? any(p) : (!p.own || any(p.own)) && any(p.limitedBy)));
+}
+
+function roleHasCluster(p: RolePermission, name: string): boolean {
+  const want = resolvePrivilege('cluster', name);
+  if (!want) return false;
+  return p.cluster.some((g) => implies(g.def, want)) || (want.include.length > 0 && want.include.every((a) => !a.includes('*') && roleCluster(p, a, false)));
+}
+
+/** `_has_privileges` for a cluster privilege name. */
+export function hasClusterPrivilege(p: Permission, name: string): boolean {
+  if (p.kind === 'role') return roleHasCluster(p, name);
+  return (!p.own || roleHasCluster(p.own, name)) && roleHasCluster(p.limitedBy, name);
+}
+
+function groupCoversName(g: IndexGroup, requested: string): boolean {
+  if (!/[*?]/.test(requested)) return g.names.test(requested);
+  return g.namePatterns.some((p) => (p.startsWith('/') ? g.names.test(requested) : patternCovers(p, requested)));
+}
+
+function roleHasIndex(p: RolePermission, index: string, name: string): boolean {
+  const want = resolvePrivilege('index', name);
+  if (!want) return false;
+  const covering = p.groups.filter((g) => groupCoversName(g, index));
+  if (!covering.length) return want.include.length === 0;
+  const union: PrivilegeDef = { include: covering.flatMap((g) => g.defs.flatMap((d) => d.include)) };
+  return implies(union, want);
+}
+
+/** `_has_privileges` for an index privilege name on an index name or pattern. */
+export function hasIndexPrivilege(p: Permission, index: string, name: string): boolean {
+  if (p.kind === 'role') return roleHasIndex(p, index, name);
+  return (!p.own || roleHasIndex(p.own, index, name)) && roleHasIndex(p.limitedBy, index, name);
+}

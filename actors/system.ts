@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import pino, { type Logger } from 'pino';
+import { Bus, ensureStreams } from '../streams';
+import { loadSettings, type Settings } from './config';
+import { ensureNatsServer, startEmbeddedNats, type EmbeddedNats } from './embeddedNats';
+import type { NodeContext, NodeIdentity } from './nodeContext';
+import { Router } from './edge/router';
+import { startEdge, type Edge } from './edge/httpEdge';
+import { ShardClient } from './edge/shardClient';
+import { IdCodec } from './edge/ids';
+import { newSearchStats } from './edge/services';
+import { ClusterState } from './cluster';
+import { ContextRegistry } from './contexts';
+import { startSecurity, type SecurityModule } from './security';
+import { documentRoutes } from './edge/routes/documents';
+import { bulkRoutes } from './edge/routes/bulk';
+import { indexRoutes } from './edge/routes/indices';
+import { searchRoutes, type PagingServices } from './edge/routes/search';
+import { scrollRoutes } from './edge/routes/scroll';
+import { pitRoutes } from './edge/routes/pit';
+import { clusterRoutes } from './edge/routes/cluster';
+
+export interface SystemOptions {
+  host?: string;
+  port?: number;
+  /** Connect here; without it an embedded nats-server child is started. */
+  natsUrl?: string;
+  dataDir?: string;
+  configDir?: string;
+  settings?: Settings;
+  log?: Logger;
+  /** Progress of the start-up replay (document log). */
+  onReplayProgress?: (done: number, total: number) => void;
+}
+
+export interface System {
+  url: string;
+  ctx: NodeContext;
+  services: PagingServices;
+  security: SecurityModule;
+  nats?: EmbeddedNats;
+  /** Stops everything in reverse order of start. */
+  stop(): Promise<void>;
+}
+
+interface NodeFile {
+  id: string;
+  clusterUuid: string;
+  idKey: string;
+}
+
+/** Node identity and the key that signs scroll/PIT ids; kept in DATA_DIR (mode 0600). */
+function nodeFile(dataDir: string): NodeFile {
+  const p = join(dataDir, 'node.json');
+  if (existsSync(p)) return JSON.parse(readFileSync(p, 'utf8')) as NodeFile;
+  const f: NodeFile = {
+    id: randomBytes(16).toString('base64url').slice(0, 22),
+    clusterUuid: randomBytes(16).toString('base64url').slice(0, 22),
+    idKey: randomBytes(32).toString('base64'),
+  };
+  writeFileSync(p, JSON.stringify(f), { mode: 0o600 });
+  return f;
+}
+
+/**
+ * Starts one node: NATS (embedded or given), the event log streams, the cluster state rebuilt from
+ * the document log, the security module rebuilt from the lifecycle log, the context registry, and
+ * the HTTP edge last. `stop()` undoes it in reverse.
+ */
+export async function startSystem(opts: SystemOptions = {}): Promise<System> {
+  const settings = opts.settings ?? loadSettings();
+  const log = opts.log ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
+  const dataDir = resolve(opts.dataDir ?? process.env.DATA_DIR ?? './data');
+  const configDir = resolve(opts.configDir ?? process.env.CONFIG_DIR ?? './config');
+  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(configDir, { recursive: true });
+  const stops: Array<() => Promise<void> | void> = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) {
+      try {
+        await s();
+      } catch (e) {
+        log.warn({ err: e }, 'error while stopping');
+      }
+    }
+  };
+  try {
+    let nats: EmbeddedNats | undefined;
+    let natsUrl = opts.natsUrl ?? process.env.NATS_URL;
+    if (!natsUrl) {
+      ensureNatsServer((m) => log.info(m));
+      nats = await startEmbeddedNats(join(dataDir, 'nats'));
+      stops.push(() => nats!.stop());
+      natsUrl = nats.url;
+      log.info({ url: natsUrl }, 'embedded nats-server started');
+    }
+    const nc: NatsConnection = await connect({ servers: natsUrl, name: 'es-node', maxReconnectAttempts: -1 });
+    stops.push(() => nc.drain().catch(() => nc.close()));
+    await ensureStreams(nc, { eventMaxAgeMs: settings.num('events.retention_ms', 0) });
+    const bus = new Bus(nc);
+    const nf = nodeFile(dataDir);
+    const node: NodeIdentity = {
+      id: nf.id,
+      name: settings.str('node.name', hostname()),
+      clusterName: settings.str('cluster.name', 'elasticsearch'),
+      clusterUuid: nf.clusterUuid,
+      host: opts.host ?? process.env.HOST ?? '127.0.0.1',
+    };
+    const router = new Router();
+    const ctx: NodeContext = { nc, bus, log, settings, router, node, dataDir, configDir };
+
+    const cluster = new ClusterState(ctx);
+    const t0 = Date.now();
+    const replayed = await cluster.start(opts.onReplayProgress);
+    stops.push(() => cluster.stop());
+    log.info({ ...replayed, ms: Date.now() - t0 }, 'document log replayed');
+
+    const security = await startSecurity(ctx);
+    stops.push(() => security.stop());
+
+    const contexts = new ContextRegistry(bus);
+    stops.push(() => contexts.stopAll());
+    cluster.onIndexDeleted((idx) => contexts.releaseIndex(idx.uuid));
+
+    const services: PagingServices = {
+      ctx,
+      cluster,
+      shards: new ShardClient(nc),
+      security: security.enabled ? { ...security, authorize: (a, act, idx) => security.gate.authorize(a, act, idx) } : undefined,
+      stats: newSearchStats(),
+      contexts,
+      ids: new IdCodec(Buffer.from(nf.idKey, 'base64')),
+    };
+    clusterRoutes(router, services);
+    indexRoutes(router, services);
+    documentRoutes(router, services);
+    bulkRoutes(router, services);
+    searchRoutes(router, services);
+    scrollRoutes(router, services);
+    pitRoutes(router, services);
+
+    const edge: Edge = await startEdge({
+      host: node.host,
+      port: opts.port ?? Number(process.env.PORT ?? 9200),
+      router,
+      security: security.enabled ? security.gate : undefined,
+      log,
+    });
+    stops.push(() => edge.close());
+    log.info({ url: edge.url, security: security.enabled }, 'node started');
+    return { url: edge.url, ctx, services, security, nats, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
