@@ -80,6 +80,8 @@ export class Router {
 
   match(method: string, path: string): Match {
     const parts = path.split('/').filter(Boolean).map(safeDecode);
+    // Like ES's path trie, a method mismatch is judged against the most specific pattern only.
+    let best: string | undefined;
     const allowed = new Set<string>();
     for (const r of this.routes) {
       const params = matchSegments(r.segments, parts);
@@ -87,7 +89,8 @@ export class Router {
       if (r.method === method || (method === 'HEAD' && r.method === 'GET' && !this.hasExact('HEAD', r.pattern))) {
         return { kind: 'found', route: r, params };
       }
-      allowed.add(r.method);
+      best ??= r.pattern;
+      if (r.pattern === best) allowed.add(r.method);
     }
     return allowed.size ? { kind: 'method', allowed: [...allowed] } : { kind: 'none' };
   }

@@ -108,7 +108,8 @@ export function limitPermission(own: RolePermission | undefined, limitedBy: Role
 
 function roleCluster(p: RolePermission, action: string, ownRequest: boolean): boolean {
   for (const g of p.cluster) {
-    if (g.def.ownApiKeysOnly && !ownRequest && !action.endsWith('/api_key/create')) continue;
+    // manage_own_api_key: create and update are always about the caller's own keys
+    if (g.def.ownApiKeysOnly && !ownRequest && !/\/api_key\/(create|update)$/.test(action)) continue;
     if (g.include.test(action) && !g.exclude.test(action)) return true;
   }
   return false;

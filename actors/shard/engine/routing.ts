@@ -1,0 +1,139 @@
+/**
+ * Hashes that must agree bit for bit with Elasticsearch / Java:
+ * - document routing (`shardFor`): murmur3_x86_32 (seed 0) over the UTF-16 code units of the routing
+ *   value as little-endian byte pairs, then `floorMod(hash, routingNumShards) / routingFactor`
+ *   (IndexRouting.hashToShardId, indices created on >= 7.0);
+ * - sliced scroll (`javaStringHashCode`, the project's documented choice, search-paging.md §14);
+ * - slicing on a numeric field (`bitMix`, HPPC BitMixer.mix of a long).
+ */
+
+const C1 = 0xcc9e2d51;
+const C2 = 0x1b873593;
+
+function mixK1(k1: number): number {
+  k1 = Math.imul(k1, C1);
+  k1 = (k1 << 15) | (k1 >>> 17);
+  return Math.imul(k1, C2);
+}
+
+function mixH1(h1: number, k1: number): number {
+  h1 ^= k1;
+  h1 = (h1 << 13) | (h1 >>> 19);
+  return (Math.imul(h1, 5) + 0xe6546b64) | 0;
+}
+
+function fmix(h1: number, len: number): number {
+  h1 ^= len;
+  h1 ^= h1 >>> 16;
+  h1 = Math.imul(h1, 0x85ebca6b);
+  h1 ^= h1 >>> 13;
+  h1 = Math.imul(h1, 0xc2b2ae35);
+  h1 ^= h1 >>> 16;
+  return h1 | 0;
+}
+
+/** murmur3_x86_32 over raw bytes; returns a signed 32-bit int (like Java). */
+export function murmur3Bytes(bytes: Uint8Array, seed = 0): number {
+  const n = bytes.length;
+  const blocks = n & ~3;
+  let h1 = seed | 0;
+  for (let i = 0; i < blocks; i += 4) {
+    const k1 = bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24);
+    h1 = mixH1(h1, mixK1(k1));
+  }
+  let k1 = 0;
+  switch (n & 3) {
+    case 3:
+      k1 ^= bytes[blocks + 2] << 16;
+    // falls through
+    case 2:
+      k1 ^= bytes[blocks + 1] << 8;
+    // falls through
+    case 1:
+      k1 ^= bytes[blocks];
+      h1 ^= mixK1(k1);
+  }
+  return fmix(h1, n);
+}
+
+/**
+ * ES `Murmur3HashFunction.hash(String)`: each UTF-16 code unit contributes two little-endian bytes,
+ * so two chars form one 4-byte block. No byte array is materialized.
+ */
+export function murmur3Routing(routing: string): number {
+  const n = routing.length;
+  let h1 = 0;
+  let i = 0;
+  for (; i + 1 < n; i += 2) h1 = mixH1(h1, mixK1(routing.charCodeAt(i) | (routing.charCodeAt(i + 1) << 16)));
+  if (i < n) h1 ^= mixK1(routing.charCodeAt(i)); // 2-byte tail
+  return fmix(h1, n * 2);
+}
+
+/** Java `Math.floorMod` for ints. */
+export const floorMod = (x: number, m: number): number => ((x % m) + m) % m;
+
+/**
+ * `MetadataCreateIndexService.calculateNumRoutingShards` for indices created on >= 7.0: the largest
+ * `numShards * 2^k <= 1024` with k >= 1.
+ */
+export function calculateNumRoutingShards(numShards: number): number {
+  const log2NumShards = 32 - Math.clz32(numShards - 1); // ceil(log2(numShards)); 0 for 1 shard
+  const numSplits = Math.max(1, 10 - log2NumShards);
+  return numShards * 2 ** numSplits;
+}
+
+/**
+ * Shard number for a routing value (the `_id` when no custom routing), exactly as ES 8 does for an
+ * index without `number_of_routing_shards` / `routing_partition_size`.
+ * @example shardFor('1', 5) // same shard as ES picks for `PUT idx/_doc/1` on a 5-shard index
+ */
+export function shardFor(routing: string, numShards: number, routingNumShards = calculateNumRoutingShards(numShards)): number {
+  const routingFactor = routingNumShards / numShards;
+  return Math.floor(floorMod(murmur3Routing(routing), routingNumShards) / routingFactor);
+}
+
+/** Java `String.hashCode()` (UTF-16 code units, 32-bit signed overflow). */
+export function javaStringHashCode(s: string): number {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0;
+  return h;
+}
+
+// 64-bit unsigned multiply of (ah:al) by (bh:bl) keeping the low 64 bits, on 32-bit halves.
+function mul64(ah: number, al: number, bh: number, bl: number): [number, number] {
+  const a0 = al & 0xffff, a1 = al >>> 16, b0 = bl & 0xffff, b1 = bl >>> 16;
+  const p00 = a0 * b0;
+  const mid = a1 * b0 + ((p00 >>> 16) & 0xffff) + a0 * b1; // < 2^34, exact in a double
+  const lo = ((mid & 0xffff) << 16 | (p00 & 0xffff)) >>> 0;
+  const carry = Math.floor(mid / 65536) + a1 * b1; // high 32 bits of al*bl (exact, < 2^53)
+  const hi = (carry + Math.imul(ah, bl) + Math.imul(al, bh)) >>> 0;
+  return [hi, lo];
+}
+
+/**
+ * HPPC `BitMixer.mix(long)`: Stafford variant-9 mix64, truncated to a signed int. Input as a bigint
+ * or as a double holding an integer (any |v| < 2^63).
+ */
+export function bitMix(v: number | bigint): number {
+  let hi: number, lo: number;
+  if (typeof v === 'bigint') {
+    const u = BigInt.asUintN(64, v);
+    hi = Number(u >> 32n);
+    lo = Number(u & 0xffffffffn);
+  } else {
+    lo = v % 4294967296;
+    hi = Math.floor(v / 4294967296);
+    if (lo < 0) lo += 4294967296; // two's complement split for negatives
+    hi = hi >>> 0;
+    lo = lo >>> 0;
+  }
+  // z = (z ^ (z >>> 32)) * 0x4cd6944c5cc20b6d
+  lo = (lo ^ hi) >>> 0;
+  [hi, lo] = mul64(hi, lo, 0x4cd6944c, 0x5cc20b6d);
+  // z = (z ^ (z >>> 29)) * 0xfc12c5b19d3259e9
+  const sLo = ((lo >>> 29) | (hi << 3)) >>> 0;
+  const sHi = hi >>> 29;
+  [hi, lo] = mul64((hi ^ sHi) >>> 0, (lo ^ sLo) >>> 0, 0xfc12c5b1, 0x9d3259e9);
+  // z ^ (z >>> 32), low 32 bits as int
+  return (lo ^ hi) | 0;
+}

@@ -1,0 +1,50 @@
+import { createActor, SimulatedClock } from 'xstate';
+import { scrollContextMachine } from '../../../machines/scrollContext.machine';
+
+function start(keepAliveMs = 60_000) {
+  const clock = new SimulatedClock();
+  const facts: string[] = [];
+  const actor = createActor(scrollContextMachine, { clock, input: { contextId: 'c1', keepAliveMs } });
+  actor.on('*', (f) => facts.push(f.type));
+  actor.start();
+  return { clock, facts, actor };
+}
+
+describe('scroll context machine', () => {
+  it('expires keepAlive after the shard is done, never while in use', () => {
+    const { clock, facts, actor } = start();
+    actor.send({ type: 'extend', keepAliveMs: 120_000 });
+    clock.increment(600_000); // in use: still active
+    expect(actor.getSnapshot().status).toBe('active');
+    actor.send({ type: 'used' });
+    clock.increment(119_999);
+    expect(actor.getSnapshot().status).toBe('active');
+    clock.increment(1);
+    expect(actor.getSnapshot().value).toBe('expired');
+    expect(facts).toEqual(['scroll.opened', 'scroll.extended', 'scroll.expired']);
+  });
+
+  it('expires an untouched context after its first keep-alive', () => {
+    const { clock, actor, facts } = start(1000);
+    clock.increment(1000);
+    expect(actor.getSnapshot().value).toBe('expired');
+    expect(facts).toEqual(['scroll.opened', 'scroll.expired']);
+  });
+
+  it('is cleared on request and then ignores timers', () => {
+    const { clock, actor, facts } = start(1000);
+    actor.send({ type: 'clear' });
+    clock.increment(5000);
+    expect(actor.getSnapshot().value).toBe('cleared');
+    expect(facts).toEqual(['scroll.opened', 'scroll.cleared']);
+  });
+
+  it('is released by the server with a reason', () => {
+    const { actor } = start();
+    const released: unknown[] = [];
+    actor.on('scroll.released', (f) => released.push(f));
+    actor.send({ type: 'release', reason: 'no_scroll_param' });
+    expect(actor.getSnapshot().value).toBe('released');
+    expect(released).toEqual([{ type: 'scroll.released', reason: 'no_scroll_param' }]);
+  });
+});
