@@ -105,11 +105,14 @@ export class ShardActor {
     try {
       switch (op) {
         case 'write':
-          return msg.respond(enc.encode(await this.write(dec.decode(msg.data))));
+          msg.respond(enc.encode(await this.write(dec.decode(msg.data))));
+          return;
         case 'query':
-          return msg.respond(this.query(parseJson<QueryMessage>(dec.decode(msg.data))));
+          msg.respond(this.query(parseJson<QueryMessage>(dec.decode(msg.data))));
+          return;
         case 'fetch':
-          return msg.respond(this.fetch(parseJson<FetchMessage>(dec.decode(msg.data))));
+          msg.respond(this.fetch(parseJson<FetchMessage>(dec.decode(msg.data))));
+          return;
         case 'get': {
           const { id } = parseJson<{ id: string }>(dec.decode(msg.data));
           return this.ok(msg, this.store.get(id) ?? null);

@@ -23,7 +23,7 @@ async function continueScroll(s: PagingServices, req: EsRequest): Promise<EsResp
   if (scroll !== undefined) {
     keepAliveMs = parseTimeValue(String(scroll), 'scroll');
     try {
-      checkKeepAlive(keepAliveMs, keepAliveLimits(s).maxMs);
+      checkKeepAlive(keepAliveMs!, keepAliveLimits(s).maxMs);
     } catch (e) {
       if (!(e instanceof KeepAliveTooLarge)) throw e;
       // ES frees the context when a continuation asks for too long a keep-alive.
