@@ -1,0 +1,248 @@
+import type { Envelope } from './envelope';
+import type { Owner, ReleaseReason, Slice } from './events';
+import { evolveToken, type AccessTokenRecord } from '../machines/accessToken.machine';
+import { evolveApiKey, type ApiKeyRecord } from '../machines/apiKey.machine';
+import { evolveServiceToken, type ServiceTokenRecord } from '../machines/serviceToken.machine';
+
+/**
+ * Pure folds of lifecycle facts into state (STYLE.md: "`evolve` folds: plain functions"). One
+ * `evolve*` per aggregate, `(state | undefined, envelope) -> state | undefined`, idempotent by the
+ * per-aggregate `seq` (a fact at or below the state's seq is ignored, so re-delivery is harmless).
+ * Token, API key and service token folds are the security module's own (machines/*.machine.ts),
+ * re-used here so the node and the replay tool agree on one definition.
+ *
+ * `foldAll` folds a whole log into a {@link World}; the node can call it at start-up and revive the
+ * contexts {@link openContexts} returns; `scripts/replay.ts` prints it.
+ */
+
+/** The fields of a fact the folds read. */
+export type FactLike = Pick<Envelope, 'type' | 'aggregateId' | 'seq' | 'time' | 'data'> & { correlationId?: string };
+
+export type ContextKind = 'scroll' | 'pit';
+export type ContextStatus = 'open' | 'expired' | 'cleared' | 'closed' | 'released';
+
+/** A shard searcher as the opened fact records it. */
+export interface PinnedShardFact {
+  index: string;
+  indexUuid: string;
+  n: number;
+  shardIndex: number;
+  searcher: { maxDoc: number; seqNo: number };
+  slice?: { id: number; max: number; field?: string; mode: 'scroll' | 'pit' };
+}
+
+/** A scroll context or PIT as its facts describe it. */
+export interface ContextState {
+  kind: ContextKind;
+  id: string;
+  seq: number;
+  status: ContextStatus;
+  indices: string[];
+  shards: number;
+  pinned: PinnedShardFact[];
+  owner?: Owner;
+  slice?: Slice;
+  keepAliveMs: number;
+  /** ms since epoch. */
+  openedAt: number;
+  /** Time of the last opened/extended fact (a PIT may also be used without a fact). */
+  lastActivityAt: number;
+  extensions: number;
+  endedAt?: number;
+  reason?: ReleaseReason;
+  correlationId?: string;
+}
+
+/** A native user or reserved-user override, without its password hash. */
+export interface UserState {
+  id: string;
+  seq: number;
+  username: string;
+  realm: string;
+  roles: string[];
+  enabled: boolean;
+  deleted: boolean;
+  passwordChangedAt?: number;
+}
+
+/** A role or a role mapping (both live in the `role` aggregate). */
+export interface RoleState {
+  id: string;
+  seq: number;
+  name: string;
+  kind: 'role' | 'mapping';
+  deleted: boolean;
+  roles?: string[];
+}
+
+const END: Record<string, ContextStatus> = { expired: 'expired', cleared: 'cleared', closed: 'closed', released: 'released' };
+
+/** Folds one scroll or PIT fact. */
+export function evolveContext(s: ContextState | undefined, e: FactLike): ContextState | undefined {
+  if (s && e.seq <= s.seq) return s;
+  const dot = e.type.indexOf('.');
+  const kind = e.type.slice(0, dot) as ContextKind;
+  const fact = e.type.slice(dot + 1);
+  const at = Date.parse(e.time);
+  if (fact === 'opened') {
+    if (s) return s;
+    const d = e.data as { keepAliveMs: number; indices?: string[]; shards?: number; pinned?: PinnedShardFact[]; owner?: Owner; slice?: Slice };
+    return {
+      kind,
+      id: e.aggregateId,
+      seq: e.seq,
+      status: 'open',
+      indices: d.indices ?? [],
+      shards: d.shards ?? d.pinned?.length ?? 0,
+      pinned: d.pinned ?? [],
+      ...(d.owner ? { owner: d.owner } : {}),
+      ...(d.slice ? { slice: d.slice } : {}),
+      keepAliveMs: d.keepAliveMs,
+      openedAt: at,
+      lastActivityAt: at,
+      extensions: 0,
+      ...(e.correlationId ? { correlationId: e.correlationId } : {}),
+    };
+  }
+  if (!s || s.status !== 'open') return s && { ...s, seq: e.seq };
+  if (fact === 'extended') {
+    return { ...s, seq: e.seq, keepAliveMs: (e.data as { keepAliveMs: number }).keepAliveMs, lastActivityAt: at, extensions: s.extensions + 1 };
+  }
+  const status = END[fact];
+  if (!status) return { ...s, seq: e.seq };
+  const reason = (e.data as { reason?: ReleaseReason }).reason;
+  return { ...s, seq: e.seq, status, endedAt: at, ...(reason ? { reason } : {}) };
+}
+
+/** Folds one `user.*` fact. */
+export function evolveUser(s: UserState | undefined, e: FactLike): UserState | undefined {
+  if (s && e.seq <= s.seq) return s;
+  const d = e.data as { username: string; realm: string; roles?: string[]; enabled?: boolean };
+  const base: UserState = s ?? { id: e.aggregateId, seq: 0, username: d.username, realm: d.realm, roles: [], enabled: true, deleted: false };
+  switch (e.type) {
+    case 'user.created':
+    case 'user.updated':
+      return { ...base, seq: e.seq, realm: d.realm, roles: d.roles ?? base.roles, enabled: d.enabled ?? base.enabled, deleted: false };
+    case 'user.password_changed':
+      return { ...base, seq: e.seq, passwordChangedAt: Date.parse(e.time) };
+    case 'user.enabled':
+    case 'user.disabled':
+      return { ...base, seq: e.seq, enabled: e.type === 'user.enabled' };
+    case 'user.deleted':
+      return { ...base, seq: e.seq, deleted: true };
+    default:
+      return s && { ...s, seq: e.seq };
+  }
+}
+
+/** Folds one `role.*` fact (roles and role mappings). */
+export function evolveRole(s: RoleState | undefined, e: FactLike): RoleState | undefined {
+  if (s && e.seq <= s.seq) return s;
+  const d = e.data as { name: string; mapping?: { roles?: string[] } };
+  const kind = e.type.startsWith('role.mapping_') ? 'mapping' : 'role';
+  const deleted = e.type.endsWith('deleted');
+  return { id: e.aggregateId, seq: e.seq, name: d.name, kind, deleted, ...(d.mapping?.roles ? { roles: d.mapping.roles } : s?.roles ? { roles: s.roles } : {}) };
+}
+
+/** Everything the log says, by aggregate then id. */
+export interface World {
+  scroll: Map<string, ContextState>;
+  pit: Map<string, ContextState>;
+  token: Map<string, AccessTokenRecord>;
+  apikey: Map<string, ApiKeyRecord>;
+  servicetoken: Map<string, ServiceTokenRecord>;
+  user: Map<string, UserState>;
+  role: Map<string, RoleState>;
+  /** Facts folded, and facts of aggregates nobody folds (counted, not kept). */
+  events: number;
+  unknown: number;
+  /** `time` of the last fact folded. */
+  lastTime?: string;
+}
+
+/** The state type of each aggregate in a {@link World}. */
+export type StateOf<A extends keyof Folds> = ReturnType<Folds[A]>;
+
+type Folds = {
+  scroll: typeof evolveContext;
+  pit: typeof evolveContext;
+  token: typeof evolveToken;
+  apikey: typeof evolveApiKey;
+  servicetoken: typeof evolveServiceToken;
+  user: typeof evolveUser;
+  role: typeof evolveRole;
+};
+
+/** The fold of each aggregate. */
+export const folds: Folds = {
+  scroll: evolveContext,
+  pit: evolveContext,
+  token: evolveToken,
+  apikey: evolveApiKey,
+  servicetoken: evolveServiceToken,
+  user: evolveUser,
+  role: evolveRole,
+};
+
+/** A world with nothing in it. */
+export function emptyWorld(): World {
+  return { scroll: new Map(), pit: new Map(), token: new Map(), apikey: new Map(), servicetoken: new Map(), user: new Map(), role: new Map(), events: 0, unknown: 0 };
+}
+
+/**
+ * Folds one fact of any aggregate: `(state, envelope) -> state` through the aggregate's fold.
+ * Returns undefined for an aggregate without a fold.
+ */
+export function evolve(state: unknown, e: FactLike): unknown {
+  const a = e.type.slice(0, e.type.indexOf('.')) as keyof Folds;
+  const f = folds[a] as ((s: unknown, e: FactLike) => unknown) | undefined;
+  return f ? f(state, e) : undefined;
+}
+
+/**
+ * Folds one fact into `world` in place (the maps are the fold's own; copying them per fact would make
+ * a replay quadratic) and returns it.
+ */
+export function applyFact(world: World, e: FactLike): World {
+  const a = e.type.slice(0, e.type.indexOf('.')) as keyof Folds;
+  const f = folds[a] as ((s: unknown, e: FactLike) => unknown) | undefined;
+  world.events++;
+  world.lastTime = e.time;
+  if (!f) {
+    world.unknown++;
+    return world;
+  }
+  const map = world[a] as Map<string, unknown>;
+  const next = f(map.get(e.aggregateId), e);
+  if (next !== undefined) map.set(e.aggregateId, next);
+  return world;
+}
+
+/**
+ * Folds a whole log (in log order) into a world.
+ *
+ * @example
+ * const world = foldAll(events);
+ * const stillOpen = openContexts(world);
+ */
+export function foldAll(events: Iterable<FactLike>, world: World = emptyWorld()): World {
+  for (const e of events) applyFact(world, e);
+  return world;
+}
+
+/** {@link foldAll} over an async source (a JetStream read, a file). */
+export async function foldAllAsync(events: AsyncIterable<FactLike>, world: World = emptyWorld()): Promise<World> {
+  for await (const e of events) applyFact(world, e);
+  return world;
+}
+
+/** Scroll contexts and PITs whose last fact left them open: what a restarted node would revive. */
+export function openContexts(world: World): ContextState[] {
+  return [...world.scroll.values(), ...world.pit.values()].filter((c) => c.status === 'open');
+}
+
+/**
+ * The earliest time an open context can expire: its last recorded activity plus keep-alive. A scroll
+ * records every use, so past this it is overdue; a PIT searched without `keep_alive` may live longer.
+ */
+export const earliestExpiry = (c: ContextState): number => c.lastActivityAt + c.keepAliveMs;

@@ -1,0 +1,276 @@
+import { createActor, type AnyActorRef, type EventObject } from 'xstate';
+import { scrollContextMachine } from '../machines/scrollContext.machine';
+import { pointInTimeMachine } from '../machines/pointInTime.machine';
+import { accessTokenMachine, type TokenCreated } from '../machines/accessToken.machine';
+import { apiKeyMachine, type ApiKeyCreated } from '../machines/apiKey.machine';
+import { serviceTokenMachine, type ServiceTokenCreated } from '../machines/serviceToken.machine';
+import { ReplayClock } from './replayClock';
+import type { FactLike } from './evolve';
+
+/**
+ * Re-runs a log through the SAME XState machines the service runs. For each fact the machine gets
+ * the command that produced it (`extended` <- `extend`, `cleared` <- `clear`, …) on a
+ * {@link ReplayClock} moved to the fact's time; timer facts (`expired`) get no command, only time.
+ * The machine must emit the same fact type with the same fields, else a {@link Divergence} is
+ * reported and that aggregate is no longer checked.
+ *
+ * Uses of a context that leave no fact: a scroll continuation records `extended` but not when its
+ * shards finished (`used`), and a PIT search without `keep_alive` records nothing. So after
+ * `extended` (and after a PIT's `opened`) the context is taken as in use until its next fact; before
+ * an `expired` fact it is released (`used`) at `expired.time - keepAlive`, the latest moment that
+ * explains the expiry. A scroll left idle after `opened` must expire on its first keep-alive.
+ */
+
+/** How one aggregate's facts map to its machine. */
+export interface Driver {
+  creation: string;
+  /** Facts the machine emits on its own when time passes. */
+  timerFacts: ReadonlySet<string>;
+  create(e: FactLike, clock: ReplayClock): AnyActorRef;
+  /** The command that produced a non-creation, non-timer fact. */
+  command(e: FactLike): EventObject;
+  /** Facts after which the context counts as in use until its next fact (see the file comment). */
+  inUseAfter?: ReadonlySet<string>;
+}
+
+const ms = (e: FactLike) => Date.parse(e.time);
+const data = <T>(e: FactLike) => e.data as T;
+
+/** Fact -> command, per aggregate. */
+export const drivers: Record<string, Driver> = {
+  scroll: {
+    creation: 'scroll.opened',
+    timerFacts: new Set(['scroll.expired']),
+    inUseAfter: new Set(['scroll.extended']),
+    create: (e, clock) => createActor(scrollContextMachine, { clock, input: { contextId: e.aggregateId, keepAliveMs: data<{ keepAliveMs: number }>(e).keepAliveMs } }),
+    command: (e) =>
+      e.type === 'scroll.extended' ? { type: 'extend', keepAliveMs: data<{ keepAliveMs: number }>(e).keepAliveMs }
+      : e.type === 'scroll.released' ? { type: 'release', reason: data<{ reason: string }>(e).reason }
+      : { type: e.type === 'scroll.cleared' ? 'clear' : e.type },
+  },
+  pit: {
+    creation: 'pit.opened',
+    timerFacts: new Set(['pit.expired']),
+    inUseAfter: new Set(['pit.opened', 'pit.extended']),
+    create: (e, clock) => createActor(pointInTimeMachine, { clock, input: { contextId: e.aggregateId, keepAliveMs: data<{ keepAliveMs: number }>(e).keepAliveMs } }),
+    command: (e) =>
+      e.type === 'pit.extended' ? { type: 'extend', keepAliveMs: data<{ keepAliveMs: number }>(e).keepAliveMs }
+      : e.type === 'pit.released' ? { type: 'release', reason: data<{ reason: string }>(e).reason }
+      : { type: e.type === 'pit.closed' ? 'close' : e.type },
+  },
+  token: {
+    creation: 'token.created',
+    timerFacts: new Set(['token.expired']),
+    create: (e, clock) => createActor(accessTokenMachine, { clock, input: { tokenId: e.aggregateId, now: ms(e), created: data<TokenCreated>(e) } }),
+    command: (e) => (e.type === 'token.refreshed' ? { type: 'refresh', ...data<object>(e) } : e.type === 'token.invalidated' ? { type: 'invalidate', ...data<object>(e) } : { type: e.type }),
+  },
+  apikey: {
+    creation: 'apikey.created',
+    timerFacts: new Set(['apikey.expired']),
+    create: (e, clock) => createActor(apiKeyMachine, { clock, input: { keyId: e.aggregateId, now: ms(e), created: data<ApiKeyCreated>(e) } }),
+    command: (e) =>
+      e.type === 'apikey.updated' ? { type: 'update', ...data<object>(e) }
+      : e.type === 'apikey.invalidated' ? { type: 'invalidate', at: data<{ invalidation: number }>(e).invalidation }
+      : { type: e.type },
+  },
+  servicetoken: {
+    creation: 'servicetoken.created',
+    timerFacts: new Set(),
+    create: (e, clock) => createActor(serviceTokenMachine, { clock, input: { tokenId: e.aggregateId, created: data<ServiceTokenCreated>(e) } }),
+    command: (e) => ({ type: e.type === 'servicetoken.invalidated' ? 'invalidate' : e.type, ...data<object>(e) }),
+  },
+};
+
+/** A fact the machine did not reproduce. */
+export interface Divergence {
+  aggregate: string;
+  id: string;
+  seq: number;
+  time: string;
+  /** The fact in the log. */
+  logged: string;
+  /** What the machine emitted instead (fact types, possibly none). */
+  emitted: string[];
+  detail: string;
+}
+
+/** One step of an actor's timeline. */
+export interface TimelineStep {
+  seq: number;
+  time: string;
+  type: string;
+  /** Machine state after the step (`active.inUse`, `expired`…). */
+  state: string;
+}
+
+/** Where an actor ended up. */
+export interface ActorResult {
+  aggregate: string;
+  id: string;
+  /** Machine state value after its last fact (`diverged` / `partial` when not checked to the end). */
+  state: string;
+  done: boolean;
+  lastSeq: number;
+  facts: number;
+  timeline?: TimelineStep[];
+}
+
+type Body = { type: string } & Record<string, unknown>;
+interface Live {
+  aggregate: string;
+  actor: AnyActorRef;
+  clock: ReplayClock;
+  emitted: Body[];
+  inUse: boolean;
+  result: ActorResult;
+}
+
+/** Flattens an XState state value: `{ active: 'idle' }` -> `active.idle`. */
+export function stateName(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object') {
+    return Object.entries(value as Record<string, unknown>).map(([k, v]) => (v && (typeof v !== 'object' || Object.keys(v).length) ? `${k}.${stateName(v)}` : k)).join(',');
+  }
+  return String(value);
+}
+
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Folds facts through the machines, one actor (and one clock) per aggregate id; actors are dropped
+ * once final so a long log holds only its open aggregates.
+ *
+ * @example
+ * const r = new MachineReplay();
+ * for await (const e of readFacts(nc)) r.feed(e);
+ * const { divergences, actors } = r.finish();
+ */
+export class MachineReplay {
+  readonly divergences: Divergence[] = [];
+  private readonly live = new Map<string, Live>();
+  private readonly ended = new Map<string, ActorResult>();
+  /** Facts of aggregates without a machine (users, roles) and of aggregates not checked. */
+  unchecked = 0;
+  checked = 0;
+
+  constructor(private readonly opts: { timeline?: boolean } = {}) {}
+
+  /** Feeds one fact (facts of one aggregate must come in seq order; aggregates may interleave). */
+  feed(e: FactLike): void {
+    const aggregate = e.type.slice(0, e.type.indexOf('.'));
+    const d = drivers[aggregate];
+    const key = `${aggregate}/${e.aggregateId}`;
+    const done = this.ended.get(key);
+    const seen = done ?? this.live.get(key)?.result;
+    if (seen && seen.facts > 0 && e.seq <= seen.lastSeq) return; // re-delivered: folds are idempotent by seq
+    if (!d || (done && done.state === 'partial') || (done && done.state === 'diverged')) {
+      this.unchecked++;
+      if (done) this.touch(done, e);
+      return;
+    }
+    if (done) return this.diverge(undefined, done, e, [], `fact after the actor reached its final state "${done.state}"`);
+    const a = this.live.get(key) ?? this.start(d, aggregate, key, e);
+    if (!a) return;
+    this.checked++;
+    const t = Math.max(Date.parse(e.time), a.clock.now());
+    if (a.result.facts > 0) {
+      if (d.timerFacts.has(e.type)) {
+        if (a.inUse) {
+          const keepAliveMs = (a.actor.getSnapshot().context as { keepAliveMs?: number }).keepAliveMs ?? 0;
+          a.clock.advanceTo(Math.max(a.clock.now(), t - keepAliveMs));
+          a.actor.send({ type: 'used' });
+          a.inUse = false;
+        }
+        a.clock.advanceTo(t);
+      } else {
+        a.clock.advanceTo(t);
+        if (a.emitted.length) {
+          const late = t - a.clock.now();
+          return this.diverge(a, a.result, e, a.emitted.map((x) => x.type), `machine emitted ${a.emitted[0].type} before this fact (timer due by ${new Date(t - late).toISOString()})`);
+        }
+        a.actor.send(d.command(e));
+      }
+    }
+    if (!this.compare(a, e)) return;
+    if (d.inUseAfter?.has(e.type)) {
+      if (e.type === 'pit.opened') a.actor.send({ type: 'touch' }); // a search may use it without a fact
+      a.inUse = true;
+    }
+    this.touch(a.result, e, a);
+    if (a.actor.getSnapshot().status === 'done') {
+      a.result.done = true;
+      this.retire(key, a);
+    }
+  }
+
+  private start(d: Driver, aggregate: string, key: string, e: FactLike): Live | undefined {
+    const result: ActorResult = { aggregate, id: e.aggregateId, state: 'partial', done: false, lastSeq: e.seq, facts: 0, ...(this.opts.timeline ? { timeline: [] } : {}) };
+    if (e.type !== d.creation) {
+      // The log starts after this aggregate was created (retention, --since): fold only.
+      this.touch(result, e);
+      this.ended.set(key, result);
+      this.unchecked++;
+      if (e.seq === 1) this.divergences.push({ aggregate, id: e.aggregateId, seq: e.seq, time: e.time, logged: e.type, emitted: [], detail: `first fact is not ${d.creation}` });
+      return undefined;
+    }
+    const clock = new ReplayClock(Date.parse(e.time));
+    const actor = d.create(e, clock);
+    const a: Live = { aggregate, actor, clock, emitted: [], inUse: false, result };
+    actor.on('*', (f: Body) => a.emitted.push(f));
+    actor.start();
+    this.live.set(key, a);
+    return a;
+  }
+
+  private compare(a: Live, e: FactLike): boolean {
+    const got = a.emitted.splice(0);
+    const types = got.map((x) => x.type);
+    if (got.length !== 1 || got[0].type !== e.type) {
+      this.diverge(a, a.result, e, types, got.length ? `machine emitted ${types.join(', ')}` : 'machine emitted nothing');
+      return false;
+    }
+    const d = (e.data ?? {}) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(got[0])) {
+      if (k !== 'type' && !same(v, d[k])) {
+        this.diverge(a, a.result, e, types, `data.${k}: machine ${JSON.stringify(v)}, log ${JSON.stringify(d[k])}`);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private diverge(a: Live | undefined, r: ActorResult, e: FactLike, emitted: string[], detail: string): void {
+    this.divergences.push({ aggregate: r.aggregate, id: r.id, seq: e.seq, time: e.time, logged: e.type, emitted, detail });
+    r.state = 'diverged';
+    this.touch(r, e);
+    if (a) this.retire(`${r.aggregate}/${r.id}`, a);
+  }
+
+  private touch(r: ActorResult, e: FactLike, a?: Live): void {
+    r.lastSeq = e.seq;
+    r.facts++;
+    if (a) r.state = stateName(a.actor.getSnapshot().value);
+    r.timeline?.push({ seq: e.seq, time: e.time, type: e.type, state: r.state });
+  }
+
+  private retire(key: string, a: Live): void {
+    a.actor.stop();
+    this.live.delete(key);
+    this.ended.set(key, a.result);
+  }
+
+  /** Every actor seen, in first-seen order of the ones still live after the ended ones. */
+  results(): ActorResult[] {
+    return [...this.ended.values(), ...[...this.live.values()].map((a) => a.result)];
+  }
+
+  /** Stops the live actors and returns the outcome. */
+  finish(): { divergences: Divergence[]; actors: ActorResult[]; checked: number; unchecked: number } {
+    const actors = this.results();
+    for (const a of this.live.values()) a.actor.stop();
+    this.live.clear();
+    return { divergences: this.divergences, actors, checked: this.checked, unchecked: this.unchecked };
+  }
+}
