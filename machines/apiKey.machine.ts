@@ -9,15 +9,20 @@ import { isLastStep, MAX_DELAY_MS, nextStep } from './longDelay';
  * salted hash of the secret ({SSHA256}…, not a secret), never the secret itself.
  */
 
+/** The key's creator (ES `creator`): who it acts as. */
 export interface ApiKeyOwner {
   username: string;
   realm: string;
   realmType: string;
+  full_name?: string | null;
+  email?: string | null;
+  metadata?: Record<string, unknown>;
 }
 
 export interface ApiKeyCreated {
   name: string;
-  type: 'rest';
+  /** ES's key `type` (`rest`); not named `type`, which is the fact's own type. */
+  keyType: 'rest';
   creation: number;
   expiration?: number;
   owner: ApiKeyOwner;

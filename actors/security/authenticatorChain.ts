@@ -1,0 +1,66 @@
+import type { EsRequest } from '../edge/router';
+import type { ApiKeyService } from './apiKeys';
+import { anonymousNotAllowed, missingCredentials, unauthorized } from './errors';
+import type { TokenService } from './oauth2Tokens';
+import { authorizationHeader, BadCredentialsHeader } from './realms/realm';
+import type { RealmChain } from './realms/realmChain';
+import type { ServiceAccountService } from './serviceAccounts';
+import type { Authentication, AuthResult } from './types';
+
+export interface ChainParts {
+  serviceAccounts: ServiceAccountService;
+  tokens: TokenService;
+  apiKeys: ApiKeyService;
+  realms: RealmChain;
+  tokensEnabled: boolean;
+  apiKeysEnabled: boolean;
+  /** Default `WWW-Authenticate` challenges of this node. */
+  challenges: string[];
+}
+
+/**
+ * ES AuthenticatorChain, in the seed's order: service accounts → token service → API key service →
+ * realm chain. Each step succeeds (stop), is unsuccessful (continue; its message is kept for
+ * `additional_unsuccessful_credentials`) or terminates with a 401.
+ */
+export class AuthenticatorChain {
+  constructor(private readonly p: ChainParts) {}
+
+  /** Resolves who is calling or throws ES's 401. */
+  async authenticate(req: EsRequest): Promise<Authentication> {
+    const { p } = this;
+    const h = authorizationHeader(req);
+    const messages: string[] = [];
+    const take = (r: AuthResult, prefix: string): Authentication | undefined => {
+      if (r.status === 'success') return r.authentication;
+      if (r.status === 'terminate') throw r.error;
+      if (r.message) messages.push(`${prefix}: ${r.message}`);
+      return undefined;
+    };
+    if (h?.scheme === 'bearer' && h.value) {
+      const sa = take(await p.serviceAccounts.authenticate(h.value, p.challenges), 'service account');
+      if (sa) return sa;
+      if (p.tokensEnabled) {
+        const t = take(p.tokens.authenticate(h.value), 'oauth2 token');
+        if (t) return t;
+      }
+    } else if (h?.scheme === 'apikey' && p.apiKeysEnabled) {
+      const k = take(p.apiKeys.authenticate(h.value), 'API key');
+      if (k) return k;
+    }
+    let token;
+    try {
+      token = p.realms.token(req);
+    } catch (e) {
+      if (e instanceof BadCredentialsHeader) throw unauthorized(e.message, p.challenges);
+      throw e;
+    }
+    if (token) {
+      const r = await p.realms.authenticate(token, req.uri, p.challenges, messages);
+      if (r.status === 'success') return r.authentication;
+      if (r.status === 'terminate') throw r.error;
+    }
+    if (messages.length) throw anonymousNotAllowed(p.challenges, messages);
+    throw missingCredentials(req.uri, p.challenges);
+  }
+}

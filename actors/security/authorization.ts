@@ -1,0 +1,104 @@
+import { searchContextMissing, type EsError } from '../edge/esErrors';
+import { forbidden } from './errors';
+import { ownerOf, sameOwner } from './ownership';
+import { checkCluster, checkIndex, checkIndicesAction, type Permission } from './permission';
+import { clusterPrivilegesThatGrant, indexPrivilegesThatGrant } from './privileges';
+import type { Authentication, Principal } from './types';
+
+/** ES ClusterPrivilegeResolver.isClusterAction. */
+export const isClusterAction = (action: string) =>
+  action.startsWith('cluster:') || action.startsWith('indices:admin/template/') || action.startsWith('indices:admin/index_template/');
+
+const asAuth = (auth: unknown) => auth as Authentication;
+
+function effectiveRoles(p: Permission): string[] {
+  return p.kind === 'role' ? p.roleNames : [];
+}
+
+/** "user [bob] with effective roles [r1,r2]" / "API key id [x] of user [bob]" (ES AuthorizationDenialMessages). */
+function userText(a: Authentication): string {
+  if (a.apiKey) return `API key id [${a.apiKey.id}] of user [${a.user.username}]`;
+  const text = `user [${a.user.username}]`;
+  // Service accounts have privileges, not roles: no roles description (spec §5 wording).
+  if (a.authenticationRealm.type === '_service_account') return text;
+  const effective = [...effectiveRoles(a.permission)].sort();
+  const unfound = [...new Set(a.user.roles)].filter((r) => !effective.includes(r)).sort();
+  return `${text} with effective roles [${effective.join(',')}]${unfound.length ? ` (assigned roles [${unfound.join(',')}] were not found)` : ''}`;
+}
+
+/** ES's 403 for an action, naming the privileges that would grant it. */
+export function actionDenied(auth: unknown, action: string, context?: string, ownRequest = false): EsError {
+  const a = asAuth(auth);
+  let msg = `action [${action}] is unauthorized for ${userText(a)}${context ? ` ${context}` : ''}`;
+  if (isClusterAction(action)) {
+    const privs = clusterPrivilegesThatGrant(action, ownRequest);
+    if (privs.length) msg += `, this action is granted by the cluster privileges [${privs.join(',')}]`;
+  } else if (action.startsWith('indices:')) {
+    const privs = indexPrivilegesThatGrant(action);
+    if (privs.length) msg += `, this action is granted by the index privileges [${privs.join(',')}]`;
+  }
+  return forbidden(msg);
+}
+
+const isPattern = (n: string) => n === '_all' || n === '*' || /[*?]/.test(n) || n.startsWith('-');
+
+/**
+ * The gate's authorize: a cluster action needs a cluster privilege; an index action needs the action
+ * granted on some index at all, and on every explicitly named index. Wildcard expressions are not
+ * refused here: they expand to the indices {@link allowedIndices} lets through (as ES's
+ * IndicesAndAliasesResolver does).
+ */
+export function authorize(auth: unknown, action: string, indices?: string[], ownRequest = false): void {
+  const a = asAuth(auth);
+  if (!a) return;
+  const p = a.permission;
+  if (isClusterAction(action) || !action.startsWith('indices:')) {
+    if (!checkCluster(p, action, ownRequest)) throw actionDenied(a, action, undefined, ownRequest);
+    return;
+  }
+  if (!checkIndicesAction(p, action)) throw actionDenied(a, action);
+  if (!indices) return;
+  const named = indices.flatMap((i) => i.split(',')).filter((n) => n && !isPattern(n));
+  const denied = named.filter((n) => !checkIndex(p, action, n));
+  if (denied.length) throw actionDenied(a, action, `on indices [${denied.join(',')}]`);
+}
+
+/** Concrete index names `auth` may run `action` on (wildcard expansion). All of them when security is off. */
+export function allowedIndices(auth: unknown, action: string, indices: string[]): string[] {
+  const a = asAuth(auth);
+  if (!a) return indices;
+  return indices.filter((n) => checkIndex(a.permission, action, n));
+}
+
+/** May `auth` run a cluster action (no throw)? */
+export function isClusterActionAllowed(auth: unknown, action: string, ownRequest = false): boolean {
+  const a = asAuth(auth);
+  return !a || checkCluster(a.permission, action, ownRequest);
+}
+
+/**
+ * Scroll continuation (spec §7): ES authorizes `indices:data/read/scroll` if the role grants it on any
+ * index, then refuses a context opened by someone else with 404 `search_context_missing_exception`
+ * (never 403, so ids cannot be probed).
+ * @example authorizeScroll(req.auth, ctx.owner, scrollId) // before touching the context
+ */
+export function authorizeScroll(auth: unknown, contextOwner: Principal | undefined, id: string | number): void {
+  const a = asAuth(auth);
+  if (a && !checkIndicesAction(a.permission, 'indices:data/read/scroll')) throw actionDenied(a, 'indices:data/read/scroll');
+  checkContextOwner(auth, contextOwner, id);
+}
+
+/** A PIT or scroll context used by someone other than its owner → 404 `search_context_missing_exception`. */
+export function checkContextOwner(auth: unknown, contextOwner: Principal | undefined, id: string | number): void {
+  if (!auth) return;
+  if (!sameOwner(ownerOf(auth), contextOwner)) throw searchContextMissing(id);
+}
+
+/**
+ * Clear scroll / close PIT are always authorized; only the caller's own contexts are freed. Returns
+ * whether this context may be freed by `auth`.
+ */
+export function mayFreeContext(auth: unknown, contextOwner: Principal | undefined): boolean {
+  if (!auth) return true;
+  return sameOwner(ownerOf(auth), contextOwner);
+}

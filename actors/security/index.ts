@@ -1,0 +1,195 @@
+import { aggregateOf, Aggregate, type Envelope } from '../../streams';
+import type { SecurityGate } from '../edge/httpEdge';
+import type { Router } from '../edge/router';
+import type { NodeContext } from '../nodeContext';
+import { ApiKeyService } from './apiKeys';
+import { AuthenticatorChain } from './authenticatorChain';
+import { allowedIndices, authorize } from './authorization';
+import { renderAuthentication } from './authView';
+import { bootstrapElastic } from './bootstrap';
+import { defaultChallenges, securityDisabled } from './errors';
+import { FactLog, type InvalidateMessage } from './factLog';
+import { algorithmFromSetting, CacheDigest } from './hashing';
+import { TokenService } from './oauth2Tokens';
+import { ownerOf, sameOwner } from './ownership';
+import { RealmChain } from './realms/realmChain';
+import { RoleStore } from './roleStore';
+import { apiKeyRoutes } from './routes/apiKeys';
+import { roleRoutes } from './routes/roles';
+import { serviceAccountRoutes } from './routes/serviceAccounts';
+import { tokenRoutes } from './routes/tokens';
+import { userRoutes } from './routes/users';
+import { ServiceAccountService } from './serviceAccounts';
+import { FileServiceTokens } from './serviceTokenFile';
+import { authOf, type SecurityServices } from './services';
+import { parseTimeValue } from './timeValue';
+import type { Principal } from './types';
+import { UserStore } from './userStore';
+
+export { ownerOf, sameOwner } from './ownership';
+export { authorize, allowedIndices, authorizeScroll, checkContextOwner, mayFreeContext, actionDenied } from './authorization';
+export type { Authentication, AuthResult, Principal, RoleDescriptor, User } from './types';
+export type { SecurityServices } from './services';
+
+/** What actors/system.ts gets from {@link startSecurity}. */
+export interface SecurityModule {
+  enabled: boolean;
+  /** From actors/edge/httpEdge.ts; when !enabled, undefined is passed to the edge instead. */
+  gate: SecurityGate;
+  /** Filters concrete index names to those `auth` may run `action` on (for wildcard expansion, as ES does). */
+  allowedIndices(auth: unknown, action: string, indices: string[]): string[];
+  ownerOf(auth: unknown): Principal | undefined;
+  sameOwner(a: Principal | undefined, b: Principal | undefined): boolean;
+  stop(): Promise<void>;
+}
+
+/** Test and tooling hooks (not part of the system contract). */
+export interface SecurityOptions {
+  /** Clock of credential lifetimes (tests move it forward). */
+  now?: () => number;
+  /** Where the generated `elastic` password is printed (default: stdout, never the logger). */
+  print?: (text: string) => void;
+  /** Interval of the expiry sweep (default 60 s). */
+  sweepMs?: number;
+}
+
+/** The module plus its services, for tests and benchmarks. */
+export type SecurityModuleWithServices = SecurityModule & { services?: SecurityServices };
+
+const PREFIX = 'xpack.security.authc.';
+
+function tokenTimeout(ctx: NodeContext): number {
+  const key = `${PREFIX}token.timeout`;
+  const raw = ctx.settings.get<unknown>(key, '20m');
+  const ms = parseTimeValue(raw, key);
+  if (ms < 1_000) throw new Error(`failed to parse value [${raw}] for setting [${key}], must be >= [1s]`);
+  if (ms > 3_600_000) throw new Error(`failed to parse value [${raw}] for setting [${key}], must be <= [1h]`);
+  return ms;
+}
+
+/** Security off: the `/_security` APIs answer ES's "security must be enabled" error. */
+function disabledModule(router: Router): SecurityModule {
+  const stub = { add: (m: string | string[], p: string) => router.add(m, p, () => { throw securityDisabled(); }, { kind: 'none' }) } as unknown as Router;
+  const none = {} as SecurityServices;
+  for (const f of [userRoutes, roleRoutes, tokenRoutes, apiKeyRoutes, serviceAccountRoutes]) f(stub, none);
+  stub.add('GET', '/_security/_authenticate', () => ({}));
+  return {
+    enabled: false,
+    gate: { authenticate: async () => undefined, authorize: () => {} },
+    allowedIndices: (_a, _x, indices) => indices,
+    ownerOf: () => undefined,
+    sameOwner,
+    stop: async () => {},
+  };
+}
+
+/**
+ * Starts the security module: replays users, roles, tokens, API keys and service tokens from the
+ * event log, follows other nodes' facts, sets up the `elastic` password, builds the authenticator
+ * chain and registers every `/_security/...` route on `ctx.router`.
+ */
+export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}): Promise<SecurityModuleWithServices> {
+  const st = ctx.settings;
+  if (!st.bool('xpack.security.enabled', true)) return disabledModule(ctx.router);
+  const now = opts.now ?? Date.now;
+  const digest = new CacheDigest();
+  const users = new UserStore();
+  const roles = new RoleStore();
+  // No HTTP TLS here, so the token service is on unless disabled (ES ties its default to TLS).
+  const tokensEnabled = st.bool(`${PREFIX}token.enabled`, true);
+  const apiKeysEnabled = st.bool(`${PREFIX}api_key.enabled`, true);
+  const passwordAlgorithm = algorithmFromSetting(st.str(`${PREFIX}password_hashing.algorithm`, 'pbkdf2'), 'pbkdf2');
+  const serviceTokenAlgorithm = algorithmFromSetting(st.str(`${PREFIX}service_token_hashing.algorithm`, 'pbkdf2_stretch'), 'pbkdf2_stretch');
+
+  let tokens!: TokenService;
+  let apiKeys!: ApiKeyService;
+  let serviceAccounts!: ServiceAccountService;
+  let realms!: RealmChain;
+  const apply = (e: Envelope) => {
+    switch (aggregateOf(e.type)) {
+      case Aggregate.Token:
+        return tokens.apply(e);
+      case Aggregate.ApiKey:
+        return apiKeys.apply(e);
+      case Aggregate.ServiceToken:
+        return serviceAccounts.apply(e);
+      case Aggregate.User:
+        return users.apply(e);
+      case Aggregate.Role:
+        return roles.apply(e);
+    }
+  };
+  const onInvalidate = (m: InvalidateMessage) => {
+    if (m.kind === 'apikey') apiKeys.markInvalidated(m.ids);
+    else if (m.kind === 'token') tokens.markInvalidated(m.ids);
+    else if (m.kind === 'servicetoken') serviceAccounts.markInvalidated(m.ids);
+    else if (m.kind === 'user') for (const u of m.ids) realms.forget(u);
+    else if (m.kind === 'role') {
+      tokens.clearCache();
+      realms.clearJwtCaches();
+    }
+  };
+  const facts = new FactLog(ctx, apply, onInvalidate, { now });
+  let bootstrapHash: string | undefined;
+  realms = new RealmChain({ settings: st, users, roles, configDir: ctx.configDir, log: ctx.log, digest, bootstrapHash: () => bootstrapHash });
+  tokens = new TokenService(facts, roles, (id) => {
+    const rec = apiKeys.records.get(id);
+    return rec && apiKeys.permissionOf(rec);
+  }, tokenTimeout(ctx), now);
+  apiKeys = new ApiKeyService(facts, roles, digest, apiKeysEnabled, now);
+  const files = new FileServiceTokens(ctx.configDir, () => serviceAccounts?.fileReloaded());
+  serviceAccounts = new ServiceAccountService(facts, roles, files, digest, serviceTokenAlgorithm, now);
+  roles.onChange(() => {
+    tokens.clearCache();
+    realms.clearJwtCaches();
+  });
+  users.onChange((u) => realms.forget(u));
+
+  await facts.start([Aggregate.User, Aggregate.Role, Aggregate.ApiKey, Aggregate.Token, Aggregate.ServiceToken]);
+  await Promise.all([realms.start(), files.start()]);
+  bootstrapHash = await bootstrapElastic(users, facts, st, passwordAlgorithm, opts.print ?? ((t) => process.stdout.write(t)));
+
+  const challenges = defaultChallenges({ bearer: tokensEnabled || realms.jwtRealms.length > 0, apiKey: apiKeysEnabled });
+  const chain = new AuthenticatorChain({ serviceAccounts, tokens, apiKeys, realms, tokensEnabled, apiKeysEnabled, challenges });
+  const services: SecurityServices = { ctx, facts, users, roles, realms, tokens, apiKeys, serviceAccounts, tokensEnabled, apiKeysEnabled, passwordAlgorithm, challenges, now };
+
+  const r = ctx.router;
+  r.add('GET', '/_security/_authenticate', (req) => ({ body: renderAuthentication(authOf(req)) }), { kind: 'none' });
+  userRoutes(r, services);
+  roleRoutes(r, services);
+  tokenRoutes(r, services);
+  apiKeyRoutes(r, services);
+  serviceAccountRoutes(r, services);
+
+  let sweeping = false;
+  const sweep = async () => {
+    if (sweeping) return;
+    sweeping = true;
+    try {
+      await tokens.sweep();
+      await apiKeys.sweep();
+    } catch (e) {
+      ctx.log.warn({ err: e }, 'credential expiry sweep failed');
+    } finally {
+      sweeping = false;
+    }
+  };
+  const timer = setInterval(() => void sweep(), opts.sweepMs ?? 60_000);
+  timer.unref();
+
+  ctx.log.info({ realms: realms.realms.map((x) => `${x.type}/${x.name}`), tokens: tokens.size, apiKeys: apiKeys.records.size }, 'security started');
+  return {
+    enabled: true,
+    gate: { authenticate: (req) => chain.authenticate(req), authorize: (auth, action, indices) => authorize(auth, action, indices) },
+    allowedIndices,
+    ownerOf,
+    sameOwner,
+    services,
+    async stop() {
+      clearInterval(timer);
+      files.stop();
+      realms.stop();
+      await facts.stop();
+    },
+  };
+}

@@ -1,0 +1,288 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+import { Aggregate, type Envelope } from '../../streams';
+import {
+  accessTokenMachine,
+  evolveToken,
+  tokenDocExpiresAt,
+  type AccessTokenRecord,
+  type SealedPair,
+  type TokenCreated,
+  type TokenSubject,
+} from '../../machines/accessToken.machine';
+import { oauth2Error, tokenExpired } from './errors';
+import type { FactLog } from './factLog';
+import { sha256Url } from './hashing';
+import { ownerOf, sameOwner } from './ownership';
+import type { Permission } from './permission';
+import type { RoleStore } from './roleStore';
+import type { Authentication, AuthResult } from './types';
+
+/** Refresh tokens live 24h from their document's creation (ES ExpiredTokenRemover.MAXIMUM_TOKEN_LIFETIME_HOURS). */
+export const REFRESH_LIFE_MS = 24 * 3_600_000;
+/** A spent refresh token may be re-used this long and yields the same new pair. */
+export const REFRESH_WINDOW_MS = 30_000;
+
+// Token strings are opaque to clients; shaped like late 8.x: VInt(version) + VInt(24) + 24 random bytes.
+const VERSION_PREFIX = Buffer.from([0x83, 0xe2, 0x86, 0x04, 24]);
+const newTokenValue = () => Buffer.concat([VERSION_PREFIX, randomBytes(24)]).toString('base64');
+
+function keyFor(refreshToken: string, salt: Buffer): Buffer {
+  return Buffer.from(hkdfSync('sha256', refreshToken, salt, 'es-token-refresh', 32));
+}
+
+/** Encrypts the superseding pair with a key derived from the spent refresh token (ES does the same). */
+export function sealPair(refreshToken: string, pair: { access: string; refresh: string }): SealedPair {
+  const salt = randomBytes(16);
+  const iv = randomBytes(12);
+  const c = createCipheriv('aes-256-gcm', keyFor(refreshToken, salt), iv);
+  const data = Buffer.concat([c.update(`${pair.access}|${pair.refresh}`, 'utf8'), c.final()]);
+  return { salt: salt.toString('base64'), iv: iv.toString('base64'), tag: c.getAuthTag().toString('base64'), data: data.toString('base64') };
+}
+
+/** Decrypts a sealed pair; undefined when the refresh token does not open it. */
+export function openPair(refreshToken: string, s: SealedPair): { access: string; refresh: string } | undefined {
+  try {
+    const d = createDecipheriv('aes-256-gcm', keyFor(refreshToken, Buffer.from(s.salt, 'base64')), Buffer.from(s.iv, 'base64'));
+    d.setAuthTag(Buffer.from(s.tag, 'base64'));
+    const [access, refresh] = Buffer.concat([d.update(Buffer.from(s.data, 'base64')), d.final()]).toString('utf8').split('|');
+    return { access, refresh };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The subject snapshot stored in `token.created` (never a secret). */
+export function subjectOf(a: Authentication): TokenSubject {
+  const u = a.user;
+  return {
+    username: u.username,
+    roles: u.roles,
+    full_name: u.full_name,
+    email: u.email,
+    metadata: u.metadata,
+    realm: { ...a.authenticationRealm },
+    authenticationType: a.authenticationType,
+    ...(a.apiKey ? { apiKey: { ...a.apiKey } } : {}),
+  };
+}
+
+export interface IssuedPair {
+  access: string;
+  refresh?: string;
+  record: AccessTokenRecord;
+}
+
+export interface InvalidateResult {
+  invalidated: number;
+  previously: number;
+}
+
+/**
+ * The token service (ES TokenService): token pairs as event-sourced machine actors hydrated on demand.
+ * Lookup is by SHA-256 of the token string (the string itself is never stored, logged or published).
+ */
+export class TokenService {
+  private readonly records = new Map<string, AccessTokenRecord>();
+  private readonly byAccess = new Map<string, string>();
+  private readonly byRefresh = new Map<string, string>();
+  private readonly auths = new Map<string, Authentication>();
+
+  constructor(
+    private readonly facts: FactLog,
+    private readonly roles: RoleStore,
+    private readonly apiKeyPermission: (keyId: string) => Permission | undefined,
+    readonly timeoutMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get size(): number {
+    return this.records.size;
+  }
+
+  get(tokenId: string): AccessTokenRecord | undefined {
+    return this.records.get(tokenId);
+  }
+
+  /** Folds a `token.*` fact. */
+  apply(e: Envelope): void {
+    const prev = this.records.get(e.aggregateId);
+    const next = evolveToken(prev, e);
+    if (!next || next === prev) return;
+    this.records.set(next.tokenId, next);
+    this.byAccess.set(next.accessHash, next.tokenId);
+    if (next.refreshHash) this.byRefresh.set(next.refreshHash, next.tokenId);
+    this.auths.delete(next.tokenId);
+  }
+
+  /**
+   * Another node invalidated tokens (`<tokenId>#access|refresh`): refuse them here at once, even if the
+   * fact has not arrived yet (invalidation is monotonic, so marking early is safe).
+   */
+  markInvalidated(ids: string[]): void {
+    for (const ref of ids) {
+      const [id, half] = ref.split('#');
+      const r = this.records.get(id);
+      if (r && half === 'access' && !r.accessInvalidated) this.records.set(id, { ...r, accessInvalidated: true });
+      if (r && half === 'refresh' && !r.refreshInvalidated) this.records.set(id, { ...r, refreshInvalidated: true });
+      this.auths.delete(id);
+    }
+  }
+
+  /** Roles changed: cached authentications are rebuilt on next use. */
+  clearCache(): void {
+    this.auths.clear();
+  }
+
+  /** Authenticator step 2 (`oauth2 token`): success, `invalid token` (continue) or hard `token expired`. */
+  authenticate(bearer: string): AuthResult {
+    const id = this.byAccess.get(sha256Url(bearer));
+    const rec = id ? this.records.get(id) : undefined;
+    if (!rec) return { status: 'continue', message: 'invalid token' };
+    if (rec.accessInvalidated || rec.status === 'invalidated' || rec.status === 'expired' || this.now() >= rec.accessExpiresAt) {
+      return { status: 'terminate', error: tokenExpired() };
+    }
+    let a = this.auths.get(rec.tokenId);
+    if (!a) this.auths.set(rec.tokenId, (a = this.authOf(rec)));
+    return { status: 'success', authentication: a };
+  }
+
+  /** The authentication a token carries (`authentication_type: token`, owner's roles). */
+  authOf(rec: Pick<AccessTokenRecord, 'subject' | 'tokenId'>): Authentication {
+    const s = rec.subject;
+    const permission = (s.apiKey && this.apiKeyPermission(s.apiKey.id)) || this.roles.permissionFor(s.apiKey ? [] : s.roles);
+    return {
+      user: { username: s.username, roles: s.roles, full_name: s.full_name, email: s.email, metadata: s.metadata, enabled: true },
+      authenticationRealm: s.realm,
+      lookupRealm: s.realm,
+      authenticationType: 'token',
+      ...(s.apiKey ? { apiKey: s.apiKey } : {}),
+      tokenId: rec.tokenId,
+      permission,
+    };
+  }
+
+  /** Mints a pair for `subject`, created by `client`; `withRefresh` is false for client_credentials. */
+  async create(subject: Authentication, client: Authentication, grantType: TokenCreated['grantType'], withRefresh: boolean, supersedes?: string, correlationId?: string): Promise<IssuedPair> {
+    const now = this.now();
+    const access = newTokenValue();
+    const refresh = withRefresh ? newTokenValue() : undefined;
+    const owner = ownerOf(client)!;
+    const created: TokenCreated = {
+      accessHash: sha256Url(access),
+      ...(refresh ? { refreshHash: sha256Url(refresh) } : {}),
+      createdAt: now,
+      accessExpiresAt: now + this.timeoutMs,
+      ...(refresh ? { refreshExpiresAt: now + REFRESH_LIFE_MS } : {}),
+      grantType,
+      subject: subjectOf(subject),
+      client: { username: owner.username, realm: owner.realm, ...(client.apiKey ? { apiKeyId: client.apiKey.id } : {}) },
+      ...(supersedes ? { supersedes } : {}),
+    };
+    const tokenId = uuidv7();
+    await this.facts.run(accessTokenMachine, { tokenId, now, created }, [], { aggregate: Aggregate.Token, id: tokenId, seq: 0, correlationId });
+    return { access, refresh, record: this.records.get(tokenId)! };
+  }
+
+  /**
+   * The refresh_token grant (ES TokenService.refreshToken): checks in ES's order, then mints a new pair
+   * once; re-use within 30 s returns the same pair, opened from the sealed copy in `token.refreshed`.
+   */
+  async refresh(refreshToken: string, client: Authentication, correlationId?: string): Promise<IssuedPair> {
+    const id = this.byRefresh.get(sha256Url(refreshToken));
+    if (!id || !this.records.has(id)) throw oauth2Error('invalid_grant', 'could not refresh the requested token');
+    return this.facts.exclusive(`token:${id}`, async () => {
+      const rec = this.records.get(id)!;
+      const now = this.now();
+      if (now > rec.createdAt + REFRESH_LIFE_MS || rec.status === 'expired') throw oauth2Error('invalid_grant', 'token document has expired');
+      if (rec.refreshInvalidated || rec.status === 'invalidated') throw oauth2Error('invalid_grant', 'token has been invalidated');
+      const c = ownerOf(client);
+      if (!sameOwner(c, { username: rec.client.username, realm: rec.client.realm })) {
+        throw oauth2Error('invalid_grant', 'tokens must be refreshed by the creating client');
+      }
+      if (rec.status === 'refreshed' && rec.refreshedAt !== undefined) {
+        if (now > rec.refreshedAt + REFRESH_WINDOW_MS) throw oauth2Error('invalid_grant', 'token has already been refreshed more than 30 seconds in the past');
+        const pair = rec.superseding && openPair(refreshToken, rec.superseding);
+        const next = rec.supersededBy ? this.records.get(rec.supersededBy) : undefined;
+        if (!pair || !next) throw oauth2Error('invalid_grant', 'could not refresh the requested token');
+        return { access: pair.access, refresh: pair.refresh, record: next };
+      }
+      const subject = this.authOf(rec);
+      const issued = await this.create(subject, client, 'refresh_token', true, rec.tokenId, correlationId);
+      const superseding = sealPair(refreshToken, { access: issued.access, refresh: issued.refresh! });
+      await this.facts.run(
+        accessTokenMachine,
+        { tokenId: rec.tokenId, now, record: rec },
+        [{ type: 'refresh', refreshedAt: now, supersededBy: issued.record.tokenId, superseding }],
+        { aggregate: Aggregate.Token, id: rec.tokenId, seq: rec.seq, correlationId },
+      );
+      return issued;
+    });
+  }
+
+  /** Record of an access or refresh token string. */
+  find(value: string, kind: 'access' | 'refresh'): AccessTokenRecord | undefined {
+    const id = (kind === 'access' ? this.byAccess : this.byRefresh).get(sha256Url(value));
+    return id ? this.records.get(id) : undefined;
+  }
+
+  /** Invalidates one half (or both) of a pair; counts as ES does (each token separately). */
+  async invalidate(rec: AccessTokenRecord, what: { access: boolean; refresh: boolean }, correlationId?: string): Promise<InvalidateResult> {
+    return this.facts.exclusive(`token:${rec.tokenId}`, async () => {
+      const cur = this.records.get(rec.tokenId)!;
+      const res: InvalidateResult = { invalidated: 0, previously: 0 };
+      const access = what.access && !cur.accessInvalidated;
+      const refresh = what.refresh && !!cur.refreshHash && !cur.refreshInvalidated;
+      if (what.access) res[access ? 'invalidated' : 'previously']++;
+      if (what.refresh && cur.refreshHash) res[refresh ? 'invalidated' : 'previously']++;
+      if (!access && !refresh) return res;
+      const now = this.now();
+      await this.facts.run(accessTokenMachine, { tokenId: cur.tokenId, now, record: cur }, [{ type: 'invalidate', access, refresh, at: now }], {
+        aggregate: Aggregate.Token,
+        id: cur.tokenId,
+        seq: cur.seq,
+        correlationId,
+      });
+      this.auths.delete(cur.tokenId);
+      this.facts.broadcastInvalidate('token', [...(access ? [`${cur.tokenId}#access`] : []), ...(refresh ? [`${cur.tokenId}#refresh`] : [])]);
+      return res;
+    });
+  }
+
+  /** Live (not fully invalidated, not ended) pairs of a realm and/or user. */
+  activeFor(realm?: string, username?: string): AccessTokenRecord[] {
+    const now = this.now();
+    return [...this.records.values()].filter(
+      (r) =>
+        (r.status === 'active' || r.status === 'refreshed') &&
+        now < tokenDocExpiresAt(r) &&
+        (realm === undefined || r.subject.realm.name === realm) &&
+        (username === undefined || r.subject.username === username),
+    );
+  }
+
+  /** Publishes `token.expired` for ended documents and forgets records no one can use any more. */
+  async sweep(): Promise<void> {
+    const now = this.now();
+    for (const r of [...this.records.values()]) {
+      if (now < tokenDocExpiresAt(r)) continue;
+      if (r.status === 'active' || r.status === 'refreshed') {
+        await this.facts.exclusive(`token:${r.tokenId}`, () =>
+          this.facts.run(accessTokenMachine, { tokenId: r.tokenId, now, record: this.records.get(r.tokenId)! }, [], {
+            aggregate: Aggregate.Token,
+            id: r.tokenId,
+            seq: this.records.get(r.tokenId)!.seq,
+            dedupe: true,
+          }),
+        );
+      }
+      const cur = this.records.get(r.tokenId)!;
+      if (cur.status === 'expired' || cur.status === 'invalidated') {
+        this.records.delete(cur.tokenId);
+        this.byAccess.delete(cur.accessHash);
+        if (cur.refreshHash) this.byRefresh.delete(cur.refreshHash);
+        this.auths.delete(cur.tokenId);
+      }
+    }
+  }
+}

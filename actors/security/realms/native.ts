@@ -1,0 +1,56 @@
+import type { EsRequest } from '../../edge/router';
+import type { CredentialCache } from '../credentialCache';
+import { verifySecret } from '../hashing';
+import type { User } from '../types';
+import type { StoredUser, UserStore } from '../userStore';
+import { isReservedUser } from './reserved';
+import { basicToken, type Realm, type RealmResult, type RealmToken } from './realm';
+
+/** The REST/`_authenticate` view of a stored user (no hash). */
+export function toUser(u: StoredUser): User {
+  return { username: u.username, roles: u.roles, full_name: u.full_name, email: u.email, metadata: u.metadata, enabled: u.enabled };
+}
+
+/**
+ * The native realm (ES NativeRealm): users created through PUT /_security/user, persisted as `user.*`
+ * facts with a PBKDF2 password hash. Verification runs on the libuv pool, once per password per node.
+ */
+export class NativeRealm implements Realm {
+  readonly type = 'native';
+
+  constructor(
+    readonly name: string,
+    readonly order: number,
+    private readonly users: UserStore,
+    private readonly cache: CredentialCache<User>,
+  ) {}
+
+  token(req: EsRequest): RealmToken | undefined {
+    return basicToken(req);
+  }
+
+  supports(t: RealmToken): boolean {
+    return t.kind === 'basic' && !isReservedUser(t.username);
+  }
+
+  async authenticate(t: RealmToken): Promise<RealmResult> {
+    if (t.kind !== 'basic') return { status: 'continue' };
+    const stored = this.users.get(t.username);
+    if (!stored || stored.realm !== 'native' || !stored.passwordHash) return { status: 'continue' };
+    if (!stored.enabled) return { status: 'continue', message: `user [${t.username}] is disabled` };
+    const key = `${this.name}\u0000${t.username}`;
+    const hit = this.cache.get(key, t.password);
+    if (hit) return { status: 'success', user: hit };
+    if (!(await verifySecret(t.password, stored.passwordHash))) return { status: 'continue' };
+    // The user may have changed while the hash was being checked.
+    const now = this.users.get(t.username);
+    if (now !== stored) return this.authenticate(t);
+    const user = toUser(stored);
+    this.cache.set(key, t.password, user);
+    return { status: 'success', user };
+  }
+
+  forget(username: string): void {
+    this.cache.delete(`${this.name}\u0000${username}`);
+  }
+}

@@ -1,0 +1,166 @@
+import { illegalArgument } from '../../edge/esErrors';
+import type { EsRequest, Router } from '../../edge/router';
+import { Aggregate } from '../../../streams';
+import { indexNamesRegExp, hasClusterPrivilege, hasIndexPrivilege } from '../permission';
+import { resolvePrivilege, unknownPrivilegeMessage } from '../privileges';
+import { canonicalJson, parseRoleDescriptor, renderRoleDescriptor } from '../roleDescriptor';
+import { parseRoleMapping } from '../roleMappings';
+import { roleAggregateId } from '../roleStore';
+import { authOf, bodyOf, descriptorsOf, namesOf, type SecurityServices } from '../services';
+import type { RoleDescriptor } from '../types';
+
+const A = 'cluster:admin/xpack/security/';
+
+async function roleFact(s: SecurityServices, req: EsRequest, kind: 'role' | 'rolemapping', name: string, type: string, data: Record<string, unknown>) {
+  const id = roleAggregateId(kind, name);
+  await s.facts.exclusive(`${kind}:${name}`, () =>
+    s.facts.append(Aggregate.Role, id, s.roles.seqOf(id), [{ type, name, ...data }], { correlationId: req.opaqueId }),
+  );
+  s.facts.broadcastInvalidate('role', [name]);
+}
+
+/** Roles, role mappings, and the caller's own privileges. */
+export function roleRoutes(router: Router, s: SecurityServices): void {
+  router.add(
+    ['PUT', 'POST'],
+    '/_security/role/{name}',
+    async (req) => {
+      const name = req.params.name;
+      if (s.roles.isReserved(name)) throw illegalArgument(`role [${name}] is reserved and cannot be modified.`);
+      const descriptor = parseRoleDescriptor(name, bodyOf(req));
+      const existed = s.roles.get(name) !== undefined;
+      await roleFact(s, req, 'role', name, existed ? 'role.updated' : 'role.created', { descriptor });
+      return { body: { role: { created: !existed } } };
+    },
+    { kind: 'cluster', action: `${A}role/put` },
+  );
+  const getRoles = (req: EsRequest) => {
+    const names = namesOf(req.params.name);
+    const all = s.roles.all();
+    const picked = names.length ? names.filter((n) => all[n]) : Object.keys(all);
+    return {
+      status: names.length && !picked.length ? 404 : 200,
+      body: Object.fromEntries(picked.map((n) => [n, renderRoleDescriptor(all[n])])),
+    };
+  };
+  router.add('GET', '/_security/role', getRoles, { kind: 'cluster', action: `${A}role/get` });
+  router.add('GET', '/_security/role/{name}', getRoles, { kind: 'cluster', action: `${A}role/get` });
+  router.add(
+    'DELETE',
+    '/_security/role/{name}',
+    async (req) => {
+      const name = req.params.name;
+      if (s.roles.isReserved(name)) throw illegalArgument(`role [${name}] is reserved and cannot be deleted`);
+      if (!s.roles.get(name)) return { status: 404, body: { found: false } };
+      await roleFact(s, req, 'role', name, 'role.deleted', {});
+      return { body: { found: true } };
+    },
+    { kind: 'cluster', action: `${A}role/delete` },
+  );
+
+  router.add(
+    ['PUT', 'POST'],
+    '/_security/role_mapping/{name}',
+    async (req) => {
+      const name = req.params.name;
+      const mapping = parseRoleMapping(bodyOf(req));
+      const existed = s.roles.mappings.has(name);
+      await roleFact(s, req, 'rolemapping', name, existed ? 'role.mapping_updated' : 'role.mapping_created', { mapping });
+      return { body: { role_mapping: { created: !existed } } };
+    },
+    { kind: 'cluster', action: `${A}role_mapping/put` },
+  );
+  const getMappings = (req: EsRequest) => {
+    const names = namesOf(req.params.name);
+    const picked = [...s.roles.mappings.keys()].filter((n) => !names.length || names.includes(n)).sort();
+    return {
+      status: names.length && !picked.length ? 404 : 200,
+      body: Object.fromEntries(picked.map((n) => [n, s.roles.mappings.get(n)])),
+    };
+  };
+  router.add('GET', '/_security/role_mapping', getMappings, { kind: 'cluster', action: `${A}role_mapping/get` });
+  router.add('GET', '/_security/role_mapping/{name}', getMappings, { kind: 'cluster', action: `${A}role_mapping/get` });
+  router.add(
+    'DELETE',
+    '/_security/role_mapping/{name}',
+    async (req) => {
+      const name = req.params.name;
+      if (!s.roles.mappings.has(name)) return { status: 404, body: { found: false } };
+      await roleFact(s, req, 'rolemapping', name, 'role.mapping_deleted', {});
+      return { body: { found: true } };
+    },
+    { kind: 'cluster', action: `${A}role_mapping/delete` },
+  );
+
+  router.add('GET', '/_security/user/_privileges', (req) => ({ body: userPrivileges(s, req) }), { kind: 'none' });
+  router.add(['GET', 'POST'], '/_security/user/_has_privileges', (req) => ({ body: hasPrivileges(s, req) }), { kind: 'none' });
+}
+
+/** GET /_security/user/_privileges: the union of the caller's role descriptors. */
+function userPrivileges(s: SecurityServices, req: EsRequest) {
+  const auth = authOf(req);
+  if (auth.apiKey) {
+    const rec = s.apiKeys.records.get(auth.apiKey.id);
+    if (rec && Object.keys(rec.roleDescriptors).length) {
+      throw illegalArgument('Cannot retrieve privileges for API keys with assigned role descriptors. Please use the Get API key information API https://ela.st/es-api-get-api-key');
+    }
+  }
+  const ds: RoleDescriptor[] = Object.values(descriptorsOf(s, auth));
+  const seen = new Set<string>();
+  const indices = ds
+    .flatMap((d) => d.indices)
+    .map((ip) => ({ names: [...ip.names].sort(), privileges: [...ip.privileges].sort(), allow_restricted_indices: ip.allow_restricted_indices ?? false }))
+    .filter((ip) => {
+      const k = canonicalJson(ip);
+      return seen.has(k) ? false : (seen.add(k), true);
+    });
+  return {
+    cluster: [...new Set(ds.flatMap((d) => d.cluster))].sort(),
+    global: [],
+    indices,
+    applications: ds.flatMap((d) => d.applications),
+    run_as: [...new Set(ds.flatMap((d) => d.run_as))].sort(),
+  };
+}
+
+/** GET|POST /_security/user/_has_privileges for the caller. */
+function hasPrivileges(s: SecurityServices, req: EsRequest) {
+  const auth = authOf(req);
+  const body = bodyOf(req);
+  const p = auth.permission;
+  let all = true;
+  const cluster: Record<string, boolean> = {};
+  for (const name of (body.cluster as string[] | undefined) ?? []) {
+    if (!resolvePrivilege('cluster', name)) throw illegalArgument(unknownPrivilegeMessage('cluster', name));
+    cluster[name] = hasClusterPrivilege(p, name);
+    all = all && cluster[name];
+  }
+  const index: Record<string, Record<string, boolean>> = {};
+  for (const entry of (body.index as Array<{ names: string[] | string; privileges: string[] }> | undefined) ?? []) {
+    for (const n of Array.isArray(entry.names) ? entry.names : [entry.names]) {
+      for (const priv of entry.privileges ?? []) {
+        if (!resolvePrivilege('index', priv)) throw illegalArgument(unknownPrivilegeMessage('index', priv));
+        const ok = hasIndexPrivilege(p, n, priv);
+        (index[n] ??= {})[priv] = ok;
+        all = all && ok;
+      }
+    }
+  }
+  const application: Record<string, Record<string, Record<string, boolean>>> = {};
+  const apps = Object.values(descriptorsOf(s, auth)).flatMap((d) => d.applications);
+  for (const a of (body.application as Array<{ application: string; privileges: string[]; resources: string[] }> | undefined) ?? []) {
+    for (const r of a.resources ?? []) {
+      for (const priv of a.privileges ?? []) {
+        const ok = apps.some(
+          (g) =>
+            indexNamesRegExp([g.application]).test(a.application) &&
+            (g.privileges.includes('*') || g.privileges.includes(priv)) &&
+            g.resources.some((gr) => indexNamesRegExp([gr]).test(r)),
+        );
+        ((application[a.application] ??= {})[r] ??= {})[priv] = ok;
+        all = all && ok;
+      }
+    }
+  }
+  return { username: auth.user.username, has_all_requested: all, cluster, index, application };
+}
