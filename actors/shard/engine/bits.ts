@@ -73,6 +73,18 @@ export class Bitset {
       word = w[wi];
     }
   }
+  /** Calls fn for every set bit, ascending. */
+  forEach(fn: (i: number) => void): void {
+    const w = this.words;
+    for (let wi = 0; wi < w.length; wi++) {
+      let word = w[wi];
+      while (word !== 0) {
+        const t = word & -word;
+        fn((wi << 5) + 31 - Math.clz32(t));
+        word ^= t;
+      }
+    }
+  }
   clone(): Bitset {
     const b = new Bitset(this.size);
     b.words.set(this.words);

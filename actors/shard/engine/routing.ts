@@ -41,17 +41,12 @@ export function murmur3Bytes(bytes: Uint8Array, seed = 0): number {
     const k1 = bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24);
     h1 = mixH1(h1, mixK1(k1));
   }
-  let k1 = 0;
-  switch (n & 3) {
-    case 3:
-      k1 ^= bytes[blocks + 2] << 16;
-    // falls through
-    case 2:
-      k1 ^= bytes[blocks + 1] << 8;
-    // falls through
-    case 1:
-      k1 ^= bytes[blocks];
-      h1 ^= mixK1(k1);
+  const tail = n & 3;
+  if (tail > 0) {
+    let k1 = bytes[blocks];
+    if (tail > 1) k1 ^= bytes[blocks + 1] << 8;
+    if (tail > 2) k1 ^= bytes[blocks + 2] << 16;
+    h1 ^= mixK1(k1);
   }
   return fmix(h1, n);
 }

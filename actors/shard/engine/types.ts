@@ -31,6 +31,8 @@ export interface LocalSlice {
   field?: string;
   /** scroll: hash of _id (seed: Java String.hashCode floorMod); pit without field: doc-id ranges. */
   mode: 'scroll' | 'pit';
+  /** The request's `slice.max`, checked against index.max_slices_per_scroll (defaults to `max`). */
+  requestMax?: number;
 }
 
 /** A pinned, immutable view of a shard: O(1) to take and to hold (no copy of the index). */
@@ -61,6 +63,8 @@ export interface ShardQueryRequest {
   shardIndex: number;
   /** Window limit check: index.max_result_window (shard raises "Result window is too large"). */
   checkWindow?: 'search' | 'scroll';
+  /** Epoch millis for `now` in date math, fixed by the coordinator so all shards agree (default: the shard's clock). */
+  nowMillis?: number;
 }
 
 export interface ShardHit {

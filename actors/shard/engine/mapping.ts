@@ -1,0 +1,237 @@
+import { EsError } from '../../edge/esErrors';
+import type { FieldType } from './types';
+import { DEFAULT_DATE_FORMAT, dateFormatter, type DateFormatter } from './dates';
+import { parseDocument, type ParsedDoc } from './docParser';
+
+/** `dynamic` of the root or of an object: true adds fields, false ignores them, strict rejects the doc. */
+export type Dynamic = 'true' | 'false' | 'strict' | 'runtime';
+
+/** One mapped field (leaf, multi-field or object). */
+export interface FieldDef {
+  /** Full dotted path, e.g. `user.name` or `title.keyword`. */
+  readonly path: string;
+  readonly type: FieldType;
+  /** Mapping parameters echoed by `toJSON` (all but type/properties/fields). */
+  readonly params: Record<string, unknown>;
+  ignoreAbove?: number;
+  format?: string;
+  nullValue?: unknown;
+  scalingFactor?: number;
+  fielddata?: boolean;
+  /** Objects: `enabled: false` keeps the subtree in `_source` only. */
+  enabled?: boolean;
+  dynamic?: Dynamic;
+  /** Multi-fields (`fields`), keyed by leaf name. */
+  fields?: Map<string, FieldDef>;
+  /** Object children, keyed by leaf name. */
+  properties?: Map<string, FieldDef>;
+}
+
+const LEAF_TYPES = new Set<FieldType>([
+  'keyword', 'text', 'long', 'integer', 'short', 'byte', 'double', 'float', 'half_float', 'scaled_float',
+  'unsigned_long', 'boolean', 'date', 'date_nanos',
+]);
+
+/** Types whose doc values are numbers (slicing and numeric sort accept them). */
+export const NUMERIC_TYPES = new Set<FieldType>([
+  'long', 'integer', 'short', 'byte', 'double', 'float', 'half_float', 'scaled_float', 'unsigned_long', 'boolean', 'date', 'date_nanos',
+]);
+
+/** ES's default `dynamic_date_formats`. */
+export const DEFAULT_DYNAMIC_DATE_FORMATS = ['strict_date_optional_time', 'yyyy/MM/dd HH:mm:ss||yyyy/MM/dd||epoch_millis'];
+
+export const mapperParsing = (reason: string, causedBy?: EsError) =>
+  new EsError('mapper_parsing_exception', 400, reason, causedBy ? { causedBy } : {});
+
+/**
+ * The mapping of one index, shared by all its shards: explicit fields from `PUT /idx` plus dynamic
+ * additions made while parsing documents (ES rules: strings -> text + `.keyword`, ISO-looking
+ * strings -> date, integers -> long, floats -> float, booleans, objects).
+ */
+export class IndexMapping {
+  readonly root: FieldDef;
+  dateDetection = true;
+  numericDetection = false;
+  dynamicDateFormats: string[] = DEFAULT_DYNAMIC_DATE_FORMATS;
+  /** Leaf fields and multi-fields by full path. */
+  private readonly leaves = new Map<string, FieldDef>();
+  private readonly objects = new Map<string, FieldDef>();
+  private readonly extra: Record<string, unknown> = {};
+  /** Bumped on every change; lets shards notice new fields. */
+  version = 0;
+
+  /** @param mappings the `mappings` object of create-index (`{dynamic?, properties?, …}`). */
+  constructor(mappings: Record<string, unknown> = {}) {
+    const { properties, dynamic, date_detection, numeric_detection, dynamic_date_formats, ...rest } = mappings;
+    this.root = { path: '', type: 'object', params: {}, properties: new Map(), dynamic: normDynamic(dynamic) ?? 'true' };
+    if (dynamic !== undefined) this.extra.dynamic = dynamic;
+    if (date_detection !== undefined) this.dateDetection = this.extra.date_detection = date_detection === true || date_detection === 'true';
+    if (numeric_detection !== undefined) this.numericDetection = this.extra.numeric_detection = numeric_detection === true || numeric_detection === 'true';
+    if (Array.isArray(dynamic_date_formats)) this.dynamicDateFormats = this.extra.dynamic_date_formats = dynamic_date_formats.map(String);
+    for (const k of ['_source', '_routing', '_meta', 'dynamic_templates', 'runtime']) if (k in rest) this.extra[k] = rest[k];
+    if (properties && typeof properties === 'object') this.addProperties(this.root, properties as Record<string, unknown>);
+  }
+
+  /** Mapped type of a path (`object` for objects), undefined when unmapped. */
+  fieldType(path: string): FieldType | undefined {
+    return this.leaves.get(path)?.type ?? (this.objects.has(path) ? 'object' : undefined);
+  }
+
+  /** The leaf or multi-field at `path`. */
+  field(path: string): FieldDef | undefined {
+    return this.leaves.get(path);
+  }
+
+  /** Whether `path` is an object. */
+  isObject(path: string): boolean {
+    return this.objects.has(path);
+  }
+
+  /** All leaf paths (incl. multi-fields) at or below `path`. */
+  leavesUnder(path: string): FieldDef[] {
+    const out: FieldDef[] = [];
+    const prefix = `${path}.`;
+    for (const [p, d] of this.leaves) if (p === path || p.startsWith(prefix)) out.push(d);
+    return out;
+  }
+
+  /** Date formatter of a date/date_nanos field. */
+  formatterOf(def: FieldDef): DateFormatter {
+    return dateFormatter(def.format ?? DEFAULT_DATE_FORMAT);
+  }
+
+  /**
+   * Flattens a parsed `_source` into field values, adding dynamic fields (kept only if the whole
+   * document parses). Throws `mapper_parsing_exception` / `strict_dynamic_mapping_exception`.
+   * @param rawSource the JSON text, consulted only to tell `1.0` from `1` for new numeric fields
+   */
+  parse(source: unknown, id: string, rawSource?: string): ParsedDoc {
+    return parseDocument(this, source, id, rawSource);
+  }
+
+  /** `GET /<index>/_mapping` body for this index: `{mappings:{…}}`, properties sorted by name. */
+  toJSON(): { mappings: Record<string, unknown> } {
+    const props = this.root.properties!;
+    return { mappings: { ...this.extra, ...(props.size ? { properties: propsJson(props) } : {}) } };
+  }
+
+  // ---- building ----
+
+  /** Adds `def` under `parent` (used by construction and dynamic updates). Returns an undo function. */
+  attach(parent: FieldDef, name: string, def: FieldDef): () => void {
+    parent.properties!.set(name, def);
+    const added: string[] = [];
+    const index = (d: FieldDef) => {
+      if (d.type === 'object') this.objects.set(d.path, d);
+      else this.leaves.set(d.path, d);
+      added.push(d.path);
+      d.fields?.forEach(index);
+      d.properties?.forEach(index);
+    };
+    index(def);
+    this.version++;
+    return () => {
+      parent.properties!.delete(name);
+      for (const p of added) {
+        this.leaves.delete(p);
+        this.objects.delete(p);
+      }
+      this.version++;
+    };
+  }
+
+  private addProperties(parent: FieldDef, props: Record<string, unknown>): void {
+    for (const [name, spec] of Object.entries(props)) {
+      const parts = name.split('.');
+      let p = parent;
+      for (const part of parts.slice(0, -1)) {
+        // `"a.b": {…}` in a mapping means object a with child b
+        let child = p.properties!.get(part);
+        if (!child) this.attach(p, part, (child = objectDef(join(p.path, part), {})));
+        p = child;
+      }
+      const leaf = parts[parts.length - 1];
+      this.attach(p, leaf, this.buildDef(join(p.path, leaf), spec as Record<string, unknown>));
+    }
+  }
+
+  private buildDef(path: string, spec: Record<string, unknown>): FieldDef {
+    if (!spec || typeof spec !== 'object') throw mapperParsing(`Expected map for property [fields] on field [${path}] but got a class java.lang.String`);
+    const { type, properties, fields, ...params } = spec;
+    if (type === undefined || type === 'object') {
+      if (properties === undefined && type === undefined && Object.keys(params).length === 0 && fields === undefined) {
+        throw mapperParsing(`No type specified for field [${path.slice(path.lastIndexOf('.') + 1)}]`);
+      }
+      const def = objectDef(path, params);
+      def.properties = new Map();
+      if (properties) this.addPropertiesTo(def, properties as Record<string, unknown>);
+      return def;
+    }
+    if (typeof type !== 'string' || !LEAF_TYPES.has(type as FieldType)) {
+      throw mapperParsing(`No handler for type [${String(type)}] declared on field [${path.slice(path.lastIndexOf('.') + 1)}]`);
+    }
+    const def: FieldDef = leafDef(path, type as FieldType, params);
+    if (type === 'date' || type === 'date_nanos') {
+      try {
+        dateFormatter(def.format ?? DEFAULT_DATE_FORMAT);
+      } catch (e) {
+        throw mapperParsing(`Failed to parse mapping: Invalid format: [${def.format}]`, new EsError('illegal_argument_exception', 400, (e as Error).message));
+      }
+    }
+    if (type === 'scaled_float' && !(def.scalingFactor! > 0)) throw mapperParsing('Failed to parse mapping: Field [scaling_factor] is required');
+    if (fields && typeof fields === 'object') {
+      def.fields = new Map();
+      for (const [n, s] of Object.entries(fields as Record<string, unknown>)) def.fields.set(n, this.buildDef(`${path}.${n}`, s as Record<string, unknown>));
+    }
+    return def;
+  }
+
+  private addPropertiesTo(def: FieldDef, props: Record<string, unknown>): void {
+    // children are indexed when the parent is attached
+    for (const [name, spec] of Object.entries(props)) def.properties!.set(name, this.buildDef(join(def.path, name), spec as Record<string, unknown>));
+  }
+}
+
+const join = (a: string, b: string) => (a ? `${a}.${b}` : b);
+
+function normDynamic(v: unknown): Dynamic | undefined {
+  if (v === undefined || v === null) return undefined;
+  const s = String(v);
+  return s === 'true' || s === 'false' || s === 'strict' || s === 'runtime' ? s : undefined;
+}
+
+/** An object field definition. */
+export function objectDef(path: string, params: Record<string, unknown>): FieldDef {
+  const def: FieldDef = { path, type: 'object', params, properties: new Map() };
+  const d = normDynamic(params.dynamic);
+  if (d) def.dynamic = d;
+  if (params.enabled === false || params.enabled === 'false') def.enabled = false;
+  return def;
+}
+
+/** A leaf field definition from its mapping parameters. */
+export function leafDef(path: string, type: FieldType, params: Record<string, unknown>): FieldDef {
+  const def: FieldDef = { path, type, params };
+  if (params.ignore_above !== undefined) def.ignoreAbove = Number(params.ignore_above);
+  if (params.format !== undefined) def.format = String(params.format);
+  if (params.null_value !== undefined) def.nullValue = params.null_value;
+  if (params.scaling_factor !== undefined) def.scalingFactor = Number(params.scaling_factor);
+  if (params.fielddata === true || params.fielddata === 'true') def.fielddata = true;
+  return def;
+}
+
+function propsJson(props: Map<string, FieldDef>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const name of [...props.keys()].sort()) out[name] = defJson(props.get(name)!);
+  return out;
+}
+
+function defJson(d: FieldDef): Record<string, unknown> {
+  if (d.type === 'object') {
+    const hasProps = d.properties && d.properties.size > 0;
+    return { ...(hasProps ? {} : { type: 'object' }), ...d.params, ...(hasProps ? { properties: propsJson(d.properties!) } : {}) };
+  }
+  const out: Record<string, unknown> = { type: d.type, ...d.params };
+  if (d.fields?.size) out.fields = propsJson(d.fields);
+  return out;
+}

@@ -1,0 +1,279 @@
+import { EsError } from '../../edge/esErrors';
+import { parseJson } from '../../edge/json';
+import type {
+  DocValuesReader, DocWrite, FieldType, LoggedOp, SearcherRef, ShardQueryRequest, ShardQueryResult, WriteOutcome,
+} from './types';
+import type { IndexMapping } from './mapping';
+import type { ParsedDoc } from './docParser';
+import { KeywordColumn, NumericColumn, TextColumn, columnFor, type Column } from './columns';
+import { grow, upperBoundF64 } from './bits';
+import { executeCount, executeQuery, type QueryOptions } from './search';
+import { SearchCaches } from './caches';
+
+/** Index settings a shard consults at search time (read on every call, so they can change). */
+export interface ShardSettings {
+  maxResultWindow: number;
+  maxSlicesPerScroll: number;
+}
+
+export interface ShardStoreOptions {
+  index: string;
+  shardId: number;
+  mapping: IndexMapping;
+  settings: () => ShardSettings;
+}
+
+/** A real-time get result. */
+export interface GetResult {
+  source: string;
+  version: number;
+  seqNo: number;
+  primaryTerm: 1;
+  routing?: string;
+}
+
+interface Tombstone {
+  version: number;
+  seqNo: number;
+}
+
+const conflict = (reason: string): WriteOutcome => ({ ok: false, status: 409, error: { type: 'version_conflict_engine_exception', reason } });
+
+/**
+ * One shard's documents: append-only doc ids with MVCC (each doc records the seqNo that created
+ * and the seqNo that deleted it), `_source` kept as the raw JSON text, columnar doc values and
+ * inverted indexes. A searcher `{maxDoc, seqNo}` sees doc d iff d < maxDoc && deletedSeqNo[d] > seqNo,
+ * so pinned searchers (PIT, scroll) cost nothing and never change.
+ */
+export class ShardStore implements DocValuesReader {
+  readonly index: string;
+  readonly shardId: number;
+  readonly mapping: IndexMapping;
+  readonly settings: () => ShardSettings;
+  /** @internal per-doc state, valid for doc < maxDoc */
+  readonly ids: string[] = [];
+  /** @internal */
+  readonly sources: string[] = [];
+  /** @internal seqNo that created each doc */
+  seqNos = new Float64Array(16);
+  /** @internal seqNo that deleted each doc (Infinity while live) */
+  delSeq = new Float64Array(16).fill(Infinity);
+  /** @internal */
+  versions = new Uint32Array(16);
+  /** @internal previous doc of the same _id, -1 if none */
+  prev = new Int32Array(16).fill(-1);
+  /** @internal latest doc of each _id (live or deleted) */
+  readonly idMap = new Map<string, number>();
+  /** @internal */
+  readonly columns = new Map<string, Column>();
+  /** @internal search-time caches (sorted doc orders, slice filters) */
+  readonly caches = new SearchCaches();
+  private readonly routings = new Map<number, string>();
+  private readonly tombstones = new Map<string, Tombstone>();
+  private delLog = new Float64Array(16);
+  private delCount = 0;
+  private docCount = 0;
+  private seqNo = -1;
+  private refreshed: SearcherRef = Object.freeze({ maxDoc: 0, seqNo: -1 });
+
+  constructor(o: ShardStoreOptions) {
+    this.index = o.index;
+    this.shardId = o.shardId;
+    this.mapping = o.mapping;
+    this.settings = o.settings;
+  }
+
+  // ---- writes ----
+
+  /** Validates, sequences and applies one write; the returned `logged` op is what to append to the log. */
+  write(w: DocWrite): WriteOutcome {
+    const latest = this.idMap.get(w.id);
+    const live = latest !== undefined && this.delSeq[latest] === Infinity;
+    const tomb = this.tombstones.get(w.id);
+    const curVersion = live ? this.versions[latest] : tomb?.version;
+    if (w.op === 'create' && live) return conflict(`[${w.id}]: version conflict, document already exists (current version [${curVersion}])`);
+    if (w.ifSeqNo !== undefined || w.ifPrimaryTerm !== undefined) {
+      const want = `required seqNo [${w.ifSeqNo ?? -2}], primary term [${w.ifPrimaryTerm ?? 0}]`;
+      if (!live) return conflict(`[${w.id}]: version conflict, ${want}. but no document was found`);
+      const cur = this.seqNos[latest];
+      if (cur !== w.ifSeqNo || (w.ifPrimaryTerm ?? 1) !== 1) {
+        return conflict(`[${w.id}]: version conflict, ${want}. current document has seqNo [${cur}] and primary term [1]`);
+      }
+    }
+    const version = (curVersion ?? 0) + 1;
+    const seqNo = this.seqNo + 1;
+    if (w.op === 'delete') {
+      const logged: LoggedOp = { op: 'delete', id: w.id, seqNo, version, ...(w.routing !== undefined ? { routing: w.routing } : {}) };
+      this.applyLogged(logged);
+      return { ok: true, result: live ? 'deleted' : 'not_found', version, seqNo, logged };
+    }
+    let parsed: ParsedDoc;
+    try {
+      parsed = this.parseSource(w.source, w.id);
+    } catch (e) {
+      if (!(e instanceof EsError)) throw e;
+      const cause = e.extra.causedBy;
+      return {
+        ok: false, status: e.status,
+        error: { type: e.type, reason: e.message, ...(cause ? { meta: { caused_by: { type: cause.type, reason: cause.message } } } : {}) },
+      };
+    }
+    const logged: LoggedOp = { op: 'index', id: w.id, seqNo, version, source: w.source, ...(w.routing !== undefined ? { routing: w.routing } : {}) };
+    this.applyIndex(logged, parsed);
+    return { ok: true, result: live ? 'updated' : 'created', version, seqNo, logged };
+  }
+
+  /** Applies a sequenced op (log replay); `write` goes through here too, so replay is exact. */
+  applyLogged(op: LoggedOp): void {
+    if (op.seqNo <= this.seqNo) throw new Error(`op seqNo ${op.seqNo} is not after ${this.seqNo} on [${this.index}][${this.shardId}]`);
+    if (op.op === 'index') {
+      this.applyIndex(op, this.parseSource(op.source, op.id));
+      return;
+    }
+    const latest = this.idMap.get(op.id);
+    if (latest !== undefined && this.delSeq[latest] === Infinity) this.markDeleted(latest, op.seqNo);
+    this.tombstones.set(op.id, { version: op.version, seqNo: op.seqNo });
+    this.seqNo = op.seqNo;
+  }
+
+  private parseSource(source: string | undefined, id: string): ParsedDoc {
+    let obj: unknown;
+    try {
+      obj = parseJson(source ?? '');
+    } catch (e) {
+      throw new EsError('mapper_parsing_exception', 400, 'failed to parse', { causedBy: new EsError('json_parse_exception', 400, (e as Error).message) });
+    }
+    return this.mapping.parse(obj, id, source);
+  }
+
+  private applyIndex(op: LoggedOp, parsed: ParsedDoc): void {
+    const latest = this.idMap.get(op.id);
+    if (latest !== undefined && this.delSeq[latest] === Infinity) this.markDeleted(latest, op.seqNo);
+    const doc = this.docCount;
+    const n = doc + 1;
+    this.seqNos = grow(this.seqNos, n);
+    this.delSeq = grow(this.delSeq, n, Infinity);
+    this.versions = grow(this.versions, n);
+    this.prev = grow(this.prev, n, -1);
+    this.ids.push(op.id);
+    this.sources.push(op.source ?? '{}');
+    this.seqNos[doc] = op.seqNo;
+    this.versions[doc] = op.version;
+    this.prev[doc] = latest ?? -1;
+    if (op.routing !== undefined) this.routings.set(doc, op.routing);
+    this.idMap.set(op.id, doc);
+    this.tombstones.delete(op.id);
+    for (const f of parsed) {
+      let col = this.columns.get(f.def.path);
+      if (!col) this.columns.set(f.def.path, (col = columnFor(f.def.type)));
+      col.add(doc, f.values);
+    }
+    this.docCount = n;
+    this.seqNo = op.seqNo;
+  }
+
+  private markDeleted(doc: number, seqNo: number): void {
+    this.delSeq[doc] = seqNo;
+    this.delLog = grow(this.delLog, this.delCount + 1);
+    this.delLog[this.delCount++] = seqNo;
+  }
+
+  // ---- reads ----
+
+  /** Real-time get of the latest live version. */
+  get(id: string): GetResult | undefined {
+    const d = this.idMap.get(id);
+    if (d === undefined || this.delSeq[d] !== Infinity) return undefined;
+    const routing = this.routings.get(d);
+    return { source: this.sources[d], version: this.versions[d], seqNo: this.seqNos[d], primaryTerm: 1, ...(routing !== undefined ? { routing } : {}) };
+  }
+
+  /** Makes everything applied so far visible to new searchers. */
+  refresh(): void {
+    this.refreshed = Object.freeze({ maxDoc: this.docCount, seqNo: this.seqNo });
+  }
+
+  /** The view of the last refresh, O(1); hold it as long as needed (PIT, scroll). */
+  acquireSearcher(): SearcherRef {
+    return this.refreshed;
+  }
+
+  /** Whether writes were applied since the last refresh. */
+  pendingRefresh(): boolean {
+    return this.refreshed.seqNo !== this.seqNo;
+  }
+
+  /** Highest seqNo applied (-1 when none). */
+  maxSeqNo(): number {
+    return this.seqNo;
+  }
+
+  /** Executes the query phase of a search on a searcher. */
+  query(s: SearcherRef, req: ShardQueryRequest, opts?: QueryOptions): ShardQueryResult {
+    return executeQuery(this, s, req, opts);
+  }
+
+  /** Number of visible docs matching `query` (match_all when absent). */
+  count(s: SearcherRef, query?: unknown): number {
+    return executeCount(this, s, query);
+  }
+
+  /** Raw `_source` JSON text of a doc, exactly as indexed. */
+  source(doc: number): string {
+    return this.sources[doc];
+  }
+
+  /** `_id` of a doc. */
+  id(doc: number): string {
+    return this.ids[doc];
+  }
+
+  /** Custom routing a doc was indexed with, if any (ES returns it as `_routing`). */
+  routing(doc: number): string | undefined {
+    return this.routings.get(doc);
+  }
+
+  /** `_version` and `_seq_no` of a doc. */
+  versionOf(doc: number): { version: number; seqNo: number } {
+    return { version: this.versions[doc], seqNo: this.seqNos[doc] };
+  }
+
+  /** Doc counts of the last refresh: live docs, deleted docs, doc ids used. */
+  stats(): { docs: number; deleted: number; maxDoc: number } {
+    const s = this.refreshed;
+    const deleted = this.deletedCount(s);
+    return { docs: s.maxDoc - deleted, deleted, maxDoc: s.maxDoc };
+  }
+
+  /** @internal number of docs (< s.maxDoc) deleted as seen by s */
+  deletedCount(s: SearcherRef): number {
+    return upperBoundF64(this.delLog, this.delCount, s.seqNo);
+  }
+
+  /** @internal whether s sees doc (doc < s.maxDoc assumed) */
+  visible(s: SearcherRef, doc: number): boolean {
+    return this.delSeq[doc] > s.seqNo;
+  }
+
+  /** @internal the doc of `id` that s sees, if any */
+  lookup(s: SearcherRef, id: string): number | undefined {
+    for (let d = this.idMap.get(id) ?? -1; d >= 0; d = this.prev[d]) {
+      if (d < s.maxDoc) return this.delSeq[d] > s.seqNo ? d : undefined;
+    }
+    return undefined;
+  }
+
+  // ---- DocValuesReader ----
+
+  fieldType(field: string): FieldType | undefined {
+    return this.mapping.fieldType(field);
+  }
+
+  values(field: string, doc: number): Array<number | bigint | string | boolean> {
+    const col = this.columns.get(field);
+    if (col instanceof NumericColumn) return col.natural(doc);
+    if (col instanceof KeywordColumn) return col.values(doc);
+    if (col instanceof TextColumn) return [];
+    return [];
+  }
+}
