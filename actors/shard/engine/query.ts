@@ -10,7 +10,8 @@ import type { ShardStore } from './shardStore';
 import { Bitset } from './bits';
 import { analyze, bm25, idf, normCache } from './analysis';
 import { KeywordColumn, NumericColumn, TextColumn, docFreq, forEachPosting, type NumVal, type PostingRef } from './columns';
-import { parseDateMath, DateParseError, dateFormatter } from './dates';
+import { DateParseError, dateFormatter } from './dates';
+import { parseDateMath } from './dateMath';
 import { halfRound } from './docParser';
 import { numericRange, keywordRange, type Bound } from './ranges';
 
