@@ -16,3 +16,17 @@ export type {
   SortValue, FieldType, SortSpec, LocalSlice, SearcherRef, ShardQueryRequest, ShardHit, ShardQueryResult,
   DocWrite, LoggedOp, WriteOutcome, DocValuesReader,
 } from './types';
+// Request parsing, aggregations, reduce, _source filtering, time values (parseSearch & co).
+export { parseSearchRequest, DEFAULT_TRACK_TOTAL_HITS } from './parseSearch';
+export type { SearchRequest, SearchRequestContext } from './parseSearch';
+export { parseSort, parseSortParam, parseSortOrder, withImplicitShardDoc } from './searchSort';
+export { parseQuery, queryFromQ, SUPPORTED_QUERIES } from './queryDsl';
+export type { Query, QueryValue } from './queryDsl';
+export { filterSource, parseSourceBody, parseSourceParams } from './sourceFilter';
+export type { SourceFilter } from './sourceFilter';
+export { parseTimeValue, formatTimeValue, keepAliveTooLarge } from './timeValue';
+export { compareSortValues, compareSortArrays, compareRaw, compareCodePoints } from './sortValues';
+export { reduceHits, reduceTotal, hitComparator } from './reduce';
+export type { ShardResultRef, ReduceHitsRequest, ReducedHits, MergedHit } from './reduce';
+export { createAggregators, reduceAggs, renderAggs, parseAggs, aggSpecs } from './aggs';
+export type { Aggregators, AggPartial, PartialMap, AggSpec, AggType } from './aggs';

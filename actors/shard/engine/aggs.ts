@@ -1,0 +1,273 @@
+import { illegalArgument } from '../../edge/esErrors';
+import { histogramRounding, parseDateValue } from './aggDates';
+import { aggSpecs, type AggSpec } from './aggSpec';
+import { compareKeys, orderComparator } from './aggOrder';
+import type { DocValuesReader, FieldType } from './types';
+
+/**
+ * Aggregations on a shard: `createAggregators` collects the docs a query matched into a
+ * partial state (plain JSON, travels over NATS); `reduceAggs` merges partials and `renderAggs`
+ * shapes the response (both in aggsRender.ts, re-exported here).
+ */
+
+/** How values print: dates get `*_as_string`, booleans print true/false. */
+export type ValueKind = 'number' | 'date' | 'boolean' | 'unmapped';
+export type TermsKind = 'string' | 'long' | 'double' | 'boolean' | 'date' | 'unmapped';
+export type TermKey = string | number | bigint;
+
+export type MetricPartial =
+  | { t: 'min' | 'max'; kind: ValueKind; value: number | null }
+  | { t: 'sum'; kind: ValueKind; value: number }
+  | { t: 'avg'; kind: ValueKind; sum: number; count: number }
+  | { t: 'value_count'; count: number };
+
+export interface BucketPartial {
+  key: TermKey;
+  count: number;
+  subs: PartialMap;
+  /** terms: summed doc-count error of the shards that returned this bucket. */
+  err?: number;
+}
+
+export interface TermsPartial {
+  t: 'terms';
+  kind: TermsKind;
+  buckets: BucketPartial[];
+  /** Docs in buckets a shard did not return. */
+  other: number;
+  /** Summed per-shard upper bound of missed doc counts. */
+  error: number;
+  /** Number of shard partials merged into this one. */
+  shards: number;
+}
+
+export interface HistogramPartial {
+  t: 'date_histogram';
+  buckets: BucketPartial[];
+}
+
+export type AggPartial = MetricPartial | TermsPartial | HistogramPartial;
+export type PartialMap = Record<string, AggPartial>;
+
+/** The shard side of an aggs tree. */
+export interface Aggregators {
+  collect(doc: number): void;
+  partial(): PartialMap;
+}
+
+interface Collector {
+  collect(doc: number): void;
+  partial(): AggPartial;
+}
+type Factory = () => Collector;
+
+/**
+ * Builds collectors for `aggsJson` over one shard. Field problems (text fields, keyword in a
+ * numeric metric, missing `field`) throw here, as ES fails when it builds the aggregators.
+ * @example const a = createAggregators(req.aggs, reader); for (const d of matched) a.collect(d); reply.aggs = a.partial();
+ */
+export function createAggregators(aggsJson: unknown, reader: DocValuesReader): Aggregators {
+  return group(aggSpecs(aggsJson).map((s) => [s.name, factory(s, reader)] as const))();
+}
+
+function group(factories: ReadonlyArray<readonly [string, Factory]>): () => Aggregators {
+  return () => {
+    const cs = factories.map(([name, f]) => [name, f()] as const);
+    return {
+      collect: (doc) => {
+        for (const [, c] of cs) c.collect(doc);
+      },
+      partial: () => Object.fromEntries(cs.map(([name, c]) => [name, c.partial()])),
+    };
+  };
+}
+
+function factory(spec: AggSpec, reader: DocValuesReader): Factory {
+  const field = spec.params.field as string | undefined;
+  if (field === undefined) throw illegalArgument('Required one of fields [field, script], but none were specified.');
+  const type = reader.fieldType(field);
+  if (type === 'text' && (spec.type === 'terms' || spec.type === 'value_count')) throw fielddataDisabled(field);
+  const missing = spec.params.missing;
+  const read = (doc: number) => {
+    const vs = type === undefined ? [] : reader.values(field, doc);
+    return vs.length === 0 && missing !== undefined && missing !== null ? [missing as string | number | boolean | bigint] : vs;
+  };
+  switch (spec.type) {
+    case 'terms':
+      return termsFactory(spec, type, read, reader);
+    case 'date_histogram':
+      return histogramFactory(spec, type, read, reader);
+    case 'value_count':
+      return () => {
+        let count = 0;
+        return { collect: (doc) => void (count += read(doc).length), partial: () => ({ t: 'value_count', count }) };
+      };
+    default:
+      return metricFactory(spec, type, read);
+  }
+}
+
+const fielddataDisabled = (f: string) =>
+  illegalArgument(
+    'Text fields are not optimised for operations that require per-document field data like aggregations and sorting, ' +
+      'so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true ' +
+      `on [${f}] in order to load field data by uninverting the inverted index. Note that this can use significant memory.`,
+  );
+
+const NUMERIC: FieldType[] = ['long', 'integer', 'short', 'byte', 'double', 'float', 'half_float', 'scaled_float', 'unsigned_long'];
+const DATES: FieldType[] = ['date', 'date_nanos'];
+
+type Raw = string | number | boolean | bigint;
+
+/** A value as a number (epoch millis for dates, 1/0 for booleans). */
+function toNumber(v: Raw, type: FieldType | undefined): number {
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (type === 'date_nanos' && typeof v === 'bigint') return Number(v / 1_000_000n);
+  if (type === 'date' || type === 'date_nanos') return parseDateValue(v);
+  if (type === 'boolean' && typeof v === 'string') return v === 'true' ? 1 : 0;
+  const n = Number(v);
+  if (Number.isNaN(n)) throw illegalArgument(`For input string: "${String(v)}"`);
+  return n;
+}
+
+function valueKind(type: FieldType | undefined): ValueKind {
+  if (type === undefined) return 'unmapped';
+  if (DATES.includes(type)) return 'date';
+  return type === 'boolean' ? 'boolean' : 'number';
+}
+
+function metricFactory(spec: AggSpec, type: FieldType | undefined, read: (doc: number) => Raw[]): Factory {
+  const field = spec.params.field as string;
+  if (type !== undefined && !NUMERIC.includes(type) && !DATES.includes(type) && type !== 'boolean') {
+    throw illegalArgument(`Field [${field}] of type [${type}] is not supported for aggregation [${spec.type}]`);
+  }
+  const kind = type === undefined && spec.params.missing !== undefined ? 'number' : valueKind(type);
+  const t = spec.type as 'min' | 'max' | 'sum' | 'avg';
+  return () => {
+    let min = Infinity;
+    let max = -Infinity;
+    let sum = 0;
+    let count = 0;
+    return {
+      collect(doc) {
+        for (const v of read(doc)) {
+          const n = toNumber(v, type);
+          if (n < min) min = n;
+          if (n > max) max = n;
+          sum += n;
+          count++;
+        }
+      },
+      partial(): MetricPartial {
+        if (t === 'min') return { t, kind, value: count ? min : null };
+        if (t === 'max') return { t, kind, value: count ? max : null };
+        if (t === 'sum') return { t, kind, value: sum };
+        return { t, kind, sum, count };
+      },
+    };
+  };
+}
+
+function termsKind(type: FieldType | undefined, missing: unknown): TermsKind {
+  if (type === undefined) return missing === undefined ? 'unmapped' : 'string';
+  if (type === 'boolean') return 'boolean';
+  if (DATES.includes(type)) return 'date';
+  if (['double', 'float', 'half_float', 'scaled_float'].includes(type)) return 'double';
+  if (NUMERIC.includes(type)) return 'long';
+  return 'string';
+}
+
+function termKey(v: Raw, kind: TermsKind, type: FieldType | undefined): TermKey {
+  if (kind === 'string' || kind === 'unmapped') return String(v);
+  if (kind === 'long' && typeof v === 'bigint') return v;
+  if (kind === 'long' && typeof v === 'string' && /^-?\d+$/.test(v)) return Number.isSafeInteger(Number(v)) ? Number(v) : BigInt(v);
+  return toNumber(v, type);
+}
+
+const keyId = (k: TermKey) => `${typeof k === 'string' ? 's' : 'n'}${String(k)}`;
+
+function keyFilter(spec: AggSpec, kind: TermsKind): (k: TermKey) => boolean {
+  const test = (f: unknown): ((k: TermKey) => boolean) | undefined => {
+    if (f === undefined) return undefined;
+    if (typeof f === 'string') {
+      const re = new RegExp(`^(?:${f})$`);
+      return (k) => re.test(String(k));
+    }
+    const set = new Set((Array.isArray(f) ? f : [f]).map((x) => (kind === 'boolean' ? String(x === true || x === 'true' || x === 1) : String(x))));
+    return (k) => set.has(kind === 'boolean' ? String(k === 1) : String(k));
+  };
+  const inc = test(spec.params.include);
+  const exc = test(spec.params.exclude);
+  return (k) => (!inc || inc(k)) && !(exc && exc(k));
+}
+
+interface LiveBucket {
+  key: TermKey;
+  count: number;
+  subs: Aggregators;
+}
+
+/** Collects docs into keyed buckets, each with its own sub-aggregators. */
+function bucketing(keysOf: (doc: number) => TermKey[], subs: () => Aggregators): { collect(doc: number): void; buckets(): BucketPartial[] } {
+  const map = new Map<string, LiveBucket>();
+  return {
+    collect(doc) {
+      const seen = new Set<string>();
+      for (const k of keysOf(doc)) {
+        const id = keyId(k);
+        if (seen.has(id)) continue; // a doc counts once per bucket, however many values it has
+        seen.add(id);
+        let b = map.get(id);
+        if (!b) map.set(id, (b = { key: k, count: 0, subs: subs() }));
+        b.count++;
+        b.subs.collect(doc);
+      }
+    },
+    buckets: () => [...map.values()].map((b) => ({ key: b.key, count: b.count, subs: b.subs.partial() })),
+  };
+}
+
+function termsFactory(spec: AggSpec, type: FieldType | undefined, read: (doc: number) => Raw[], reader: DocValuesReader): Factory {
+  const kind = termsKind(type, spec.params.missing);
+  const size = Number(spec.params.size ?? 10);
+  // BucketUtils.suggestShardSideQueueSize: shards return more than `size` to bound the error.
+  const shardSize = Math.max(size, Number(spec.params.shard_size ?? Math.trunc(size * 1.5 + 10)));
+  const accept = keyFilter(spec, kind);
+  const subs = group(spec.subs.map((s) => [s.name, factory(s, reader)] as const));
+  const order = orderComparator(spec);
+  const countDesc = order.byCountDesc;
+  return () => {
+    const b = bucketing((doc) => read(doc).map((v) => termKey(v, kind, type)).filter(accept), subs);
+    return {
+      collect: b.collect,
+      partial(): TermsPartial {
+        const all = b.buckets().sort(order.compare);
+        const kept = all.slice(0, shardSize);
+        const other = all.slice(shardSize).reduce((n, x) => n + x.count, 0);
+        const error = all.length > shardSize && countDesc ? kept[kept.length - 1].count : 0;
+        return { t: 'terms', kind, buckets: kept.map((x) => ({ ...x, err: error })), other, error, shards: 1 };
+      },
+    };
+  };
+}
+
+function histogramFactory(spec: AggSpec, type: FieldType | undefined, read: (doc: number) => Raw[], reader: DocValuesReader): Factory {
+  const field = spec.params.field as string;
+  if (type !== undefined && !NUMERIC.includes(type) && !DATES.includes(type)) {
+    throw illegalArgument(`Field [${field}] of type [${type}] is not supported for aggregation [date_histogram]`);
+  }
+  const rounding = histogramRounding(spec.params);
+  const dateType: FieldType = type ?? 'date';
+  const subs = group(spec.subs.map((s) => [s.name, factory(s, reader)] as const));
+  return () => {
+    const b = bucketing((doc) => read(doc).map((v) => rounding.round(toNumber(v, dateType))), subs);
+    return {
+      collect: b.collect,
+      partial: (): HistogramPartial => ({ t: 'date_histogram', buckets: b.buckets().sort((x, y) => compareKeys(x.key, y.key)) }),
+    };
+  };
+}
+
+export { aggSpecs, parseAggs } from './aggSpec';
+export type { AggSpec, AggType } from './aggSpec';
+export { reduceAggs, renderAggs } from './aggsRender';
