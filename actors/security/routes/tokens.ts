@@ -5,6 +5,7 @@ import { renderAuthentication } from '../authView';
 import { featureNotEnabled, oauth2Error, unauthorized } from '../errors';
 import type { IssuedPair } from '../oauth2Tokens';
 import { authOf, bodyOf, type SecurityServices } from '../services';
+import type { AuthenticationType } from '../types';
 
 const A = 'cluster:admin/xpack/security/token/';
 const GRANTS = ['password', '_kerberos', 'refresh_token', 'client_credentials'];
@@ -68,7 +69,8 @@ export function tokenRoutes(router: Router, s: SecurityServices): void {
           expires_in: Math.round(s.tokens.timeoutMs / 1000),
           ...(body.scope !== undefined ? { scope: 'full' } : {}),
           ...(issued.refresh ? { refresh_token: issued.refresh } : {}),
-          authentication: renderAuthentication(s.tokens.authOf(issued.record)),
+          // The authentication the token stands for, as it was granted (`realm` for a password grant).
+          authentication: renderAuthentication({ ...s.tokens.authOf(issued.record), authenticationType: issued.record.subject.authenticationType as AuthenticationType }),
         },
       };
     },
