@@ -100,8 +100,8 @@ function evalBool(node: BoolNode, ctx: QueryContext, acc: Float64Array | null, m
   let bits: Bitset | null = null;
   for (const c of node.must) bits = and(bits, evalNode(c, ctx, acc, m));
   for (const c of node.filter) bits = and(bits, evalNode(c, ctx, null, 1));
+  if (node.msm > node.should.length) return new Bitset(n); // Lucene: more required than present
   if (node.should.length) {
-    if (node.msm > node.should.length) return new Bitset(n);
     const rs = node.should.map((c) => evalShould(c, ctx, acc, m));
     if (node.msm > 0) bits = and(bits, atLeast(rs, node.msm, n));
   }

@@ -126,10 +126,11 @@ function clauses(v: unknown, ctx: QueryContext): QNode[] {
 function compileBool(b: Obj, ctx: QueryContext): QNode {
   const must = clauses(b.must, ctx), filter = clauses(b.filter, ctx), should = clauses(b.should, ctx), mustNot = clauses(b.must_not, ctx);
   if (!must.length && !filter.length && !should.length && !mustNot.length) return { k: 'all', boost: boostOf(b) };
+  const pureShould = should.length > 0 && !must.length && !filter.length;
   let msm = b.minimum_should_match === undefined || b.minimum_should_match === null
-    ? (must.length || filter.length ? 0 : 1)
+    ? (pureShould ? 1 : 0)
     : minimumShouldMatch(should.length, String(b.minimum_should_match));
-  if (should.length && msm === 0 && !must.length && !filter.length) msm = 1; // a pure disjunction needs one hit
+  if (pureShould && msm === 0) msm = 1; // a pure disjunction needs one hit
   return { k: 'bool', must, filter, should, mustNot, msm, boost: boostOf(b) };
 }
 

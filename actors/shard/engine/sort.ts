@@ -68,7 +68,9 @@ function resolveKey(spec: SortSpec, env: SortEnv): SortKey {
   }
   const col = def ? store.columns.get(def.path) : undefined;
   if (type === 'keyword' || !NUMERIC_TYPES.has(type as never)) {
-    if (spec.numericType) throw illegalArgument(`[numeric_type] option cannot be set on a non-numeric field, got [${type}]`);
+    const shardError = (reason: string) => new EsError('query_shard_exception', 400, reason, { meta: { index: store.index } });
+    if (spec.mode === 'sum' || spec.mode === 'avg' || spec.mode === 'median') throw shardError('we only support AVG, MEDIAN and SUM on number based fields');
+    if (spec.numericType) throw shardError(`[numeric_type] option cannot be set on a non-numeric field, got ${type}`);
     return strKey(spec, col instanceof KeywordColumn ? col : undefined, desc, sign);
   }
   const res = resolutionOf(type, spec.numericType);
@@ -213,8 +215,8 @@ function parseNumericAfter(v: SortValue, res: Resolution, field: string, fmt: Da
   if (!integral) return { hi: res === 'float' ? Math.fround(n) : n, lo: 0 };
   if (res === 'nanos') return big !== undefined ? { ...splitPair(big) } : { ...splitPair(BigInt(Math.trunc(n))) };
   if (big !== undefined) return Number.isSafeInteger(n) ? { hi: n, lo: 0 } : { hi: n, lo: 0, big };
-  const t = Math.trunc(n);
-  return { hi: t, lo: 0 };
+  // JSON numbers: Number.longValue() truncates; strings: DocValueFormat.RAW.parseLong floors
+  return { hi: typeof v === 'string' ? Math.floor(n) : Math.trunc(n), lo: 0 };
 }
 
 function splitPair(nanos: bigint): NumVal {

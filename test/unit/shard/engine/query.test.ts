@@ -177,6 +177,7 @@ describe('bool', () => {
     ['should with must: optional', { bool: { must: { term: { tag: 'animal' } }, should: { term: { n: 99 } } } }, ['1', '2', '4']],
     ['should with minimum_should_match', { bool: { should: [{ term: { tag: 'animal' } }, { range: { n: { gte: 2 } } }, { term: { ok: true } }], minimum_should_match: 2 } }, ['1', '2', '4']],
     ['minimum_should_match above the clause count', { bool: { should: [{ term: { n: 1 } }], minimum_should_match: 2 } }, []],
+    ['minimum_should_match without should clauses', { bool: { must: { term: { n: 1 } }, minimum_should_match: 1 } }, []],
     ['must_not only: everything else', { bool: { must_not: { term: { tag: 'animal' } } } }, ['3']],
     ['an empty bool: everything', { bool: {} }, ['1', '2', '3', '4']],
     ['constant_score', { constant_score: { filter: { term: { tag: 'speed' } } } }, ['3']],

@@ -133,6 +133,8 @@ describe('sort errors', () => {
     ['an unmapped field', [by('nope')], 'query_shard_exception', 'No mapping found for [nope] in order to sort on'],
     ['a text field', [by('t')], 'illegal_argument_exception',
       'Fielddata is disabled on [t] in [idx]. Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [t] in order to load field data by uninverting the inverted index. Note that this can use significant memory.'],
+    ['a keyword with mode sum', [by('k', 'asc', { mode: 'sum' })], 'query_shard_exception', 'we only support AVG, MEDIAN and SUM on number based fields'],
+    ['a keyword with numeric_type', [by('k', 'asc', { numericType: 'long' })], 'query_shard_exception', '[numeric_type] option cannot be set on a non-numeric field, got keyword'],
   ])('rejects sorting on %s', (_what, sort, type, reason) => {
     const e = error({ sort });
     expect([e.type, e.status, e.message]).toEqual([type, 400, reason]);
