@@ -12,17 +12,18 @@ import { didYouMean, isObject, Locator, tokenName, unknownField, type JsonPath }
  * - `{range:{<f>:{gt?|gte?, lt?|lte?, format?, time_zone?, relation?, boost?}}}` (`from/to/include_*` folded in)
  * - `{exists:{field}}`, `{ids:{values:[string…]}}`
  * - `{bool:{must?, filter?, should?, must_not?: Query[], minimum_should_match?, boost?}}` (clauses always arrays)
+ * - `{constant_score:{filter: Query, boost?}}`
  */
 export type QueryValue = string | number | bigint | boolean;
 export type Query = Record<string, Record<string, unknown>>;
 
 /** Queries the engine executes. */
-export const SUPPORTED_QUERIES = ['match_all', 'match_none', 'match', 'multi_match', 'term', 'terms', 'range', 'exists', 'ids', 'bool'] as const;
+export const SUPPORTED_QUERIES = ['match_all', 'match_none', 'match', 'multi_match', 'term', 'terms', 'range', 'exists', 'ids', 'bool', 'constant_score'] as const;
 
 /** Other query names ES registers: valid there, a clear 400 here (also the "did you mean" candidates). */
 const OTHER_ES_QUERIES = [
   'match_phrase', 'match_phrase_prefix', 'match_bool_prefix', 'combined_fields', 'query_string', 'simple_query_string',
-  'terms_set', 'prefix', 'wildcard', 'regexp', 'fuzzy', 'boosting', 'constant_score', 'dis_max', 'function_score',
+  'terms_set', 'prefix', 'wildcard', 'regexp', 'fuzzy', 'boosting', 'dis_max', 'function_score',
   'script_score', 'script', 'nested', 'has_child', 'has_parent', 'parent_id', 'geo_bounding_box', 'geo_distance',
   'geo_polygon', 'geo_shape', 'shape', 'more_like_this', 'percolate', 'rank_feature', 'distance_feature', 'wrapper',
   'pinned', 'intervals', 'span_term', 'span_first', 'span_near', 'span_or', 'span_not', 'span_containing',
@@ -253,7 +254,20 @@ const bool: Parser = (body, loc, path) => {
   return out;
 };
 
+const constantScore: Parser = (body, loc, path) => {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) {
+    if (k === 'filter') out.filter = parseQuery(v, loc, [...path, k]);
+    else if (k === 'boost') out.boost = boostOf(v, 'constant_score');
+    else if (k === '_name') out._name = v;
+    else throw loc.parsing([...path, k], `[constant_score] query does not support [${k}]`);
+  }
+  if (out.filter === undefined) throw loc.parsing(path, "[constant_score] requires a 'filter' element");
+  return out;
+};
+
 const PARSERS: Record<string, Parser> = {
+  constant_score: constantScore,
   match_all: objectParser('match_all', COMMON),
   match_none: objectParser('match_none', COMMON),
   match,

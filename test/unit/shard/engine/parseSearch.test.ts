@@ -247,6 +247,7 @@ describe('query DSL', () => {
     [{ range: { n: { from: 1, to: 5, include_upper: false } } }, { range: { n: { gte: 1, lt: 5 } } }],
     [{ range: { d: { gte: 'now-1d/d', format: 'strict_date' } } }, { range: { d: { format: 'strict_date', gte: 'now-1d/d' } } }],
     [{ exists: { field: 'f' } }, { exists: { field: 'f' } }],
+    [{ constant_score: { filter: { term: { a: 'x' } }, boost: 2 } }, { constant_score: { filter: { term: { a: { value: 'x' } } }, boost: 2 } }],
     [{ ids: { values: ['1', 2] } }, { ids: { values: ['1', '2'] } }],
     [{ bool: { must: { term: { a: 1 } }, should: [{ match_all: {} }], minimum_should_match: 1 } },
       { bool: { must: [{ term: { a: { value: 1 } } }], should: [{ match_all: {} }], minimum_should_match: 1 } }],
@@ -272,6 +273,7 @@ describe('query DSL', () => {
     [{ bool: { shuld: [] } }, 'x_content_parse_exception', '[1:1] [bool] unknown field [shuld] did you mean [should]?'],
     [{ bool: { filter: [{ nope: {} }] } }, 'parsing_exception', 'unknown query [nope]'],
     [{ prefix: { f: 'x' } }, 'illegal_argument_exception', '[prefix] query is not supported'],
+    [{ constant_score: {} }, 'parsing_exception', "[constant_score] requires a 'filter' element"],
   ])('rejects %j', (q, type, reason) => {
     const e = fail(() => parseQuery(q));
     expect([e.type, e.message]).toEqual([type, reason]);
