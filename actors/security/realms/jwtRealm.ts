@@ -136,7 +136,9 @@ export class JwtRealm implements Realm {
       const sub = claims[this.cfg.principalClaim];
       if (!claims.iss || !aud.length || typeof sub !== 'string' || !sub) return undefined;
       const principal = `${claims.iss}/${[...new Set(aud)].sort().join(',')}/${sub}`;
-      const raw = req.headers['es-client-authentication'];
+      const clientAuth = req.headers['es-client-authentication'];
+      // Repeated headers reach us joined by ", " (the official JS client sends this one twice): use the first.
+      const raw = typeof clientAuth === 'string' ? clientAuth.split(/,\s*(?=sharedsecret\s)/i)[0] : clientAuth;
       const m = typeof raw === 'string' ? /^sharedsecret\s+(.+)$/i.exec(raw.trim()) : null;
       return { kind: 'jwt', jwt: h.value, secret: m ? m[1] : raw === undefined ? undefined : '', principal, header, claims };
     } catch {
