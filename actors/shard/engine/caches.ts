@@ -8,7 +8,7 @@ import type { Bitset } from './bits';
 import { cmpNum } from './columns';
 import type { NumericKeyReader } from './numericKeys';
 
-/** All docs [0, size) ordered by (key, doc id) ascending. */
+/** All docs [0, size) ordered by key (ascending, or descending with `desc`), then doc id ascending. */
 export interface SortedOrder {
   perm: Int32Array;
   size: number;
@@ -26,14 +26,14 @@ export class SearchCaches {
   idHashCount = 0;
 
   /** The cached order for `key`, built or extended to cover [0, maxDoc). */
-  sortedOrder(key: string, reader: NumericKeyReader, maxDoc: number): SortedOrder {
+  sortedOrder(key: string, reader: NumericKeyReader, maxDoc: number, desc: boolean): SortedOrder {
     let o = this.orders.get(key);
     if (o && o.size >= maxDoc) {
       touch(this.orders, key, o);
       return o;
     }
-    const fresh = radixOrder(reader, o ? o.size : 0, maxDoc);
-    o = o ? { perm: merge(o.perm, fresh, reader), size: maxDoc } : { perm: fresh, size: maxDoc };
+    const fresh = radixOrder(reader, o ? o.size : 0, maxDoc, desc);
+    o = o ? { perm: merge(o.perm, fresh, reader, desc ? -1 : 1), size: maxDoc } : { perm: fresh, size: maxDoc };
     touch(this.orders, key, o);
     evict(this.orders, MAX_ORDERS);
     return o;
@@ -62,8 +62,9 @@ function evict<V>(m: Map<string, V>, max: number): void {
 /**
  * Sorts docs [from, to) by key with a stable LSD radix sort on 16-bit digits of the
  * order-preserving bit pattern of the double (plus the nanos part), so ties keep doc order.
+ * `desc` sorts the negated key, so ties still come in ascending doc order (Lucene's tie-break).
  */
-export function radixOrder(reader: NumericKeyReader, from: number, to: number): Int32Array {
+export function radixOrder(reader: NumericKeyReader, from: number, to: number, desc = false): Int32Array {
   const n = to - from;
   const f64 = new Float64Array(n);
   const u32 = new Uint32Array(f64.buffer);
@@ -71,9 +72,9 @@ export function radixOrder(reader: NumericKeyReader, from: number, to: number): 
   for (let i = 0; i < n; i++) {
     if (lo) {
       const k = reader.key(from + i);
-      f64[i] = k.hi;
-      lo[i] = k.lo;
-    } else f64[i] = reader.hi(from + i);
+      f64[i] = desc ? -k.hi + 0 : k.hi;
+      lo[i] = desc ? 0xfffff - k.lo : k.lo; // nanos within a milli < 2^20
+    } else f64[i] = desc ? -reader.hi(from + i) + 0 : reader.hi(from + i);
   }
   const kLo = new Uint32Array(n), kHi = new Uint32Array(n);
   for (let i = 0; i < n; i++) {
@@ -109,12 +110,12 @@ export function radixOrder(reader: NumericKeyReader, from: number, to: number): 
     [perm, tmp] = [tmp, perm];
   }
   for (let i = 0; i < n; i++) perm[i] += from;
-  fixExactTies(perm, reader);
+  fixExactTies(perm, reader, desc ? -1 : 1);
   return perm;
 }
 
 // Beyond 2^53 distinct longs can share a double: re-sort those runs exactly.
-function fixExactTies(perm: Int32Array, reader: NumericKeyReader): void {
+function fixExactTies(perm: Int32Array, reader: NumericKeyReader, dir: number): void {
   const exact = reader.col?.exact;
   if (!exact || reader.res === 'double' || reader.res === 'float') return;
   for (let i = 0; i < perm.length; ) {
@@ -122,17 +123,17 @@ function fixExactTies(perm: Int32Array, reader: NumericKeyReader): void {
     let j = i + 1;
     while (j < perm.length && reader.hi(perm[j]) === h) j++;
     if (j - i > 1 && Math.abs(h) >= TWO53 && perm.subarray(i, j).some((d) => exact.has(d) || reader.col!.multiFlag?.[d] === 1)) {
-      const run = Array.from(perm.subarray(i, j)).sort((a, b) => cmpNum(reader.key(a), reader.key(b)) || a - b);
+      const run = Array.from(perm.subarray(i, j)).sort((a, b) => dir * cmpNum(reader.key(a), reader.key(b)) || a - b);
       perm.set(run, i);
     }
     i = j;
   }
 }
 
-function merge(a: Int32Array, b: Int32Array, reader: NumericKeyReader): Int32Array {
+function merge(a: Int32Array, b: Int32Array, reader: NumericKeyReader, dir: number): Int32Array {
   const out = new Int32Array(a.length + b.length);
   let i = 0, j = 0, k = 0;
-  while (i < a.length && j < b.length) out[k++] = reader.compare(a[i], b[j]) <= 0 ? a[i++] : b[j++]; // a's docs are older: first on ties
+  while (i < a.length && j < b.length) out[k++] = dir * reader.compare(a[i], b[j]) <= 0 ? a[i++] : b[j++]; // a's docs are older: first on ties
   while (i < a.length) out[k++] = a[i++];
   while (j < b.length) out[k++] = b[j++];
   return out;

@@ -200,41 +200,40 @@ function walkDocOrder(c: Candidates, primary: SortKey, afterOk: ((d: number) => 
   return out;
 }
 
-/** Numeric primary key: walk the cached sorted order from the search_after position. */
+/**
+ * Numeric primary key: walk the cached doc order of that key (in final order, ties by doc id) from
+ * the search_after position. When the remaining keys cannot reorder ties (none, or `_doc` /
+ * `_shard_doc` asc) the order is exact: binary search the full cursor, stop after k hits. Otherwise
+ * collect k hits plus the rest of the last tie run and sort those.
+ */
 function walkSorted(
   store: ShardStore, s: SearcherRef, c: Candidates, keys: SortKey[],
   afterOk: ((d: number) => boolean) | null, k: number, cmp: (a: number, b: number) => number,
 ): number[] {
   const primary = keys[0];
   const r = primary.reader!;
-  const cacheKey = `${primary.spec.field}|${r.src}|${r.res}|${r.mode}|${r.missing.hi}|${r.missing.lo}|${r.missing.big ?? ''}`;
-  const { perm, size } = store.caches.sortedOrder(cacheKey, r, s.maxDoc);
-  // g(i) = sign of key(perm[i]) - after, ascending in i
-  const sign = primary.desc ? -1 : 1;
-  const firstWhere = (pred: (i: number) => boolean) => {
-    let lo = 0, hi = size;
-    while (lo < hi) {
-      const m = (lo + hi) >>> 1;
+  const exact = keys.length === 1 || ((keys[1].kind === 'doc' || keys[1].kind === 'shardDoc') && !keys[1].desc);
+  const cacheKey = `${primary.spec.field}|${r.src}|${r.res}|${r.mode}|${r.missing.hi}|${r.missing.lo}|${r.missing.big ?? ''}|${primary.desc}`;
+  const { perm, size } = store.caches.sortedOrder(cacheKey, r, s.maxDoc, primary.desc);
+  let start = 0;
+  if (afterOk) {
+    // both predicates are monotonic along the order: false…false true…true
+    const pred = exact ? (i: number) => afterOk(perm[i]) : (i: number) => primary.cmpAfter(perm[i]) >= 0;
+    let hi = size;
+    while (start < hi) {
+      const m = (start + hi) >>> 1;
       if (pred(m)) hi = m;
-      else lo = m + 1;
+      else start = m + 1;
     }
-    return lo;
-  };
-  const out: number[] = [];
-  const take = (d: number): boolean => {
-    if (d >= s.maxDoc || !c.accept(d) || (afterOk && !afterOk(d))) return true;
-    if (out.length >= k && primary.cmp(d, out[k - 1]) !== 0) return false;
-    out.push(d);
-    return true;
-  };
-  if (!primary.desc) {
-    const start = afterOk ? firstWhere((i) => sign * primary.cmpAfter(perm[i]) >= 0) : 0;
-    for (let i = start; i < size && take(perm[i]); i++);
-  } else {
-    const start = afterOk ? firstWhere((i) => sign * primary.cmpAfter(perm[i]) > 0) - 1 : size - 1;
-    for (let i = start; i >= 0 && take(perm[i]); i--);
   }
-  return out.sort(cmp).slice(0, k);
+  const out: number[] = [];
+  for (let i = start; i < size; i++) {
+    const d = perm[i];
+    if (d >= s.maxDoc || !c.accept(d) || (afterOk && !afterOk(d))) continue;
+    if (out.length >= k && (exact || primary.cmp(d, out[k - 1]) !== 0)) break;
+    out.push(d);
+  }
+  return exact ? out : out.sort(cmp).slice(0, k);
 }
 
 /** See ShardStore.count. */

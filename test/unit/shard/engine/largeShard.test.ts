@@ -92,3 +92,34 @@ it('pages a whole PIT with a _shard_doc tiebreaker over heavy ties without gaps 
   }
   expect([seen.size, dups]).toEqual([N, 0]);
 });
+
+/** Pages through everything with search_after and returns the doc order. */
+function pageAll(s: SearcherRef, sort: SortSpec[], size: number): number[] {
+  const out: number[] = [];
+  let after: SortValue[] | undefined;
+  for (;;) {
+    const r = store.query(s, { sort, searchAfter: after, from: 0, size, trackTotalHits: false, shardIndex: 0 });
+    if (!r.hits.length) return out;
+    out.push(...r.hits.map((h) => h.doc));
+    after = r.hits[r.hits.length - 1].sort;
+  }
+}
+
+it.each([
+  ['long desc + _shard_doc (exact order, cursor inside tie runs)', [by('n', 'desc'), by('_shard_doc')]],
+  ['long asc + _doc', [by('n'), by('_doc')]],
+  ['long asc + keyword desc + _doc (tie runs re-sorted)', [by('n'), by('g', 'desc'), by('_doc')]],
+])('pages a whole searcher sorted by %s in brute-force order', (_what, sort) => {
+  const primary = oracle(old, sort[0], () => true);
+  const gDesc = sort.length === 3;
+  const pos = new Map(primary.map((x, i) => [x, i]));
+  const expected = [...primary].sort((a, b) => {
+    if (a.key !== b.key) return pos.get(a)! - pos.get(b)!;
+    if (gDesc) {
+      const ga = String(store.values('g', a.doc)[0]), gb = String(store.values('g', b.doc)[0]);
+      if (ga !== gb) return ga < gb ? 1 : -1;
+    }
+    return a.doc - b.doc;
+  }).map((x) => x.doc);
+  expect(pageAll(old, sort, 997)).toEqual(expected);
+});
