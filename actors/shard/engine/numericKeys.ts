@@ -138,8 +138,9 @@ export function outputNum(v: NumVal, res: Resolution, formatter?: DateFormatter)
     return formatter.format({ ms: v.hi, ns: res === 'nanos' ? v.lo : 0, ...(res === 'millis' && v.big !== undefined ? { msBig: v.big } : {}) });
   }
   switch (res) {
-    case 'double': return v.hi;
-    case 'float': return floatValue(v.hi);
+    // ±Infinity (missing doubles) travel as ES prints them: the strings "Infinity" / "-Infinity"
+    case 'double': return Number.isFinite(v.hi) ? v.hi : v.hi > 0 ? 'Infinity' : '-Infinity';
+    case 'float': return Number.isFinite(v.hi) ? floatValue(v.hi) : v.hi > 0 ? 'Infinity' : '-Infinity';
     case 'boolean': return v.big !== undefined ? v.big !== 0n : v.hi !== 0;
     case 'nanos': {
       const n = toNanos({ ms: v.hi, ns: v.lo });
