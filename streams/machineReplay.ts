@@ -151,6 +151,8 @@ export class MachineReplay {
   readonly divergences: Divergence[] = [];
   private readonly live = new Map<string, Live>();
   private readonly ended = new Map<string, ActorResult>();
+  /** Every actor in the order its first fact came. */
+  private readonly seen: ActorResult[] = [];
   /** Facts of aggregates without a machine (users, roles) and of aggregates not checked. */
   unchecked = 0;
   checked = 0;
@@ -207,6 +209,7 @@ export class MachineReplay {
 
   private start(d: Driver, aggregate: string, key: string, e: FactLike): Live | undefined {
     const result: ActorResult = { aggregate, id: e.aggregateId, state: 'partial', done: false, lastSeq: e.seq, facts: 0, ...(this.opts.timeline ? { timeline: [] } : {}) };
+    this.seen.push(result);
     if (e.type !== d.creation) {
       // The log starts after this aggregate was created (retention, --since): fold only.
       this.touch(result, e);
@@ -261,9 +264,9 @@ export class MachineReplay {
     this.ended.set(key, a.result);
   }
 
-  /** Every actor seen, in first-seen order of the ones still live after the ended ones. */
+  /** Every actor seen, in the order of its first fact. */
   results(): ActorResult[] {
-    return [...this.ended.values(), ...[...this.live.values()].map((a) => a.result)];
+    return this.seen;
   }
 
   /** Stops the live actors and returns the outcome. */

@@ -36,7 +36,7 @@ describe('evolveContext', () => {
 
 describe('credential folds through evolve', () => {
   const created = { accessHash: 'a'.repeat(43), refreshHash: 'r'.repeat(43), createdAt: T0, accessExpiresAt: T0 + 1_200_000, refreshExpiresAt: T0 + 86_400_000, grantType: 'password', subject: {}, client: { username: 'u', realm: 'native' } };
-  const key = { name: 'k', type: 'rest', creation: T0, owner: { username: 'u', realm: 'native', realmType: 'native' }, hash: '{SSHA256}x', roleDescriptors: {}, limitedBy: {}, metadata: {} };
+  const key = { name: 'k', keyType: 'rest', creation: T0, owner: { username: 'u', realm: 'native', realmType: 'native' }, hash: '{SSHA256}x', roleDescriptors: {}, limitedBy: {}, metadata: {} };
   const cases: Array<[string, FactLike[], Record<string, unknown>]> = [
     ['creates a token pair', [f('token.created', 't1', 1, 0, created)], { tokenId: 't1', status: 'active', grantType: 'password' }],
     ['refreshes a token pair', [f('token.created', 't1', 1, 0, created), f('token.refreshed', 't1', 2, 5, { refreshedAt: T0 + 5000, supersededBy: 't2', superseding: {} })], { status: 'refreshed', supersededBy: 't2' }],

@@ -21,8 +21,7 @@ const tokenCreated = (refresh: boolean) => ({
   subject: {},
   client: { username: 'u', realm: 'r' },
 });
-// No `type: 'rest'` here: spread into the emitted fact it would replace the fact type (see report on apiKey.machine).
-const keyCreated = (expiration?: number) => ({ name: 'k', creation: T0, ...(expiration ? { expiration } : {}), owner: {}, hash: 'h', roleDescriptors: {}, limitedBy: {}, metadata: {} });
+const keyCreated = (expiration?: number) => ({ name: 'k', keyType: 'rest', creation: T0, ...(expiration ? { expiration } : {}), owner: {}, hash: 'h', roleDescriptors: {}, limitedBy: {}, metadata: {} });
 
 function replay(facts: FactLike[]) {
   const r = new MachineReplay({ timeline: true });
