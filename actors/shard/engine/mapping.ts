@@ -115,6 +115,51 @@ export class IndexMapping {
     return { mappings: { ...this.extra, ...(props.size ? { properties: propsJson(props) } : {}) } };
   }
 
+  /**
+   * PUT _mapping: adds new fields (and new multi-fields, updated `ignore_above` / object `dynamic`)
+   * to the live mapping. Changing a field's type or other parameters fails like ES; nothing is
+   * applied unless everything validates.
+   */
+  merge(mappings: Record<string, unknown>): void {
+    const { properties, dynamic, date_detection, numeric_detection, dynamic_date_formats } = mappings;
+    const incoming = new IndexMapping({ properties: properties ?? {} });
+    checkMerge(this.root, incoming.root);
+    if (dynamic !== undefined) {
+      this.root.dynamic = normDynamic(dynamic) ?? this.root.dynamic;
+      this.extra.dynamic = dynamic;
+    }
+    if (date_detection !== undefined) this.dateDetection = this.extra.date_detection = date_detection === true || date_detection === 'true';
+    if (numeric_detection !== undefined) this.numericDetection = this.extra.numeric_detection = numeric_detection === true || numeric_detection === 'true';
+    if (Array.isArray(dynamic_date_formats)) this.dynamicDateFormats = this.extra.dynamic_date_formats = dynamic_date_formats.map(String);
+    this.applyMerge(this.root, incoming.root);
+    this.version++;
+  }
+
+  private applyMerge(cur: FieldDef, inc: FieldDef): void {
+    for (const [name, def] of inc.properties ?? []) {
+      const existing = cur.properties!.get(name);
+      if (!existing) {
+        this.attach(cur, name, def);
+        continue;
+      }
+      if (existing.type === 'object') {
+        if (def.dynamic) existing.dynamic = def.dynamic;
+        Object.assign(existing.params, def.params);
+        this.applyMerge(existing, def);
+        continue;
+      }
+      if (def.ignoreAbove !== undefined) {
+        existing.ignoreAbove = def.ignoreAbove;
+        existing.params.ignore_above = def.params.ignore_above;
+      }
+      for (const [sub, subDef] of def.fields ?? []) {
+        if (existing.fields?.has(sub)) continue;
+        (existing.fields ??= new Map()).set(sub, subDef);
+        this.leaves.set(subDef.path, subDef);
+      }
+    }
+  }
+
   // ---- building ----
 
   /** Adds `def` under `parent` (used by construction and dynamic updates). Returns an undo function. */
@@ -193,6 +238,40 @@ export class IndexMapping {
 }
 
 const join = (a: string, b: string) => (a ? `${a}.${b}` : b);
+
+const MERGEABLE = new Set(['ignore_above', 'dynamic', 'enabled']);
+
+function checkMerge(cur: FieldDef, inc: FieldDef): void {
+  for (const [name, def] of inc.properties ?? []) {
+    const existing = cur.properties!.get(name);
+    if (!existing) continue;
+    if ((existing.type === 'object') !== (def.type === 'object')) {
+      throw new EsError('illegal_argument_exception', 400, existing.type === 'object'
+        ? `can't merge a non object mapping [${def.path}] with an object mapping`
+        : `can't merge a non object mapping [${existing.path}] with an object mapping`);
+    }
+    if (existing.type === 'object') {
+      checkMerge(existing, def);
+      continue;
+    }
+    if (existing.type !== def.type) {
+      throw new EsError('illegal_argument_exception', 400, `mapper [${existing.path}] cannot be changed from type [${existing.type}] to [${def.type}]`);
+    }
+    const changed = [...new Set([...Object.keys(existing.params), ...Object.keys(def.params)])]
+      .filter((k) => !MERGEABLE.has(k) && JSON.stringify(existing.params[k]) !== JSON.stringify(def.params[k]));
+    if (changed.length) {
+      const k = changed[0];
+      throw new EsError('illegal_argument_exception', 400,
+        `Mapper for [${existing.path}] conflicts with existing mapper:\n\tCannot update parameter [${k}] from [${String(existing.params[k] ?? 'null')}] to [${String(def.params[k] ?? 'null')}]`);
+    }
+    for (const [sub, subDef] of def.fields ?? []) {
+      const cs = existing.fields?.get(sub);
+      if (cs && cs.type !== subDef.type) {
+        throw new EsError('illegal_argument_exception', 400, `mapper [${cs.path}] cannot be changed from type [${cs.type}] to [${subDef.type}]`);
+      }
+    }
+  }
+}
 
 function normDynamic(v: unknown): Dynamic | undefined {
   if (v === undefined || v === null) return undefined;

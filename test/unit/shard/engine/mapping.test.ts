@@ -163,3 +163,30 @@ describe('explicit mapping', () => {
     expect(() => new IndexMapping({ properties: { x: { type: 'foo' } } })).toThrow('No handler for type [foo] declared on field [x]');
   });
 });
+
+describe('put mapping (merge)', () => {
+  const base = () => new IndexMapping({ properties: { a: { type: 'long' }, o: { properties: { x: { type: 'keyword' } } }, t: { type: 'text' } } });
+
+  it('adds new fields, object children and multi-fields', () => {
+    const m = base();
+    m.merge({ properties: { b: { type: 'keyword' }, o: { properties: { y: { type: 'date' } } }, t: { type: 'text', fields: { raw: { type: 'keyword' } } } } });
+    expect([m.fieldType('b'), m.fieldType('o.y'), m.fieldType('t.raw'), m.fieldType('a')]).toEqual(['keyword', 'date', 'keyword', 'long']);
+  });
+
+  it('updates dynamic and ignore_above', () => {
+    const m = new IndexMapping({ properties: { k: { type: 'keyword', ignore_above: 10 } } });
+    m.merge({ dynamic: 'strict', properties: { k: { type: 'keyword', ignore_above: 20 } } });
+    expect(m.toJSON().mappings).toEqual({ dynamic: 'strict', properties: { k: { type: 'keyword', ignore_above: 20 } } });
+  });
+
+  it.each([
+    ['a type change', { properties: { a: { type: 'keyword' } } }, 'mapper [a] cannot be changed from type [long] to [keyword]'],
+    ['a parameter change', { properties: { a: { type: 'long', null_value: 3 } } }, 'Mapper for [a] conflicts with existing mapper:\n\tCannot update parameter [null_value] from [null] to [3]'],
+    ['an object to a leaf', { properties: { o: { type: 'keyword' } } }, "can't merge a non object mapping [o] with an object mapping"],
+  ])('rejects %s and applies nothing', (_what, body, reason) => {
+    const m = base();
+    const before = JSON.stringify(m.toJSON());
+    expect(() => m.merge({ properties: { fresh: { type: 'long' }, ...body.properties } })).toThrow(reason);
+    expect(JSON.stringify(m.toJSON())).toBe(before);
+  });
+});
