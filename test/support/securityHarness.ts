@@ -87,7 +87,7 @@ export async function startSecurityHarness(opts: SecurityHarnessOptions = {}): P
   const shutdown = async () => {
     await edge.close();
     await security.stop();
-    await nc.drain();
+    await nc.drain().catch(() => nc.close());
   };
   try {
     await boot();

@@ -21,7 +21,7 @@ describe('JWT realms (spec §8.1, §9.23)', () => {
   const rs = (claims: JWTPayload) => new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k2' }).sign(rsa.privateKey);
   const one = (extra: JWTPayload = {}): JWTPayload => ({ iss: 'https://issuer.one', aud: ['es'], sub: 'alice', iat: now(), exp: now() + 600, groups: ['admins'], name: 'Alice A', ...extra });
   const two = (extra: JWTPayload = {}): JWTPayload => ({ iss: 'https://issuer.two', aud: 'es-two', sub: 'svc-robot', iat: now(), exp: now() + 600, ...extra });
-  const authWith = (jwt: string, secret?: string) => ({
+  const authWith = (jwt: string, secret?: string): { auth: string; headers: Record<string, string> } => ({
     auth: `Bearer ${jwt}`,
     headers: secret === undefined ? {} : { 'ES-Client-Authentication': `SharedSecret ${secret}` },
   });
@@ -55,8 +55,8 @@ describe('JWT realms (spec §8.1, §9.23)', () => {
       },
     });
     es = new Client({ node: h.url, auth: { username: 'elastic', password: ELASTIC_PASSWORD } });
-    await es.security.putRoleMapping({ name: 'jwt1-admins', roles: ['superuser'], rules: { all: [{ field: { 'realm.name': 'jwt1' } }, { field: { groups: 'admins' } }] } });
-    await es.security.putRoleMapping({ name: 'jwt2-viewers', roles: ['viewer'], rules: { field: { 'realm.name': 'jwt2' } } });
+    await es.security.putRoleMapping({ name: 'jwt1-admins', roles: ['superuser'], rules: { all: [{ field: { 'realm.name': 'jwt1' } }, { field: { groups: 'admins' } }] } as never });
+    await es.security.putRoleMapping({ name: 'jwt2-viewers', roles: ['viewer'], rules: { field: { 'realm.name': 'jwt2' } } as never });
   });
   afterAll(async () => {
     await es.close();
@@ -115,7 +115,7 @@ describe('JWT realms (spec §8.1, §9.23)', () => {
   });
 
   it('applies role mapping changes at once (cached JWT results are dropped)', async () => {
-    await es.security.putRoleMapping({ name: 'jwt2-viewers', roles: ['editor'], rules: { field: { 'realm.name': 'jwt2' } } });
+    await es.security.putRoleMapping({ name: 'jwt2-viewers', roles: ['editor'], rules: { field: { 'realm.name': 'jwt2' } } as never });
     const jwt = await rs(two());
     const r = await call(h.url, 'GET', '/_security/_authenticate', authWith(jwt));
     expect(r.body.roles).toEqual(['editor']);

@@ -20,7 +20,7 @@ function run(input: ApiKeyInput) {
   const clock = new SimulatedClock();
   const facts: Array<{ type: string } & Record<string, unknown>> = [];
   const actor = createActor(apiKeyMachine, { clock, input });
-  actor.on('*', (f) => facts.push(f));
+  actor.on('*', (f) => facts.push(f as { type: string } & Record<string, unknown>));
   actor.start();
   return { actor, facts, clock, types: () => facts.map((f) => f.type) };
 }
