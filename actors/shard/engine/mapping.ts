@@ -109,10 +109,13 @@ export class IndexMapping {
     return parseDocument(this, source, id, rawSource);
   }
 
-  /** `GET /<index>/_mapping` body for this index: `{mappings:{…}}`, properties sorted by name. */
-  toJSON(): { mappings: Record<string, unknown> } {
+  /**
+   * The `mappings` object of this index as `GET /<index>/_mapping` shows it (`{dynamic?, properties}`,
+   * properties sorted by name), so `{ mappings: mapping }` serializes as ES does.
+   */
+  toJSON(): Record<string, unknown> {
     const props = this.root.properties!;
-    return { mappings: { ...this.extra, ...(props.size ? { properties: propsJson(props) } : {}) } };
+    return { ...this.extra, ...(props.size ? { properties: propsJson(props) } : {}) };
   }
 
   /**

@@ -64,7 +64,7 @@ export function executeQuery(store: ShardStore, s: SearcherRef, req: ShardQueryR
   const env: SortEnv = { store, shardIndex: req.shardIndex ?? 0, scoreOf: (d) => scoreOf(d) };
 
   // ES order: query, sort, search_after, slice (parseSource), then the window (preProcess)
-  const top = compileQuery(req.query, ctx);
+  const compiled = compileQuery(req.query, ctx);
   const keys = resolveSort(req.sort, env);
   const after = req.searchAfter && req.searchAfter.length > 0 ? req.searchAfter : undefined;
   if (after) {
@@ -76,7 +76,7 @@ export function executeQuery(store: ShardStore, s: SearcherRef, req: ShardQueryR
   checkWindow(store, req, from, size);
 
   const tracksScores = !keys || keys.some((x) => x.kind === 'score') || req.trackScores === true;
-  const ev = evaluate(top, ctx, tracksScores || req.minScore !== undefined);
+  const ev = evaluate(compiled, ctx, tracksScores || req.minScore !== undefined);
   if (ev.score) scoreOf = ev.score;
   let bits = ev.bits;
   if (slice?.bits) bits = bits ? bits.clone().and(slice.bits) : slice.bits;
@@ -97,7 +97,8 @@ export function executeQuery(store: ShardStore, s: SearcherRef, req: ShardQueryR
   const { totalHits, totalRelation } = countTotal(store, s, cand, req.trackTotalHits, minScore !== null);
 
   const afterOk = after ? afterTest(keys!) : null;
-  const docs = k === 0 ? [] : collect(store, s, cand, keys, afterOk, k, scoreOf);
+  const top = k === 0 ? [] : collect(store, s, cand, keys, afterOk, k, scoreOf);
+  const docs = from > 0 ? top.slice(from) : top;
   const hits: ShardHit[] = docs.map((d) => ({
     doc: d,
     _id: store.ids[d],
@@ -105,7 +106,7 @@ export function executeQuery(store: ShardStore, s: SearcherRef, req: ShardQueryR
     ...(keys ? { sort: keys.map((x): SortValue => x.value(d)) } : {}),
   }));
   let maxScore: number | null = null;
-  if (!keys) maxScore = hits.length ? hits[0].score : null;
+  if (!keys) maxScore = top.length ? floatValue(scoreOf(top[0])) : null;
   else if (tracksScores) {
     let m = -Infinity;
     cand.forEach((d) => (m = Math.max(m, scoreOf(d))));

@@ -49,7 +49,11 @@ export interface ShardQueryRequest {
   query?: unknown;
   postFilter?: unknown;
   sort?: SortSpec[];
-  /** The shard returns its best `from + size` hits (coordinator pages the merged list). */
+  /**
+   * The shard ranks its best `from + size` hits and returns those ranked [from, from + size): a
+   * single-shard search pages on the shard; a multi-shard coordinator sends from 0 and size
+   * from + size and pages the merged list. The window check uses from + size either way.
+   */
   from: number;
   size: number;
   searchAfter?: SortValue[];

@@ -3,7 +3,7 @@ import { IndexMapping } from '../../../../actors/shard/engine';
 import { parseJson } from '../../../../actors/edge/json';
 
 const parse = (m: IndexMapping, src: string, id = '1') => m.parse(parseJson(src), id, src);
-const props = (m: IndexMapping) => (m.toJSON().mappings as { properties?: Record<string, unknown> }).properties;
+const props = (m: IndexMapping) => (m.toJSON() as { properties?: Record<string, unknown> }).properties;
 
 function parseError(m: IndexMapping, src: string, id = '1'): EsError {
   try {
@@ -39,9 +39,7 @@ describe('dynamic mapping', () => {
   it('maps objects with their properties sorted by name', () => {
     const m = new IndexMapping();
     parse(m, '{"user": {"name": "kim", "age": 3}, "a": true}');
-    expect(m.toJSON()).toEqual({
-      mappings: { properties: { a: { type: 'boolean' }, user: { properties: { age: { type: 'long' }, name: TEXT } } } },
-    });
+    expect(m.toJSON()).toEqual({ properties: { a: { type: 'boolean' }, user: { properties: { age: { type: 'long' }, name: TEXT } } } });
     expect(Object.keys(props(m)!)).toEqual(['a', 'user']);
   });
 
@@ -55,7 +53,7 @@ describe('dynamic mapping', () => {
   it('adds no field for null values and empty arrays', () => {
     const m = new IndexMapping();
     parse(m, '{"n": null, "e": []}');
-    expect(m.toJSON()).toEqual({ mappings: {} });
+    expect(m.toJSON()).toEqual({});
   });
 
   it('shares dynamic updates through the one mapping object and bumps its version', () => {
@@ -108,7 +106,7 @@ describe('explicit mapping', () => {
   });
 
   it('returns the mapping as GET _mapping shows it', () => {
-    expect(m.toJSON().mappings).toEqual({
+    expect(m.toJSON()).toEqual({
       properties: {
         f: { type: 'float' },
         flag: { type: 'boolean', null_value: false },
@@ -176,7 +174,7 @@ describe('put mapping (merge)', () => {
   it('updates dynamic and ignore_above', () => {
     const m = new IndexMapping({ properties: { k: { type: 'keyword', ignore_above: 10 } } });
     m.merge({ dynamic: 'strict', properties: { k: { type: 'keyword', ignore_above: 20 } } });
-    expect(m.toJSON().mappings).toEqual({ dynamic: 'strict', properties: { k: { type: 'keyword', ignore_above: 20 } } });
+    expect(m.toJSON()).toEqual({ dynamic: 'strict', properties: { k: { type: 'keyword', ignore_above: 20 } } });
   });
 
   it.each([

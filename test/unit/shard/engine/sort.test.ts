@@ -221,8 +221,10 @@ describe('totals and windows', () => {
     expect([r.totalHits, r.totalRelation]).toEqual([value, relation]);
   });
 
-  it('returns the best from + size hits', () => {
-    expect(search(store, { sort: [by('_doc')], from: 1, size: 2 }).hits.length).toBe(3);
+  it('ranks the best from + size hits and returns those ranked [from, from + size)', () => {
+    expect(ids(search(store, { sort: [by('_doc')], from: 1, size: 2 }))).toEqual(['b', 'c']);
+    expect(ids(search(store, { sort: [by('n')], from: 2, size: 5 }))).toEqual(['c', 'd']);
+    expect(search(store, { query: { match_all: {} }, from: 3, size: 5 }).maxScore).toBe(1);
   });
 
   it('counts all matches regardless of search_after', () => {
