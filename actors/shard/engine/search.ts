@@ -16,12 +16,14 @@ import { afterTest, fullComparator, resolveSort, type SortEnv, type SortKey } fr
 import { sliceFilter } from './slice';
 import { floatValue } from './analysis';
 import { topK } from './topK';
+import { createAggregators } from './aggs';
 
 /** Extra hooks of a query phase. */
 export interface QueryOptions {
   /**
-   * Aggregations: called with the matching docs (query, slice, min_score; not post_filter),
-   * ascending; the return value becomes `aggs` of the result.
+   * Custom aggregation: called with the matching docs (query, slice, min_score; not post_filter),
+   * ascending; the return value becomes `aggs` of the result. Without it, `req.aggs` is collected
+   * with aggs.ts (`createAggregators`) into a partial state for `reduceAggs`.
    */
   collectAggs?: (docs: Int32Array, reader: DocValuesReader) => unknown;
 }
@@ -74,6 +76,7 @@ export function executeQuery(store: ShardStore, s: SearcherRef, req: ShardQueryR
   }
   const slice = sliceFilter(store, s, req.slice);
   checkWindow(store, req, from, size);
+  const aggregators = req.aggs && !opts.collectAggs ? createAggregators(req.aggs, store) : null;
 
   const tracksScores = !keys || keys.some((x) => x.kind === 'score') || req.trackScores === true;
   const ev = evaluate(compiled, ctx, tracksScores || req.minScore !== undefined);
@@ -84,7 +87,10 @@ export function executeQuery(store: ShardStore, s: SearcherRef, req: ShardQueryR
   const minScore = req.minScore !== undefined ? (d: number) => scoreOf(d) >= req.minScore! : null;
 
   let aggs: unknown;
-  if (opts.collectAggs && req.aggs) {
+  if (aggregators) {
+    candidates(store, s, bits, range, minScore).forEach((d) => aggregators.collect(d));
+    aggs = aggregators.partial();
+  } else if (opts.collectAggs && req.aggs) {
     const docs: number[] = [];
     candidates(store, s, bits, range, minScore).forEach((d) => docs.push(d));
     aggs = opts.collectAggs(Int32Array.from(docs), store);

@@ -163,4 +163,15 @@ describe('ShardStore MVCC searchers', () => {
     expect([s.fieldType('k'), s.fieldType('nope')]).toEqual(['keyword', undefined]);
     expect(ids(search(s))).toEqual(['a']);
   });
+
+  it('collects req.aggs over the matching docs (query and slice, not post_filter) as a partial state', () => {
+    const s = shardWith({ a: { k: 'x', n: 1 }, b: { k: 'y', n: 2 }, c: { k: 'x', n: 3 } }, { properties: { k: { type: 'keyword' }, n: { type: 'long' } } });
+    const seen: number[][] = [];
+    const r = s.query(s.acquireSearcher(), {
+      query: { range: { n: { gte: 2 } } }, postFilter: { term: { k: 'y' } }, aggs: { any: {} }, from: 0, size: 10, trackTotalHits: true, shardIndex: 0,
+    }, { collectAggs: (docs) => seen.push([...docs]) && 'partial' });
+    expect([seen, r.aggs, ids(r)]).toEqual([[[1, 2]], 'partial', ['b']]);
+    const built = search(s, { aggs: { mx: { max: { field: 'n' } } } });
+    expect(built.aggs).toBeDefined();
+  });
 });
