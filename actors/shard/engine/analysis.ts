@@ -68,6 +68,7 @@ export interface FieldStats {
   sumTotalTermFreq: number;
 }
 
+/** BM25 idf: log(1 + (N - n + 0.5) / (n + 0.5)), as float32. */
 export function idf(docFreq: number, docCount: number): number {
   return f(Math.log(1 + (docCount - docFreq + 0.5) / (docFreq + 0.5)));
 }

@@ -92,6 +92,7 @@ export class Bitset {
   }
 }
 
+/** Number of set bits of a 32-bit word. */
 export function popcount(x: number): number {
   x -= (x >>> 1) & 0x55555555;
   x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);

@@ -18,6 +18,7 @@ const MAX_ORDERS = 8;
 const MAX_SLICES = 64;
 const TWO53 = 2 ** 53;
 
+/** The caches of one shard (LRU-bounded). */
 export class SearchCaches {
   private readonly orders = new Map<string, SortedOrder>();
   private readonly slices = new Map<string, Bitset>();

@@ -30,6 +30,7 @@ export class Postings {
 /** A single doc with tf 1 is stored as a bare number (most terms of a large vocabulary are rare). */
 export type PostingRef = number | Postings;
 
+/** Appends (doc, tf) to a posting list, upgrading a bare doc number to a Postings. */
 export function appendPosting(ref: PostingRef | undefined, doc: number, tf: number): PostingRef {
   if (ref === undefined && tf === 1) return doc;
   const p = typeof ref === 'object' ? ref : new Postings();
@@ -89,6 +90,7 @@ export interface NumVal {
   big?: bigint;
 }
 
+/** Exact ascending comparison of two numeric values. */
 export const cmpNum = (a: NumVal, b: NumVal): number =>
   a.hi !== b.hi ? (a.hi < b.hi ? -1 : 1) : a.lo !== b.lo ? a.lo - b.lo : a.big === undefined && b.big === undefined ? 0 : cmpBig(a.big ?? BigInt(a.hi), b.big ?? BigInt(b.hi));
 
@@ -234,6 +236,7 @@ export class TextColumn {
   }
 }
 
+/** Any column of a field. */
 export type Column = NumericColumn | KeywordColumn | TextColumn;
 
 /** A new empty column for a leaf type. */

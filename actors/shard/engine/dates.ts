@@ -32,6 +32,7 @@ type Alt =
   | { kind: 'epoch'; unitMs: number; maxFrac: number }
   | { kind: 'fields'; parse: (s: string) => Fields | null; print: (i: Instant) => string };
 
+/** A parsed ES `format`: parses with each alternative in turn, prints with the first. */
 export interface DateFormatter {
   readonly pattern: string;
   /** `roundUp` fills absent fields like ES's round-up parser (time at its maximum, month/day 1). */
@@ -44,6 +45,7 @@ export interface DateFormatter {
 /** Millis per day. */
 export const DAY = 86_400_000;
 
+/** Days since 1970-01-01 of a proleptic Gregorian date. */
 export function daysFromCivil(y: number, m: number, d: number): number {
   y -= m <= 2 ? 1 : 0;
   const era = Math.floor(y / 400);
@@ -52,6 +54,7 @@ export function daysFromCivil(y: number, m: number, d: number): number {
   return era * 146097 + yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy - 719468;
 }
 
+/** [year, month, day] of a day number (days since 1970-01-01). */
 export function civilFromDays(z: number): [number, number, number] {
   z += 719468;
   const era = Math.floor(z / 146097);
@@ -64,6 +67,7 @@ export function civilFromDays(z: number): [number, number, number] {
   return [yoe + era * 400 + (m <= 2 ? 1 : 0), m, d];
 }
 
+/** Number of days of a month. */
 export const daysInMonth = (y: number, m: number) => daysFromCivil(m === 12 ? y + 1 : y, m === 12 ? 1 : m + 1, 1) - daysFromCivil(y, m, 1);
 
 // ---- time zones: fixed offsets, UTC, or IANA names through Intl ----

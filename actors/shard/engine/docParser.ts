@@ -15,6 +15,7 @@ export interface ParsedField {
   values: FieldValue[];
 }
 
+/** A document flattened into leaf field values (one entry per field path). */
 export type ParsedDoc = ParsedField[];
 
 const METADATA = new Set(['_id', '_index', '_routing', '_source', '_seq_no', '_primary_term', '_version', '_field_names', '_ignored', '_tier', '_doc_count', '_data_stream_timestamp', '_feature', '_nested_path']);

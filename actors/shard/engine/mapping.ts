@@ -40,6 +40,7 @@ export const NUMERIC_TYPES = new Set<FieldType>([
 /** ES's default `dynamic_date_formats`. */
 export const DEFAULT_DYNAMIC_DATE_FORMATS = ['strict_date_optional_time', 'yyyy/MM/dd HH:mm:ss||yyyy/MM/dd||epoch_millis'];
 
+/** ES's 400 `mapper_parsing_exception`. */
 export const mapperParsing = (reason: string, causedBy?: EsError) =>
   new EsError('mapper_parsing_exception', 400, reason, causedBy ? { causedBy } : {});
 

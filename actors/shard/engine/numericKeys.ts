@@ -11,6 +11,7 @@ import { splitNanos, toNanos, type DateFormatter } from './dates';
 /** How values of a sort key are compared and printed. */
 export type Resolution = 'long' | 'millis' | 'nanos' | 'double' | 'float' | 'boolean';
 
+/** `mode` of a sort on multi-valued fields. */
 export type SortMode = 'min' | 'max' | 'sum' | 'avg' | 'median';
 
 const LONG_MAX = 2n ** 63n - 1n;

@@ -16,6 +16,7 @@ export interface ShardSettings {
   maxSlicesPerScroll: number;
 }
 
+/** Constructor options of a ShardStore. */
 export interface ShardStoreOptions {
   index: string;
   shardId: number;
