@@ -3,7 +3,7 @@
  *
  *   npm run replay -- [--aggregate pit|scroll|token|apikey|servicetoken] [--id <id>]
  *                     [--since <time>] [--until <time>] [--at <time>] [--file events.jsonl]
- *                     [--timeline] [--all] [--json] [--no-check]
+ *                     [--timeline] [--all] [--json] [--no-check] [--tolerance <ms>]
  *   npm run replay -- scroll <uuid>          (same as --aggregate scroll --id <uuid>)
  *
  * Reads ES_EVT (or an exported file), folds it with streams/evolve.ts, re-runs it through the
@@ -24,7 +24,7 @@ import { formatRow, stateRows, type StateRow } from './cli/stateRows';
 
 const USAGE = `usage: npm run replay -- [--aggregate pit|scroll|token|apikey|servicetoken] [--id <id>]
        [--since <time>] [--until <time>] [--at <time>] [--file events.jsonl]
-       [--timeline] [--all] [--json] [--no-check]
+       [--timeline] [--all] [--json] [--no-check] [--tolerance <ms>]
 time: ISO-8601, epoch ms, now, or -15m / -2h / -1d`;
 const AGGREGATES = ['scroll', 'pit', 'token', 'apikey', 'servicetoken', 'user', 'role'];
 /** Above this many facts, timelines are kept only when asked for (memory). */
@@ -97,6 +97,7 @@ async function main(): Promise<void> {
       untilMs,
       check: args.flags['no-check'] !== true,
       timeline,
+      toleranceMs: flag(args, 'tolerance') === undefined ? undefined : Number(flag(args, 'tolerance')),
       onProgress: (d, t) => bar.update(d, t),
     }).finally(() => bar.stop());
     const nowMs = at ?? (o.world.lastTime ? Date.parse(o.world.lastTime) : undefined);

@@ -81,6 +81,9 @@ export const drivers: Record<string, Driver> = {
   },
 };
 
+/** Default timer tolerance of {@link MachineReplay} in ms. */
+export const DEFAULT_TOLERANCE_MS = 25;
+
 /** A fact the machine did not reproduce. */
 export interface Divergence {
   aggregate: string;
@@ -157,7 +160,17 @@ export class MachineReplay {
   unchecked = 0;
   checked = 0;
 
-  constructor(private readonly opts: { timeline?: boolean } = {}) {}
+  private readonly tolerance: number;
+
+  /**
+   * `toleranceMs` (default {@link DEFAULT_TOLERANCE_MS}): how far a real timer may be off. A Node timer
+   * can fire a millisecond before `Date.now()` shows its delay elapsed, and late by however long the
+   * event loop was busy, during which a command may still reach the actor. So a timer fact may come
+   * that much early, and a command that much after the machine's deadline, without a divergence.
+   */
+  constructor(private readonly opts: { timeline?: boolean; toleranceMs?: number } = {}) {
+    this.tolerance = opts.toleranceMs ?? DEFAULT_TOLERANCE_MS;
+  }
 
   /** Feeds one fact (facts of one aggregate must come in seq order; aggregates may interleave). */
   feed(e: FactLike): void {
@@ -185,12 +198,12 @@ export class MachineReplay {
           a.actor.send({ type: 'used' });
           a.inUse = false;
         }
-        a.clock.advanceTo(t);
+        a.clock.advanceTo(t + this.tolerance); // timer facts end the machine: nothing follows on this clock
       } else {
-        a.clock.advanceTo(t);
+        a.clock.advanceTo(Math.max(a.clock.now(), t - this.tolerance));
         if (a.emitted.length) {
-          const late = t - a.clock.now();
-          return this.diverge(a, a.result, e, a.emitted.map((x) => x.type), `machine emitted ${a.emitted[0].type} before this fact (timer due by ${new Date(t - late).toISOString()})`);
+          const at = a.clock.lastFiredAt;
+          return this.diverge(a, a.result, e, a.emitted.map((x) => x.type), `machine emitted ${a.emitted[0].type} before this fact (timer due at ${new Date(at).toISOString()}, ${t - at} ms earlier)`);
         }
         a.actor.send(d.command(e));
       }

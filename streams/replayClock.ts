@@ -9,6 +9,8 @@ import { SimulatedClock } from 'xstate';
  */
 export class ReplayClock extends SimulatedClock {
   private readonly deadlines = new Map<number, number>();
+  /** Deadline of the last timer that fired (NaN before any). */
+  lastFiredAt = NaN;
 
   constructor(startMs = 0) {
     super();
@@ -18,6 +20,7 @@ export class ReplayClock extends SimulatedClock {
   override setTimeout(fn: (...args: unknown[]) => void, timeout: number): number {
     let id = -1;
     id = super.setTimeout(() => {
+      this.lastFiredAt = this.deadlines.get(id) ?? this.now();
       this.deadlines.delete(id);
       fn();
     }, timeout);

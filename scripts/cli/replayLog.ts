@@ -17,6 +17,8 @@ export interface ReplayOptions {
   check?: boolean;
   /** Keep each checked actor's timeline. */
   timeline?: boolean;
+  /** How far real timers may be off (MachineReplay); default 25 ms. */
+  toleranceMs?: number;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -66,7 +68,7 @@ export function factSource(src: { nc?: NatsConnection; file?: string }, opts: Pi
 export async function replayLog(source: AsyncIterable<FactLike[]>, opts: ReplayOptions = {}): Promise<ReplayOutcome> {
   const started = performance.now();
   const world = emptyWorld();
-  const machines = opts.check === false ? undefined : new MachineReplay({ timeline: opts.timeline });
+  const machines = opts.check === false ? undefined : new MachineReplay({ timeline: opts.timeline, toleranceMs: opts.toleranceMs });
   const since = opts.sinceMs ?? -Infinity;
   const until = opts.untilMs ?? Infinity;
   const windowed = since !== -Infinity || until !== Infinity;

@@ -121,3 +121,24 @@ describe('stateName', () => {
     [{ live: { refreshed: {} } }, 'live.refreshed'],
   ])('flattens %j', (v, s) => expect(stateName(v)).toBe(s));
 });
+
+describe('MachineReplay timer tolerance', () => {
+  it('accepts an expiry a millisecond before the keep-alive (Node timers round)', () => {
+    expect(replay([opened('pit', 250), f('pit.expired', 'c1', 2, 249)]).divergences).toEqual([]);
+  });
+
+  it('accepts a command a little after the deadline (a busy event loop delays the timer)', () => {
+    expect(replay([opened('scroll', 250), f('scroll.extended', 'c1', 2, 270, { keepAliveMs: 250 })]).divergences).toEqual([]);
+  });
+
+  it('reports a command past the tolerance with the deadline it missed', () => {
+    const out = replay([opened('scroll', 250), f('scroll.extended', 'c1', 2, 300, { keepAliveMs: 250 })]);
+    expect(out.divergences[0].detail).toBe('machine emitted scroll.expired before this fact (timer due at 2024-05-01T10:00:00.250Z, 50 ms earlier)');
+  });
+
+  it('can be strict', () => {
+    const r = new MachineReplay({ toleranceMs: 0 });
+    for (const e of [opened('pit', 250), f('pit.expired', 'c1', 2, 249)]) r.feed(e);
+    expect(r.finish().divergences).toHaveLength(1);
+  });
+});

@@ -1,0 +1,101 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { startNats, type TestNats } from '../../support/natsServer';
+import { Bus, ensureStreams } from '../../../streams';
+import { ContextRegistry, type ContextRecord } from '../../../actors/contexts';
+import { factSource, replayLog } from '../../../scripts/cli/replayLog';
+
+const pinned = (i: number) => [{ index: 'books', indexUuid: i % 2 ? 'idx-a' : 'idx-b', n: 0, shardIndex: 0, searcher: { maxDoc: 10, seqNo: 9 } }];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until `ok()` holds (polling the registry, not a fixed sleep). */
+async function until(ok: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await sleep(20);
+  }
+}
+
+/** A seeded PRNG so a failure can be re-run (mulberry32). */
+function rng(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('replay of a log recorded by the live context registry', () => {
+  let nats: TestNats;
+  let nc: NatsConnection;
+  beforeAll(async () => {
+    nats = await startNats();
+    nc = await nats.connect();
+    await ensureStreams(nc);
+  });
+  afterAll(async () => {
+    await nc.drain();
+    await nats.stop();
+  });
+
+  it('reproduces the final state of every scroll and PIT actor, with no divergence', async () => {
+    const registry = new ContextRegistry(new Bus(nc));
+    const random = rng(Number(process.env.REPLAY_SEED ?? 42));
+    const recs: ContextRecord[] = [];
+    const ending: ContextRecord[] = []; // contexts whose end we wait for
+    const ops: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 60; i++) {
+      const kind = i % 2 ? 'scroll' : 'pit';
+      const short = random() < 0.5;
+      const rec = registry.open({ kind, indices: ['books'], shards: pinned(i), keepAliveMs: short ? 250 : 60_000, owner: { username: 'u', realm: 'native' } });
+      recs.push(rec);
+      const plan = Math.floor(random() * 5);
+      ops.push(
+        (async () => {
+          // Searches: a scroll continuation always extends; a PIT search extends only with keep_alive.
+          const uses = Math.floor(random() * 4);
+          for (let u = 0; u < uses && registry.get(rec.id); u++) {
+            const ka = kind === 'pit' && random() < 0.5 ? undefined : short ? 250 : 60_000;
+            registry.use(rec, ka);
+            await sleep(random() * 20);
+            registry.done(rec);
+            await sleep(random() * 50);
+          }
+          if (!registry.get(rec.id)) return;
+          if (plan === 0) await registry.clear(rec, 'u');
+          else if (plan === 1) await registry.release(rec, kind === 'scroll' ? 'no_scroll_param' : 'index_deleted');
+          else if (plan === 2 && !short) return; // stays open
+          else if (short) ending.push(rec); // expires on its own
+          else await registry.clear(rec, 'u');
+        })(),
+      );
+    }
+    await Promise.all(ops);
+    await until(() => ending.every((r) => !registry.get(r.id)));
+    await Promise.all(recs.map((r) => r.appended));
+
+    const out = await replayLog(factSource({ nc }, {}), { timeline: true });
+    expect(out.divergences).toEqual([]);
+    const machines = new Map(out.actors.map((a) => [a.id, a]));
+    for (const rec of recs) {
+      const live = registry.get(rec.id);
+      const tomb = registry.tombstone(rec.id);
+      const expected = live ? 'open' : tomb!.why;
+      const m = machines.get(rec.id)!;
+      const folded = (rec.kind === 'scroll' ? out.world.scroll : out.world.pit).get(rec.id)!;
+      expect({ id: rec.id, folded: folded.status, machine: live ? m.state.split('.')[0] : m.state }).toEqual({
+        id: rec.id,
+        folded: expected,
+        machine: live ? (rec.kind === 'scroll' ? 'active' : 'open') : expected,
+      });
+      expect(folded.keepAliveMs).toBe(rec.keepAliveMs);
+      expect(m.done).toBe(!live);
+    }
+    expect(out.world.scroll.size + out.world.pit.size).toBe(recs.length);
+    // The workload reached every end: expired, cleared, closed, released, and some stay open.
+    const ends = new Set(recs.map((r) => (registry.get(r.id) ? 'open' : registry.tombstone(r.id)!.why)));
+    expect([...ends].sort()).toEqual(['cleared', 'closed', 'expired', 'open', 'released']);
+    registry.stopAll();
+  });
+});
