@@ -2,19 +2,20 @@
  * Replay throughput: publishes N synthetic scroll/PIT facts (pipelined like Bus.append, no await per
  * ack) into a fresh ES_EVT on an embedded nats-server, then replays them.
  *
- *   npx tsx scripts/benchReplay.ts [N=1000000] [--window 8192] [--keep]
+ *   npx tsx scripts/benchReplay.ts [N=1000000] [--window 8192] [--keep | --dir <store>]
  *
- * Prints: the raw JetStream publish rate; the ordered-consumer read rate alone; the replay from
- * JetStream with evolve only and with the machine check (what `npm run replay` does); and the
- * in-memory rates of the evolve fold and of the machine check, to show where the time goes.
+ * Prints: the raw JetStream publish rate; the read rates alone (readFacts, readFactBatches); the
+ * replay from JetStream with the evolve fold only and with the machine check (what `npm run replay`
+ * does); and the in-memory rates of the evolve fold and of the machine check, to show where the time
+ * goes. `--keep` leaves the store; `--dir <store>` reuses one (publishing only into an empty stream).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { startEmbeddedNats } from '../actors/embeddedNats';
-import { jetstream } from '@nats-io/jetstream';
-import { aggregateOf, ensureStreams, factOf, readFacts, subjects, type Aggregate } from '../streams';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { aggregateOf, ensureStreams, EVENT_STREAM, factOf, readFacts, subjects, type Aggregate } from '../streams';
 import { readFactBatches } from '../streams/factReader';
 import { foldAll, openContexts } from '../streams/evolve';
 import { MachineReplay } from '../streams/machineReplay';
@@ -30,7 +31,8 @@ async function main() {
   const args = parseArgs(process.argv.slice(2), ['keep']);
   const n = Number(args._[0] ?? 1_000_000);
   const window = Number(flag(args, 'window') ?? 8192);
-  const dir = await mkdtemp(join(tmpdir(), 'bench-replay-'));
+  const given = flag(args, 'dir');
+  const dir = given ?? (await mkdtemp(join(tmpdir(), 'bench-replay-')));
   const nats = await startEmbeddedNats(dir);
   const nc = await connect({ servers: nats.url });
   try {
@@ -40,6 +42,8 @@ async function main() {
     const facts = syntheticFacts(n);
     line('generate envelopes (in memory)', n, performance.now() - t);
 
+    const stored = (await (await jetstreamManager(nc)).streams.info(EVENT_STREAM)).state.messages;
+    if (stored) console.log(`reusing ${stored.toLocaleString('en-US')} stored facts: not publishing`);
     // Publish exactly as Bus.append does (subject, JSON, Nats-Msg-Id), but with a sliding window of
     // `window` unacknowledged publishes: never one await per ack.
     const js = jetstream(nc);
@@ -47,7 +51,7 @@ async function main() {
     let inFlight = 0;
     let failed = 0;
     let slot: (() => void) | undefined;
-    for (const e of facts) {
+    for (const e of stored ? [] : facts) {
       if (inFlight >= window) await new Promise<void>((r) => (slot = r));
       inFlight++;
       const subject = subjects.fact(aggregateOf(e.type) as Aggregate, e.aggregateId, factOf(e.type));
@@ -61,7 +65,7 @@ async function main() {
         });
     }
     while (inFlight > 0) await new Promise<void>((r) => (slot = r));
-    line(`JetStream publish (pipelined, window ${window})`, n, performance.now() - t);
+    if (!stored) line(`JetStream publish (pipelined, window ${window})`, n, performance.now() - t);
     if (failed) console.log(`${failed} publishes failed`);
 
     t = performance.now();
@@ -93,7 +97,8 @@ async function main() {
   } finally {
     await nc.drain();
     await nats.stop();
-    if (!args.flags.keep) await rm(dir, { recursive: true, force: true });
+    if (!args.flags.keep && !given) await rm(dir, { recursive: true, force: true });
+    else console.log(`store kept in ${dir}`);
   }
 }
 

@@ -77,41 +77,59 @@ export interface RoleState {
 
 const END: Record<string, ContextStatus> = { expired: 'expired', cleared: 'cleared', closed: 'closed', released: 'released' };
 
-/** Folds one scroll or PIT fact. */
+/** Folds one scroll or PIT fact (pure: `s` is left as it was). */
 export function evolveContext(s: ContextState | undefined, e: FactLike): ContextState | undefined {
   if (s && e.seq <= s.seq) return s;
+  return applyContext(s && { ...s }, e);
+}
+
+/**
+ * {@link evolveContext} that changes `s` in place: what `applyFact` uses, so a long replay does not
+ * copy a state per fact (states live across many facts, and the copies would all reach the old
+ * generation of the heap). Only for states the caller owns.
+ */
+export function applyContext(s: ContextState | undefined, e: FactLike): ContextState | undefined {
+  if (s && e.seq <= s.seq) return s;
   const dot = e.type.indexOf('.');
-  const kind = e.type.slice(0, dot) as ContextKind;
   const fact = e.type.slice(dot + 1);
-  const at = Date.parse(e.time);
-  if (fact === 'opened') {
-    if (s) return s;
-    const d = e.data as { keepAliveMs: number; indices?: string[]; shards?: number; pinned?: PinnedShardFact[]; owner?: Owner; slice?: Slice };
-    return {
-      kind,
-      id: e.aggregateId,
-      seq: e.seq,
-      status: 'open',
-      indices: d.indices ?? [],
-      shards: d.shards ?? d.pinned?.length ?? 0,
-      pinned: d.pinned ?? [],
-      ...(d.owner ? { owner: d.owner } : {}),
-      ...(d.slice ? { slice: d.slice } : {}),
-      keepAliveMs: d.keepAliveMs,
-      openedAt: at,
-      lastActivityAt: at,
-      extensions: 0,
-      ...(e.correlationId ? { correlationId: e.correlationId } : {}),
-    };
-  }
-  if (!s || s.status !== 'open') return s && { ...s, seq: e.seq };
+  if (fact === 'opened') return s ?? openedContext(e.type.slice(0, dot) as ContextKind, e);
+  if (!s) return s;
+  s.seq = e.seq;
+  if (s.status !== 'open') return s;
   if (fact === 'extended') {
-    return { ...s, seq: e.seq, keepAliveMs: (e.data as { keepAliveMs: number }).keepAliveMs, lastActivityAt: at, extensions: s.extensions + 1 };
+    s.keepAliveMs = (e.data as { keepAliveMs: number }).keepAliveMs;
+    s.lastActivityAt = Date.parse(e.time);
+    s.extensions++;
+    return s;
   }
   const status = END[fact];
-  if (!status) return { ...s, seq: e.seq };
+  if (!status) return s;
+  s.status = status;
+  s.endedAt = Date.parse(e.time);
   const reason = (e.data as { reason?: ReleaseReason }).reason;
-  return { ...s, seq: e.seq, status, endedAt: at, ...(reason ? { reason } : {}) };
+  if (reason) s.reason = reason;
+  return s;
+}
+
+function openedContext(kind: ContextKind, e: FactLike): ContextState {
+  const at = Date.parse(e.time);
+  const d = e.data as { keepAliveMs: number; indices?: string[]; shards?: number; pinned?: PinnedShardFact[]; owner?: Owner; slice?: Slice };
+  return {
+    kind,
+    id: e.aggregateId,
+    seq: e.seq,
+    status: 'open',
+    indices: d.indices ?? [],
+    shards: d.shards ?? d.pinned?.length ?? 0,
+    pinned: d.pinned ?? [],
+    ...(d.owner ? { owner: d.owner } : {}),
+    ...(d.slice ? { slice: d.slice } : {}),
+    keepAliveMs: d.keepAliveMs,
+    openedAt: at,
+    lastActivityAt: at,
+    extensions: 0,
+    ...(e.correlationId ? { correlationId: e.correlationId } : {}),
+  };
 }
 
 /** Folds one `user.*` fact. */
@@ -200,8 +218,9 @@ export function evolve(state: unknown, e: FactLike): unknown {
 }
 
 /**
- * Folds one fact into `world` in place (the maps are the fold's own; copying them per fact would make
- * a replay quadratic) and returns it.
+ * Folds one fact into `world` in place and returns it. The world owns its maps and context states:
+ * copying them per fact would make a long replay slow (take a state out with `structuredClone` to
+ * keep it).
  */
 export function applyFact(world: World, e: FactLike): World {
   const a = e.type.slice(0, e.type.indexOf('.')) as keyof Folds;
@@ -213,7 +232,8 @@ export function applyFact(world: World, e: FactLike): World {
     return world;
   }
   const map = world[a] as Map<string, unknown>;
-  const next = f(map.get(e.aggregateId), e);
+  // Contexts are the bulk of a log: fold them in place (the world owns its states).
+  const next = a === 'scroll' || a === 'pit' ? applyContext(map.get(e.aggregateId) as ContextState | undefined, e) : f(map.get(e.aggregateId), e);
   if (next !== undefined) map.set(e.aggregateId, next);
   return world;
 }

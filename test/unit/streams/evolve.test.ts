@@ -100,3 +100,16 @@ describe('foldAll', () => {
     expect(w.scroll).toEqual(foldAll(facts).scroll);
   });
 });
+
+describe('applyContext (in place) agrees with evolveContext (pure)', () => {
+  const histories: Array<[string, FactLike[]]> = [
+    ['extend then clear', [opened('scroll'), f('scroll.extended', 'c1', 2, 1, { keepAliveMs: 5 }), f('scroll.cleared', 'c1', 3, 2)]],
+    ['release with reason', [opened('pit'), f('pit.released', 'c1', 2, 1, { reason: 'index_deleted' })]],
+    ['re-delivery and a fact after the end', [opened('pit'), f('pit.closed', 'c1', 2, 1), f('pit.closed', 'c1', 2, 1), f('pit.extended', 'c1', 3, 2, { keepAliveMs: 1 })]],
+  ];
+  it.each(histories)('%s', (_name, facts) => {
+    const pure = facts.reduce<ReturnType<typeof evolveContext>>((acc, e) => evolveContext(acc, e), undefined);
+    const w = foldAll(facts);
+    expect(w.scroll.get('c1') ?? w.pit.get('c1')).toEqual(pure);
+  });
+});
