@@ -68,25 +68,49 @@ export interface ApiKeyRecord extends ApiKeyCreated {
   invalidation?: number;
 }
 
+/**
+ * A record with one fixed shape (every field present, in one order): V8 keeps such objects compact,
+ * which matters at 100k keys at rest (a spread of parsed JSON costs about twice the memory).
+ */
+export function apiKeyRecord(r: Omit<ApiKeyRecord, 'expiration' | 'invalidation'> & { expiration?: number; invalidation?: number }): ApiKeyRecord {
+  return {
+    keyId: r.keyId,
+    seq: r.seq,
+    status: r.status,
+    name: r.name,
+    keyType: r.keyType,
+    creation: r.creation,
+    expiration: r.expiration,
+    invalidation: r.invalidation,
+    owner: r.owner,
+    hash: r.hash,
+    roleDescriptors: r.roleDescriptors,
+    limitedBy: r.limitedBy,
+    metadata: r.metadata,
+  };
+}
+
 /** Folds one fact into the record (idempotent by per-aggregate seq). */
 export function evolveApiKey(rec: ApiKeyRecord | undefined, e: Pick<Envelope, 'type' | 'aggregateId' | 'seq' | 'data'>): ApiKeyRecord | undefined {
   if (rec && e.seq <= rec.seq) return rec;
-  if (e.type === 'apikey.created') return rec ?? { ...(e.data as ApiKeyCreated), keyId: e.aggregateId, seq: e.seq, status: 'active' };
+  if (e.type === 'apikey.created') return rec ?? apiKeyRecord({ ...(e.data as ApiKeyCreated), keyId: e.aggregateId, seq: e.seq, status: 'active' });
   if (!rec) return rec;
   switch (e.type) {
     case 'apikey.updated': {
       const d = e.data as ApiKeyUpdated;
-      const next: ApiKeyRecord = { ...rec, seq: e.seq, limitedBy: d.limitedBy };
-      if (d.roleDescriptors) next.roleDescriptors = d.roleDescriptors;
-      if (d.metadata) next.metadata = d.metadata;
-      if (d.expiration === null) delete next.expiration;
-      else if (d.expiration !== undefined) next.expiration = d.expiration;
-      return next;
+      return apiKeyRecord({
+        ...rec,
+        seq: e.seq,
+        limitedBy: d.limitedBy,
+        roleDescriptors: d.roleDescriptors ?? rec.roleDescriptors,
+        metadata: d.metadata ?? rec.metadata,
+        expiration: d.expiration === null ? undefined : (d.expiration ?? rec.expiration),
+      });
     }
     case 'apikey.invalidated':
-      return { ...rec, seq: e.seq, status: 'invalidated', invalidation: (e.data as ApiKeyInvalidated).invalidation };
+      return apiKeyRecord({ ...rec, seq: e.seq, status: 'invalidated', invalidation: (e.data as ApiKeyInvalidated).invalidation });
     case 'apikey.expired':
-      return { ...rec, seq: e.seq, status: rec.status === 'invalidated' ? rec.status : 'expired' };
+      return apiKeyRecord({ ...rec, seq: e.seq, status: rec.status === 'invalidated' ? rec.status : 'expired' });
     default:
       return rec;
   }

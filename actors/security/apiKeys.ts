@@ -1,6 +1,6 @@
 import { EsError, illegalArgument, validationFailed } from '../edge/esErrors';
 import { Aggregate, type Envelope } from '../../streams';
-import { apiKeyMachine, evolveApiKey, type ApiKeyCreated, type ApiKeyOwner, type ApiKeyRecord } from '../../machines/apiKey.machine';
+import { apiKeyMachine, apiKeyRecord, evolveApiKey, type ApiKeyCreated, type ApiKeyOwner, type ApiKeyRecord } from '../../machines/apiKey.machine';
 import { CredentialCache } from './credentialCache';
 import type { FactLog } from './factLog';
 import { CacheDigest, randomUrlSafe, ssha256Hash, ssha256Verify } from './hashing';
@@ -86,7 +86,7 @@ export class ApiKeyService {
   markInvalidated(ids: string[]): void {
     for (const id of ids) {
       const r = this.records.get(id);
-      if (r && r.status === 'active') this.records.set(id, { ...r, status: 'invalidated', invalidation: r.invalidation ?? this.now() });
+      if (r && r.status === 'active') this.records.set(id, apiKeyRecord({ ...r, status: 'invalidated', invalidation: r.invalidation ?? this.now() }));
       this.cache.delete(id);
     }
   }
