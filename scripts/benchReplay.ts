@@ -2,33 +2,67 @@
  * Replay throughput: publishes N synthetic scroll/PIT facts (pipelined like Bus.append, no await per
  * ack) into a fresh ES_EVT on an embedded nats-server, then replays them.
  *
- *   npx tsx scripts/benchReplay.ts [N=1000000] [--window 8192] [--keep | --dir <store>]
+ *   npx tsx scripts/benchReplay.ts [N=1000000] [--window 8192] [--keep | --dir <store>] [--fold-only]
  *
  * Prints: the raw JetStream publish rate; the read rates alone (readFacts, readFactBatches); the
  * replay from JetStream with the evolve fold only and with the machine check (what `npm run replay`
  * does); and the in-memory rates of the evolve fold and of the machine check, to show where the time
- * goes. `--keep` leaves the store; `--dir <store>` reuses one (publishing only into an empty stream).
+ * goes. `--keep` leaves the store; `--dir <store>` reuses one (publishing only into an empty stream);
+ * `--fold-only` skips the two (slow) machine-check passes.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { startEmbeddedNats } from '../actors/embeddedNats';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { aggregateOf, ensureStreams, EVENT_STREAM, factOf, readFacts, subjects, type Aggregate } from '../streams';
+import { aggregateOf, ensureStreams, EVENT_STREAM, factOf, readFacts, subjects, type Aggregate, type Envelope } from '../streams';
 import { readFactBatches } from '../streams/factReader';
 import { foldAll, openContexts } from '../streams/evolve';
 import { MachineReplay } from '../streams/machineReplay';
 import { factSource, replayLog } from './cli/replayLog';
+import { readFactBatchesInWorker } from './cli/workerFactSource';
 import { parseArgs, flag } from './cli/args';
 import { syntheticFacts } from './cli/syntheticFacts';
 
 const enc = new TextEncoder();
 const rate = (n: number, ms: number) => `${Math.round((n / ms) * 1000).toLocaleString('en-US')} events/s`;
-const line = (label: string, n: number, ms: number) => console.log(`${label.padEnd(44)} ${(ms / 1000).toFixed(2).padStart(7)} s  ${rate(n, ms).padStart(20)}`);
+const line = (label: string, n: number, ms: number, extra = '') =>
+  console.log(`${label.padEnd(50)} ${(ms / 1000).toFixed(2).padStart(7)} s ${rate(n, ms).padStart(19)}${extra}`);
+
+/** CPU ms a process has used (Linux /proc), or NaN. */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10; // clock ticks of 10 ms
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Times a pass: wall rate, plus CPU per event of this process and of nats-server. On a shared box the
+ * CPU figures say what the code costs; the wall rate also says what the neighbours took.
+ */
+function measure(serverPid: number | undefined) {
+  return async (label: string, run: () => Promise<number>): Promise<number> => {
+    const s0 = cpuMs(serverPid);
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    const n = await run();
+    const ms = performance.now() - t0;
+    const c = process.cpuUsage(c0);
+    const us = (x: number) => (x / n).toFixed(2).padStart(5);
+    const server = cpuMs(serverPid) - s0;
+    line(label, n, ms, `  node ${us(c.user + c.system)} µs/event CPU${Number.isNaN(server) ? '' : `, nats-server ${us(server * 1000)}`}`);
+    return n;
+  };
+}
 
 async function main() {
-  const args = parseArgs(process.argv.slice(2), ['keep']);
+  const args = parseArgs(process.argv.slice(2), ['keep', 'fold-only']);
+  const check = args.flags['fold-only'] !== true;
   const n = Number(args._[0] ?? 1_000_000);
   const window = Number(flag(args, 'window') ?? 8192);
   const given = flag(args, 'dir');
@@ -39,8 +73,9 @@ async function main() {
     await ensureStreams(nc);
     console.log(`benchReplay: ${n.toLocaleString('en-US')} facts, nats-server at ${nats.url} (${dir}), node ${process.version}`);
     let t = performance.now();
-    const facts = syntheticFacts(n);
+    let facts: Envelope[] | undefined = syntheticFacts(n);
     line('generate envelopes (in memory)', n, performance.now() - t);
+    console.log(`${''.padEnd(50)}    wall        events/s   CPU per event`);
 
     const stored = (await (await jetstreamManager(nc)).streams.info(EVENT_STREAM)).state.messages;
     if (stored) console.log(`reusing ${stored.toLocaleString('en-US')} stored facts: not publishing`);
@@ -51,7 +86,7 @@ async function main() {
     let inFlight = 0;
     let failed = 0;
     let slot: (() => void) | undefined;
-    for (const e of stored ? [] : facts) {
+    for (const e of stored ? [] : facts!) {
       if (inFlight >= window) await new Promise<void>((r) => (slot = r));
       inFlight++;
       const subject = subjects.fact(aggregateOf(e.type) as Aggregate, e.aggregateId, factOf(e.type));
@@ -66,34 +101,48 @@ async function main() {
     }
     while (inFlight > 0) await new Promise<void>((r) => (slot = r));
     if (!stored) line(`JetStream publish (pipelined, window ${window})`, n, performance.now() - t);
+    facts = undefined;
     if (failed) console.log(`${failed} publishes failed`);
 
-    t = performance.now();
-    let perMessage = 0;
-    for await (const _ of readFacts(nc)) perMessage++;
-    line('read + parse: readFacts (one await per fact)', perMessage, performance.now() - t);
-    t = performance.now();
-    let read = 0;
-    for await (const b of readFactBatches(nc)) read += b.length;
-    line('read + parse: readFactBatches (callback, batches)', read, performance.now() - t);
+    const timed = measure(nats.proc.pid);
+    await timed('read + parse: readFacts (one await per fact)', async () => {
+      let k = 0;
+      for await (const _ of readFacts(nc)) k++;
+      return k;
+    });
+    const read = await timed('read + parse: readFactBatches (callback, batches)', async () => {
+      let k = 0;
+      for await (const b of readFactBatches(nc)) k += b.length;
+      return k;
+    });
+    await timed('replay from JetStream: evolve fold', async () => (await replayLog(factSource({ nc }, {}), { check: false })).read);
+    await timed('  same, reader in a worker (npm run replay)', async () => (await replayLog(readFactBatchesInWorker(nats.url), { check: false })).read);
+    let divergences = 0;
+    if (check) {
+      await timed('replay from JetStream: evolve + machine check', async () => {
+        const o = await replayLog(readFactBatchesInWorker(nats.url), { check: true });
+        divergences = o.divergences.length;
+        return o.read;
+      });
+    }
 
-    const folded = await replayLog(factSource({ nc }, {}), { check: false });
-    line('replay from JetStream: evolve fold', folded.read, folded.elapsedMs);
-    const checked = await replayLog(factSource({ nc }, {}), { check: true });
-    line('replay from JetStream: evolve + machine check', checked.read, checked.elapsedMs);
-
-    t = performance.now();
-    const world = foldAll(facts);
-    line('in memory: evolve fold only', world.events, performance.now() - t);
-    t = performance.now();
+    // Generated again for the in-memory passes: holding 1M envelopes during the reads above would
+    // slow their garbage collection down, which `npm run replay` does not suffer.
+    facts = syntheticFacts(n);
+    const all = facts;
+    const world = foldAll([]);
+    await timed('in memory: evolve fold only', async () => foldAll(all, world).events);
     const m = new MachineReplay();
-    for (const e of facts) m.feed(e);
+    if (check) {
+      await timed('in memory: machine check only', async () => {
+        for (const e of all) m.feed(e);
+        return all.length;
+      });
+    }
     const res = m.finish();
-    line('in memory: machine check only', n, performance.now() - t);
 
     const ended = [...world.scroll.values(), ...world.pit.values()].length - openContexts(world).length;
-    console.log(`check: ${read} read, ${checked.divergences.length} divergences, ${res.divergences.length} in memory, ${ended} lifecycles ended, ${openContexts(world).length} still open`);
-    if (checked.divergences.length) console.log('first divergence:', checked.divergences[0]);
+    console.log(`check: ${read} read, ${divergences} divergences, ${res.divergences.length} in memory, ${ended} lifecycles ended, ${openContexts(world).length} still open`);
   } finally {
     await nc.drain();
     await nats.stop();

@@ -20,6 +20,7 @@ import { resolveNatsUrl } from './cli/natsUrl';
 import { parseTime } from './cli/time';
 import { progressBar } from './cli/progress';
 import { factFilter, factSource, replayLog, type ReplayOutcome } from './cli/replayLog';
+import { readFactBatchesInWorker } from './cli/workerFactSource';
 import { formatRow, stateRows, type StateRow } from './cli/stateRows';
 
 const USAGE = `usage: npm run replay -- [--aggregate pit|scroll|token|apikey|servicetoken] [--id <id>]
@@ -81,8 +82,8 @@ async function main(): Promise<void> {
   const file = flag(args, 'file');
   let nc: NatsConnection | undefined;
   let source = file ?? '';
+  const { url } = resolveNatsUrl();
   if (!file) {
-    const { url } = resolveNatsUrl();
     nc = await connect({ servers: url, name: 'es-replay-cli' });
     source = `${EVENT_STREAM} on ${url}${factFilter(aggregate, id) ? ` (${factFilter(aggregate, id)})` : ''}`;
   }
@@ -90,7 +91,10 @@ async function main(): Promise<void> {
   try {
     const timeline = args.flags.timeline === true || id !== undefined || (await logSize(nc, file)) <= TIMELINE_LIMIT;
     const bar = progressBar('replay', process.stderr, file ? 'chars' : 'events');
-    const o = await replayLog(factSource({ nc, file }, { aggregate, id }), {
+    const onProgress = (d: number, t: number) => bar.update(d, t);
+    // From JetStream, a worker thread receives while this one folds (streams/README.md "Performance").
+    const facts = file ? factSource({ file }, { onProgress }) : readFactBatchesInWorker(url, { filterSubject: factFilter(aggregate, id), onProgress });
+    const o = await replayLog(facts, {
       aggregate,
       id,
       sinceMs: since === undefined ? undefined : parseTime(since, now),
@@ -98,7 +102,6 @@ async function main(): Promise<void> {
       check: args.flags['no-check'] !== true,
       timeline,
       toleranceMs: flag(args, 'tolerance') === undefined ? undefined : Number(flag(args, 'tolerance')),
-      onProgress: (d, t) => bar.update(d, t),
     }).finally(() => bar.stop());
     const nowMs = at ?? (o.world.lastTime ? Date.parse(o.world.lastTime) : undefined);
     const rows = stateRows(o.world, { nowMs, machines: o.actors });

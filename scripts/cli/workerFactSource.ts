@@ -1,0 +1,69 @@
+import { Worker } from 'node:worker_threads';
+import type { Envelope } from '../../streams';
+import { parseFact } from '../../streams/factPush';
+import type { FactWorkerData, FactWorkerMessage } from './factWorker';
+
+/**
+ * `readFactBatches` with the NATS side in a worker thread (scripts/cli/factWorker.ts): the worker
+ * receives, this thread parses and the caller folds, in parallel. On two cores this is what lets a
+ * replay pass 200,000 facts/s (scripts/benchReplay.ts); a process without a spare core gains nothing.
+ * Only for tsx-run scripts: the worker (factWorkerBoot.mjs registers tsx, then loads factWorker.ts)
+ * is found through `import.meta.url`.
+ */
+export async function* readFactBatchesInWorker(
+  url: string,
+  opts: { filterSubject?: string; onProgress?: (done: number, total: number) => void } = {},
+): AsyncGenerator<Envelope[]> {
+  const worker = new Worker(new URL('./factWorkerBoot.mjs', import.meta.url), { workerData: { url, filterSubject: opts.filterSubject } satisfies FactWorkerData });
+  const queue: FactWorkerMessage[] = [];
+  let wake: (() => void) | undefined;
+  let exited: Error | undefined;
+  worker.on('message', (m: FactWorkerMessage) => {
+    queue.push(m);
+    wake?.();
+  });
+  worker.on('error', (e) => {
+    exited = e;
+    wake?.();
+  });
+  worker.on('exit', (code) => {
+    exited ??= code ? new Error(`fact reader worker exited with ${code}`) : undefined;
+    wake?.();
+  });
+  let total = 0;
+  let done = 0;
+  try {
+    for (;;) {
+      const m = queue.shift();
+      if (!m) {
+        if (exited) throw exited;
+        await new Promise<void>((r) => (wake = r));
+        wake = undefined;
+        continue;
+      }
+      if (m.kind === 'total') total = m.total;
+      else if (m.kind === 'error') throw new Error(`fact reader worker: ${m.message}`);
+      else if (m.kind === 'end') {
+        // Let it delete its consumer and exit; terminate if it takes long.
+        await Promise.race([new Promise((r) => worker.once('exit', r)), new Promise((r) => setTimeout(r, 2000).unref())]);
+        return;
+      }
+      else {
+        const bytes = new Uint8Array(m.buf, 0, m.len);
+        const view = new DataView(m.buf);
+        const batch: Envelope[] = new Array(m.count);
+        for (let i = 0, off = 0; i < m.count; i++) {
+          const len = view.getUint32(off);
+          batch[i] = parseFact(bytes.subarray(off + 4, off + 4 + len), 'ES_EVT');
+          off += 4 + len;
+        }
+        worker.postMessage('ack');
+        done += m.count;
+        opts.onProgress?.(done, total);
+        yield batch;
+      }
+    }
+  } finally {
+    await worker.terminate();
+  }
+}
