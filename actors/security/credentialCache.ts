@@ -1,7 +1,7 @@
-import { CacheDigest, safeEqual } from './hashing';
+import { CacheDigest, sameDigest } from './hashing';
 
 interface Entry<T> {
-  digest: Buffer;
+  digest: string;
   value: T;
   /** Epoch ms after which the entry is stale (e.g. a JWT's exp). */
   until: number;
@@ -29,7 +29,7 @@ export class CredentialCache<T> {
       this.map.delete(id);
       return undefined;
     }
-    return safeEqual(e.digest, this.digester.digest(secret)) ? e.value : undefined;
+    return sameDigest(e.digest, this.digester.digest(secret)) ? e.value : undefined;
   }
 
   set(id: string, secret: string, value: T, until = Number.POSITIVE_INFINITY): void {

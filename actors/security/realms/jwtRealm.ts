@@ -152,7 +152,7 @@ export class JwtRealm implements Realm {
 
   async authenticate(t: RealmToken): Promise<RealmResult> {
     if (t.kind !== 'jwt') return { status: 'continue' };
-    const key = this.digest.digest(`${t.jwt}\u0000${t.secret ?? ''}`).toString('base64');
+    const key = this.digest.digest(`${t.jwt}\u0000${t.secret ?? ''}`);
     const hit = this.cache.get(key);
     if (hit && hit.until > this.now()) return { status: 'success', user: hit.user };
     const why = this.validateClaims(t);
