@@ -1,4 +1,4 @@
-import { assign, emit, setup } from 'xstate';
+import { assign, emit, getInitialSnapshot, setup } from 'xstate';
 import type { Envelope } from '../streams';
 import { isLastStep, MAX_DELAY_MS, nextStep } from './longDelay';
 
@@ -6,8 +6,9 @@ import { isLastStep, MAX_DELAY_MS, nextStep } from './longDelay';
  * One OAuth2 token pair (ES's token document): an access token and, except for `client_credentials`,
  * a refresh token. Facts carry ids and hashes only, never a token value.
  *
- * `live.active` → refresh → `live.refreshed` (the refresh token is spent; the old access token lives on
- * until its own expiry, as in ES) → `invalidated` once both halves are invalidated, or `expired` when the
+ * `live.active` → refresh → `live.refreshed.window` (the refresh token is spent; for 30 s a retry gets
+ * the same new pair) → `live.refreshed.closed`; the old access token lives on until its own expiry, as in
+ * ES → `invalidated` once both halves are invalidated, or `expired` when the
  * document ends (refresh token's 24h, or the access token's life when there is no refresh token).
  */
 
@@ -90,6 +91,9 @@ export interface AccessTokenRecord extends TokenCreated {
   superseding?: SealedPair;
 }
 
+/** A spent refresh token may be re-used this long and yields the same new pair (ES TokenService). */
+export const REFRESH_WINDOW_MS = 30_000;
+
 /** End of the token document: the refresh token's life, else the access token's. */
 export const tokenDocExpiresAt = (t: Pick<TokenCreated, 'refreshExpiresAt' | 'accessExpiresAt'>) =>
   t.refreshExpiresAt ?? t.accessExpiresAt;
@@ -131,6 +135,8 @@ interface Ctx {
   remainingMs: number;
   /** Where a hydrated actor resumes; absent for a new pair. */
   resume?: TokenStatus;
+  /** Time left in the re-use window of a spent refresh token. */
+  windowMs: number;
   created?: TokenCreated;
 }
 
@@ -159,6 +165,7 @@ export function accessTokenInput(input: AccessTokenInput): Ctx {
     refreshInvalidated: input.record?.refreshInvalidated ?? false,
     remainingMs: tokenDocExpiresAt(src) - input.now,
     resume: input.record?.status,
+    windowMs: input.record?.refreshedAt === undefined ? 0 : Math.max(0, input.record.refreshedAt + REFRESH_WINDOW_MS - input.now),
     created: input.created,
   };
 }
@@ -177,13 +184,17 @@ export const accessTokenMachine = setup({
     events: {} as AccessTokenEvent,
     emitted: {} as TokenFactBody,
   },
-  delays: { untilExpiry: ({ context }) => nextStep(context.remainingMs) },
+  delays: {
+    untilExpiry: ({ context }) => nextStep(context.remainingMs),
+    refreshWindow: ({ context }) => context.windowMs,
+  },
   guards: {
     isNew: ({ context }) => context.created !== undefined,
     wasInvalidated: ({ context }) => context.resume === 'invalidated',
     wasExpired: ({ context }) => context.resume === 'expired',
     isPastExpiry: ({ context }) => context.remainingMs <= 0,
     wasRefreshed: ({ context }) => context.resume === 'refreshed',
+    windowOpen: ({ context }) => context.windowMs > 0,
     lastStep: ({ context }) => isLastStep(context.remainingMs),
     refreshUsable: ({ context }) => context.hasRefresh && !context.refreshInvalidated,
     invalidatesAll: ({ context, event }) => event.type === 'invalidate' && afterInvalidate(context, event).all,
@@ -238,7 +249,7 @@ export const accessTokenMachine = setup({
               target: 'refreshed',
               actions: [
                 // a later re-entry of `live` (long countdown) must resume here, not in `active`
-                assign({ resume: 'refreshed' as const }),
+                assign({ resume: 'refreshed' as const, windowMs: REFRESH_WINDOW_MS }),
                 emit(({ event }) => ({
                   type: 'token.refreshed' as const,
                   refreshedAt: event.refreshedAt,
@@ -249,7 +260,15 @@ export const accessTokenMachine = setup({
             },
           },
         },
-        refreshed: {},
+        refreshed: {
+          initial: 'resume',
+          states: {
+            resume: { always: [{ guard: 'windowOpen', target: 'window' }, { target: 'closed' }] },
+            // Re-using the spent refresh token returns the same pair; no fact: the window follows from refreshedAt.
+            window: { after: { refreshWindow: 'closed' } },
+            closed: {},
+          },
+        },
       },
       after: {
         untilExpiry: [
@@ -262,3 +281,11 @@ export const accessTokenMachine = setup({
     expired: { type: 'final' },
   },
 });
+
+/**
+ * Whether a spent refresh token may still be re-used (the machine's `live.refreshed.window`), computed
+ * from the record without starting an actor.
+ */
+export function inRefreshWindow(record: AccessTokenRecord, now: number): boolean {
+  return getInitialSnapshot(accessTokenMachine, { tokenId: record.tokenId, now, record }).matches({ live: { refreshed: 'window' } });
+}

@@ -4,6 +4,7 @@ import { Aggregate, type Envelope } from '../../streams';
 import {
   accessTokenMachine,
   evolveToken,
+  inRefreshWindow,
   tokenDocExpiresAt,
   type AccessTokenRecord,
   type SealedPair,
@@ -20,8 +21,6 @@ import type { Authentication, AuthResult } from './types';
 
 /** Refresh tokens live 24h from their document's creation (ES ExpiredTokenRemover.MAXIMUM_TOKEN_LIFETIME_HOURS). */
 export const REFRESH_LIFE_MS = 24 * 3_600_000;
-/** A spent refresh token may be re-used this long and yields the same new pair. */
-export const REFRESH_WINDOW_MS = 30_000;
 
 // Token strings are opaque to clients; shaped like late 8.x: VInt(version) + VInt(24) + 24 random bytes.
 const VERSION_PREFIX = Buffer.from([0x83, 0xe2, 0x86, 0x04, 24]);
@@ -200,8 +199,8 @@ export class TokenService {
       if (!sameOwner(c, { username: rec.client.username, realm: rec.client.realm })) {
         throw oauth2Error('invalid_grant', 'tokens must be refreshed by the creating client');
       }
-      if (rec.status === 'refreshed' && rec.refreshedAt !== undefined) {
-        if (now > rec.refreshedAt + REFRESH_WINDOW_MS) throw oauth2Error('invalid_grant', 'token has already been refreshed more than 30 seconds in the past');
+      if (rec.status === 'refreshed') {
+        if (!inRefreshWindow(rec, now)) throw oauth2Error('invalid_grant', 'token has already been refreshed more than 30 seconds in the past');
         const pair = rec.superseding && openPair(refreshToken, rec.superseding);
         const next = rec.supersededBy ? this.records.get(rec.supersededBy) : undefined;
         if (!pair || !next) throw oauth2Error('invalid_grant', 'could not refresh the requested token');

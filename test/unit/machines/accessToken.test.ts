@@ -1,5 +1,5 @@
 import { createActor, SimulatedClock } from 'xstate';
-import { accessTokenMachine, evolveToken, type AccessTokenInput, type AccessTokenRecord, type TokenCreated } from '../../../machines/accessToken.machine';
+import { accessTokenMachine, evolveToken, inRefreshWindow, type AccessTokenInput, type AccessTokenRecord, type TokenCreated } from '../../../machines/accessToken.machine';
 
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
@@ -51,8 +51,31 @@ describe('access token machine', () => {
     const refresh = { type: 'refresh' as const, refreshedAt: 5, supersededBy: 't2', superseding: { salt: 's', iv: 'i', tag: 't', data: 'd' } };
     actor.send(refresh);
     actor.send(refresh);
-    expect(actor.getSnapshot().value).toEqual({ live: 'refreshed' });
+    expect(actor.getSnapshot().value).toEqual({ live: { refreshed: 'window' } });
     expect(facts).toEqual(['token.created', 'token.refreshed']);
+  });
+
+  it('keeps the re-use window of a spent refresh token open for 30 s after the refresh', () => {
+    const { actor, clock, facts } = run({ tokenId: 't1', now: 0, created: created() });
+    clock.increment(MIN);
+    actor.send({ type: 'refresh', refreshedAt: MIN, supersededBy: 't2', superseding: { salt: '', iv: '', tag: '', data: '' } });
+    expect(actor.getSnapshot().value).toEqual({ live: { refreshed: 'window' } });
+    clock.increment(29_999);
+    expect(actor.getSnapshot().value).toEqual({ live: { refreshed: 'window' } });
+    clock.increment(1);
+    expect(actor.getSnapshot().value).toEqual({ live: { refreshed: 'closed' } });
+    expect(facts).toEqual(['token.created', 'token.refreshed']); // the window needs no fact
+  });
+
+  it('resumes a refreshed record inside or outside its window from refreshedAt', () => {
+    const rec = recordOf(['token.created', created()], ['token.refreshed', { refreshedAt: MIN, supersededBy: 't2', superseding: { salt: '', iv: '', tag: '', data: '' } }]);
+    expect(inRefreshWindow(rec, MIN + 29_999)).toBe(true);
+    expect(inRefreshWindow(rec, MIN + 30_001)).toBe(false);
+    const { actor, clock } = run({ tokenId: 't1', now: MIN + 10_000, record: rec });
+    clock.increment(19_999);
+    expect(actor.getSnapshot().value).toEqual({ live: { refreshed: 'window' } });
+    clock.increment(1);
+    expect(actor.getSnapshot().value).toEqual({ live: { refreshed: 'closed' } });
   });
 
   it('keeps the pair live while only the access token is invalidated, and ends it once both are', () => {
@@ -81,7 +104,7 @@ describe('access token machine', () => {
   it('resumes a refreshed record at rest without re-publishing anything', () => {
     const rec = recordOf(['token.created', created()], ['token.refreshed', { refreshedAt: 5, supersededBy: 't2', superseding: { salt: '', iv: '', tag: '', data: '' } }]);
     const { actor, facts } = run({ tokenId: 't1', now: 10 * MIN, record: rec });
-    expect(actor.getSnapshot().value).toEqual({ live: 'refreshed' });
+    expect(actor.getSnapshot().value).toEqual({ live: { refreshed: 'closed' } });
     expect(facts).toEqual([]);
   });
 
