@@ -18,7 +18,9 @@ import { evolveServiceToken, type ServiceTokenRecord } from '../machines/service
 /** The fields of a fact the folds read. */
 export type FactLike = Pick<Envelope, 'type' | 'aggregateId' | 'seq' | 'time' | 'data'> & { correlationId?: string };
 
+/** The two kinds of search context. */
 export type ContextKind = 'scroll' | 'pit';
+/** Where a context stands: open, or how it ended. */
 export type ContextStatus = 'open' | 'expired' | 'cleared' | 'closed' | 'released';
 
 /** A shard searcher as the opened fact records it. */

@@ -11,6 +11,7 @@
  * events, so compile speed does not matter.
  */
 
+/** A JSON Schema: a boolean or an object of keywords. */
 export type JsonSchema = boolean | { [k: string]: unknown };
 
 /** One validation failure: where (`/data/keepAliveMs`) and what. */
@@ -72,6 +73,7 @@ export class SchemaSet {
     return this;
   }
 
+  /** Whether a schema is registered under `name` (`scroll.schema.json`). */
   has(name: string): boolean {
     return this.byName.has(name);
   }
