@@ -18,6 +18,14 @@ export interface ChainParts {
   challenges: string[];
 }
 
+/** One step's result: the authentication, a thrown 401, or its message kept for later. */
+function take(r: AuthResult, prefix: string, messages: string[]): Authentication | undefined {
+  if (r.status === 'success') return r.authentication;
+  if (r.status === 'terminate') throw r.error;
+  if (r.message) messages.push(`${prefix}: ${r.message}`);
+  return undefined;
+}
+
 /**
  * ES AuthenticatorChain, in the seed's order: service accounts → token service → API key service →
  * realm chain. Each step succeeds (stop), is unsuccessful (continue; its message is kept for
@@ -31,21 +39,18 @@ export class AuthenticatorChain {
     const { p } = this;
     const h = authorizationHeader(req);
     const messages: string[] = [];
-    const take = (r: AuthResult, prefix: string): Authentication | undefined => {
-      if (r.status === 'success') return r.authentication;
-      if (r.status === 'terminate') throw r.error;
-      if (r.message) messages.push(`${prefix}: ${r.message}`);
-      return undefined;
-    };
     if (h?.scheme === 'bearer' && h.value) {
-      const sa = take(await p.serviceAccounts.authenticate(h.value, p.challenges), 'service account');
-      if (sa) return sa;
+      // Service tokens start with the base64 of their magic bytes 00 01 00 01: skip the async step otherwise.
+      if (h.value.startsWith('AAEAA')) {
+        const sa = take(await p.serviceAccounts.authenticate(h.value, p.challenges), 'service account', messages);
+        if (sa) return sa;
+      }
       if (p.tokensEnabled) {
-        const t = take(p.tokens.authenticate(h.value), 'oauth2 token');
+        const t = take(p.tokens.authenticate(h.value), 'oauth2 token', messages);
         if (t) return t;
       }
     } else if (h?.scheme === 'apikey' && p.apiKeysEnabled) {
-      const k = take(p.apiKeys.authenticate(h.value), 'API key');
+      const k = take(p.apiKeys.authenticate(h.value), 'API key', messages);
       if (k) return k;
     }
     let token;

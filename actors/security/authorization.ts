@@ -40,7 +40,9 @@ export function actionDenied(auth: unknown, action: string, context?: string, ow
   return forbidden(msg);
 }
 
-const isPattern = (n: string) => n === '_all' || n === '*' || /[*?]/.test(n) || n.startsWith('-');
+function isPattern(n: string): boolean {
+  return n === '_all' || n.startsWith('-') || n.includes('*') || n.includes('?');
+}
 
 /**
  * The gate's authorize: a cluster action needs a cluster privilege; an index action needs the action
@@ -58,9 +60,13 @@ export function authorize(auth: unknown, action: string, indices?: string[], own
   }
   if (!checkIndicesAction(p, action)) throw actionDenied(a, action);
   if (!indices) return;
-  const named = indices.flatMap((i) => i.split(',')).filter((n) => n && !isPattern(n));
-  const denied = named.filter((n) => !checkIndex(p, action, n));
-  if (denied.length) throw actionDenied(a, action, `on indices [${denied.join(',')}]`);
+  let denied: string[] | undefined;
+  for (const expr of indices) {
+    for (const n of expr.includes(',') ? expr.split(',') : [expr]) {
+      if (n && !isPattern(n) && !checkIndex(p, action, n)) (denied ??= []).push(n);
+    }
+  }
+  if (denied) throw actionDenied(a, action, `on indices [${denied.join(',')}]`);
 }
 
 /** Concrete index names `auth` may run `action` on (wildcard expansion). All of them when security is off. */

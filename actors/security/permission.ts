@@ -126,10 +126,8 @@ function roleIndex(p: RolePermission, action: string, index: string): boolean {
   return false;
 }
 
-function memo(p: Permission, key: string, f: () => boolean): boolean {
-  const hit = p.memo.get(key);
-  if (hit !== undefined) return hit;
-  const v = f();
+// Hot path (every request): no closures per call, a plain Map memo per permission.
+function remember(p: Permission, key: string, v: boolean): boolean {
   if (p.memo.size >= MEMO_MAX) p.memo.clear();
   p.memo.set(key, v);
   return v;
@@ -137,15 +135,25 @@ function memo(p: Permission, key: string, f: () => boolean): boolean {
 
 /** May the permission run an index action on this concrete index name? */
 export function checkIndex(p: Permission, action: string, index: string): boolean {
-  return memo(p, `${action}\u0000${index}`, () =>
-    p.kind === 'role' ? roleIndex(p, action, index) : (!p.own || roleIndex(p.own, action, index)) && roleIndex(p.limitedBy, action, index),
-  );
+  const key = `${action}\u0000${index}`;
+  const hit = p.memo.get(key);
+  if (hit !== undefined) return hit;
+  const v = p.kind === 'role' ? roleIndex(p, action, index) : (!p.own || roleIndex(p.own, action, index)) && roleIndex(p.limitedBy, action, index);
+  return remember(p, key, v);
+}
+
+function anyGroup(r: RolePermission, action: string): boolean {
+  for (const g of r.groups) if (g.actions.test(action)) return true;
+  return false;
 }
 
 /** Does any index group grant the action at all (ES checks this before resolving indices)? */
 export function checkIndicesAction(p: Permission, action: string): boolean {
-  const any = (r: RolePermission) => r.groups.some((g) => g.actions.test(action));
-  return memo(p, `${action}\u0000\u0000`, () => (p.kind === 'role' ? any(p) : (!p.own || any(p.own)) && any(p.limitedBy)));
+  const key = `${action}\u0000\u0000`;
+  const hit = p.memo.get(key);
+  if (hit !== undefined) return hit;
+  const v = p.kind === 'role' ? anyGroup(p, action) : (!p.own || anyGroup(p.own, action)) && anyGroup(p.limitedBy, action);
+  return remember(p, key, v);
 }
 
 function roleHasCluster(p: RolePermission, name: string): boolean {
