@@ -10,7 +10,8 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, DeliverPolicy, type OrderedConsumerOptions } from '@nats-io/jetstream';
 import { from, map } from 'rxjs';
-import { EVENT_STREAM, readStream, upcast, type Envelope } from '../streams';
+import { EVENT_STREAM, upcast, type Envelope } from '../streams';
+import { openFactPush, type FactPush } from '../streams/factPush';
 import { parseArgs, flag, type Args } from './cli/args';
 import { resolveNatsUrl } from './cli/natsUrl';
 import { subjectFilter } from './cli/subjectFilter';
@@ -74,20 +75,51 @@ async function tail(args: Args): Promise<void> {
   await nc.closed();
 }
 
-/** Writes every fact of ES_EVT (or the filtered part) as JSON lines, exactly as stored. */
+/**
+ * Writes every fact of ES_EVT (or the filtered part) as JSON lines, exactly as stored, in log order.
+ * Facts arrive by push (streams/factPush.ts); a full output buffer pauses the server (flow control).
+ */
 async function exportLog(args: Args): Promise<void> {
   const file = flag(args, 'file');
   const nc = await open();
   const out = new LineWriter(file);
   const bar = file ? progressBar('export') : progressBar('export', { isTTY: false } as NodeJS.WriteStream);
   let n = 0;
-  try {
-    for await (const m of readStream(nc, EVENT_STREAM, { filterSubject: subjectFilter(args._[1]), onProgress: (d, t) => bar.update(d, t) })) {
-      await out.write(dec.decode(m.data));
-      n++;
+  let push: FactPush | undefined;
+  let lines: string[] = [];
+  let held = false;
+  const flush = () => {
+    if (!lines.length) return;
+    const buffered = out.writeNow(lines.join(''));
+    lines = [];
+    if (buffered > 8 << 20 && !held) {
+      // The output is behind: stop answering flow control until it drains.
+      held = true;
+      push?.hold(true);
+      out.onDrain(() => {
+        held = false;
+        push?.hold(false);
+      });
     }
+  };
+  try {
+    push = await openFactPush(
+      nc,
+      (data) => {
+        lines.push(dec.decode(data) + '\n');
+        if (++n % 4096 === 0) {
+          flush();
+          bar.update(n, push?.total ?? n);
+        }
+      },
+      subjectFilter(args._[1]),
+    );
+    await push.finished;
+    flush();
+    bar.update(n, push.total);
   } finally {
     bar.stop();
+    await push?.close();
     await out.close();
     await nc.drain();
   }

@@ -36,6 +36,14 @@ export class LineWriter {
   async write(line: string): Promise<void> {
     if (!this.out.write(line + '\n')) await once(this.out, 'drain');
   }
+  /** Writes without waiting; returns the bytes still buffered (call `onDrain` when that is too much). */
+  writeNow(chunk: string): number {
+    this.out.write(chunk);
+    return this.out.writableLength;
+  }
+  onDrain(f: () => void): void {
+    this.out.once('drain', f);
+  }
   async close(): Promise<void> {
     if (this.out === process.stdout) return;
     await new Promise<void>((res, rej) => (this.out as WriteStream).end((e?: Error | null) => (e ? rej(e) : res())));
