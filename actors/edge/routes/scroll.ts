@@ -3,7 +3,7 @@ import type { EsRequest, EsResponse, Router } from '../router';
 import { executeSearch, renderSearch } from '../coordinator';
 import { parseTimeValue, type SearchRequest } from '../../shard/engine';
 import { checkKeepAlive, KeepAliveTooLarge } from '../../../machines/keepAlive';
-import { keepAliveLimits, liveContext, type PagingServices } from './search';
+import { indexNames, keepAliveLimits, liveContext, type PagingServices } from './search';
 
 /** Scroll continuation: body wins over URL (`scroll_id`, `scroll`); deprecated path form too. */
 async function continueScroll(s: PagingServices, req: EsRequest): Promise<EsResponse> {
@@ -43,13 +43,12 @@ async function continueScroll(s: PagingServices, req: EsRequest): Promise<EsResp
     }));
     const out = await executeSearch(s, sr, targets);
     out.tookMs = Math.max(1, out.tookMs);
-    const names = new Map(rec.shards.map((p) => [p.shardIndex, p.index]));
     const last = out.hits[out.hits.length - 1];
     const next = { after: last ? last.sort : pos.after, page: pos.page + 1 };
     // Seed: a continuation without `scroll` releases the context as part of the request.
     const release = scroll === undefined;
     return {
-      body: renderSearch(out, sr, (i) => names.get(i)!, {
+      body: renderSearch(out, sr, indexNames(targets), {
         ...(release ? {} : { scrollId: s.ids.scrollId(rec.id, next) }),
         restTotalHitsAsInt: req.query.rest_total_hits_as_int === 'true',
         sortLength: rec.scroll!.sortLength,

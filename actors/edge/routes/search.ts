@@ -45,6 +45,12 @@ export function orderedTargets(indices: IndexState[]): ShardTarget[] {
   return out;
 }
 
+/** Index name of a hit's shard, by the shard's rank (`shardIndex`), whatever subset `targets` holds. */
+export function indexNames(targets: readonly { ref: { index: string }; shardIndex: number }[]): (shardIndex: number) => string {
+  const names = new Map(targets.map((t) => [t.shardIndex, t.ref.index]));
+  return (i) => names.get(i) ?? '';
+}
+
 /** Resolves the request's indices and filters them to those the caller may read. */
 export async function searchIndices(s: EdgeServices, req: EsRequest, action = READ): Promise<IndexState[]> {
   const expr = req.params.index;
@@ -90,9 +96,8 @@ async function plainSearch(s: PagingServices, req: EsRequest, sr: SearchRequest)
   const indices = await searchIndices(s, req);
   const targets = orderedTargets(indices);
   const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets);
-  const names = targets.map((t) => t.ref.index);
   return {
-    body: renderSearch(out, sr, (i) => names[i], { restTotalHitsAsInt: sr.restTotalHitsAsInt, noTotal: sr.trackTotalHits === false }),
+    body: renderSearch(out, sr, indexNames(targets), { restTotalHitsAsInt: sr.restTotalHitsAsInt, noTotal: sr.trackTotalHits === false }),
   };
 }
 
@@ -113,7 +118,6 @@ async function openScroll(s: PagingServices, req: EsRequest, sr: SearchRequest):
   }
   const internal: SearchRequest = { ...sr, sort: scrollSort(sr.sort), trackTotalHits: true, checkWindow: 'scroll' };
   const out = await executeSearch(s, internal, targets);
-  const names = targets.map((t) => t.ref.index);
   const total = out.total ?? { value: 0, relation: 'eq' as const };
   const { aggs: _a, ...continuation } = internal;
   const rec = s.contexts.open({
@@ -137,7 +141,7 @@ async function openScroll(s: PagingServices, req: EsRequest, sr: SearchRequest):
   const scrollId = s.ids.scrollId(rec.id, { after: last?.sort, page: 1 });
   await rec.appended; // the opened fact is in the log before the client sees the id
   return {
-    body: renderSearch(out, sr, (i) => names[i], { scrollId, restTotalHitsAsInt: sr.restTotalHitsAsInt, sortLength: sr.sort?.length ?? 0, total }),
+    body: renderSearch(out, sr, indexNames(targets), { scrollId, restTotalHitsAsInt: sr.restTotalHitsAsInt, sortLength: sr.sort?.length ?? 0, total }),
   };
 }
 
@@ -156,9 +160,8 @@ async function pitSearch(s: PagingServices, req: EsRequest, sr: SearchRequest): 
       'pit',
     );
     const out = await executeSearch(s, { ...sr, sort, checkWindow: 'search' }, targets);
-    const names = new Map(rec.shards.map((p) => [p.shardIndex, p.index]));
     return {
-      body: renderSearch(out, sr, (i) => names.get(i)!, {
+      body: renderSearch(out, sr, indexNames(targets), {
         pitId: s.ids.pitId(rec.id),
         restTotalHitsAsInt: sr.restTotalHitsAsInt,
         noTotal: sr.trackTotalHits === false,
