@@ -14,14 +14,15 @@ import { ShardClient } from './edge/shardClient';
 import { IdCodec } from './edge/ids';
 import { newSearchStats } from './edge/services';
 import { ClusterState } from './cluster';
-import { ContextRegistry } from './contexts';
+import { ContextRegistry, reviveContexts } from './contexts';
 import { startSecurity, type SecurityModule } from './security';
 import { documentRoutes } from './edge/routes/documents';
 import { bulkRoutes } from './edge/routes/bulk';
 import { indexRoutes } from './edge/routes/indices';
-import { searchRoutes, type PagingServices } from './edge/routes/search';
+import { scrollFromFact, searchRoutes, type PagingServices } from './edge/routes/search';
 import { scrollRoutes } from './edge/routes/scroll';
 import { pitRoutes } from './edge/routes/pit';
+import { contextRoutes } from './edge/routes/contexts';
 import { clusterRoutes } from './edge/routes/cluster';
 
 export interface SystemOptions {
@@ -125,6 +126,13 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     const contexts = new ContextRegistry(bus);
     stops.push(() => contexts.stopAll());
     cluster.onIndexDeleted((idx) => contexts.releaseIndex(idx.uuid));
+    const t1 = Date.now();
+    const revived = await reviveContexts(nc, contexts, {
+      indexExists: (uuid) => cluster.getByUuid(uuid) !== undefined,
+      rebuildScroll: scrollFromFact,
+      log,
+    });
+    log.info({ ...revived, ms: Date.now() - t1 }, 'search contexts revived from the lifecycle log');
 
     const services: PagingServices = {
       ctx,
@@ -142,6 +150,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     searchRoutes(router, services);
     scrollRoutes(router, services);
     pitRoutes(router, services);
+    contextRoutes(router, services);
 
     const edge: Edge = await startEdge({
       host: node.host,

@@ -1,10 +1,12 @@
-import { assign, emit, setup } from 'xstate';
+import { assign, emit, enqueueActions, setup } from 'xstate';
 
 export type PitReleaseReason = 'index_deleted' | 'shutdown';
 
 export interface PointInTimeInput {
   contextId: string;
   keepAliveMs: number;
+  /** Revived after a restart: no `opened` fact again; expires in this many ms unless used first. */
+  resumeInMs?: number;
 }
 
 export type PitFactBody =
@@ -12,14 +14,14 @@ export type PitFactBody =
   | { type: 'pit.extended'; keepAliveMs: number }
   | { type: 'pit.released'; reason: PitReleaseReason }
   | { type: 'pit.expired' }
-  | { type: 'pit.closed' };
+  | { type: 'pit.closed'; by?: string };
 
 export type PointInTimeEvent =
   | { type: 'extend'; keepAliveMs: number } // a search with pit.keep_alive
   | { type: 'touch' } // a search without keep_alive: in use, expiry unchanged
   | { type: 'used' }
   | { type: 'release'; reason: PitReleaseReason }
-  | { type: 'close' };
+  | { type: 'close'; by?: string };
 
 /**
  * A point in time: open -> (extend)* -> closed | expired | released. Like the scroll context, the
@@ -33,11 +35,13 @@ export const pointInTimeMachine = setup({
     events: {} as PointInTimeEvent,
     emitted: {} as PitFactBody,
   },
-  delays: { keepAlive: ({ context }) => context.keepAliveMs },
+  delays: { keepAlive: ({ context }) => context.resumeInMs ?? context.keepAliveMs },
 }).createMachine({
   id: 'pointInTime',
   context: ({ input }) => input,
-  entry: emit(({ context }) => ({ type: 'pit.opened' as const, keepAliveMs: context.keepAliveMs })),
+  entry: enqueueActions(({ context, enqueue }) => {
+    if (context.resumeInMs === undefined) enqueue.emit({ type: 'pit.opened' as const, keepAliveMs: context.keepAliveMs });
+  }),
   initial: 'open',
   states: {
     open: {
@@ -46,16 +50,19 @@ export const pointInTimeMachine = setup({
         extend: {
           target: '.inUse',
           actions: [
-            assign({ keepAliveMs: ({ event }) => event.keepAliveMs }),
+            assign({ keepAliveMs: ({ event }) => event.keepAliveMs, resumeInMs: undefined }),
             emit(({ event }) => ({ type: 'pit.extended' as const, keepAliveMs: event.keepAliveMs })),
           ],
         },
-        touch: '.inUse',
+        touch: { target: '.inUse', actions: assign({ resumeInMs: undefined }) },
         release: {
           target: 'released',
           actions: emit(({ event }) => ({ type: 'pit.released' as const, reason: event.reason })),
         },
-        close: 'closed',
+        close: {
+          target: 'closed',
+          actions: emit(({ event }) => ({ type: 'pit.closed' as const, ...(event.by ? { by: event.by } : {}) })),
+        },
       },
       states: {
         idle: { after: { keepAlive: '#pointInTime.expired' } },
@@ -64,6 +71,6 @@ export const pointInTimeMachine = setup({
     },
     released: { type: 'final' },
     expired: { type: 'final', entry: emit({ type: 'pit.expired' as const }) },
-    closed: { type: 'final', entry: emit({ type: 'pit.closed' as const }) },
+    closed: { type: 'final' },
   },
 });

@@ -1,10 +1,15 @@
-import { assign, emit, setup } from 'xstate';
+import { assign, emit, enqueueActions, setup } from 'xstate';
 
 export type ScrollReleaseReason = 'exhausted' | 'index_deleted' | 'shutdown' | 'no_scroll_param' | 'keep_alive_too_large';
 
 export interface ScrollContextInput {
   contextId: string;
   keepAliveMs: number;
+  /**
+   * Set when the context is revived from the log after a restart: it was opened before (no
+   * `opened` fact again) and expires in this many ms unless a continuation touches it first.
+   */
+  resumeInMs?: number;
 }
 
 /** Facts the machine emits (the registry wraps them in envelopes and appends them to the log). */
@@ -13,13 +18,13 @@ export type ScrollFactBody =
   | { type: 'scroll.extended'; keepAliveMs: number }
   | { type: 'scroll.released'; reason: ScrollReleaseReason }
   | { type: 'scroll.expired' }
-  | { type: 'scroll.cleared' };
+  | { type: 'scroll.cleared'; by?: string };
 
 export type ScrollContextEvent =
   | { type: 'extend'; keepAliveMs: number } // a scroll call touched us
   | { type: 'used' } // the shards finished
   | { type: 'release'; reason: ScrollReleaseReason }
-  | { type: 'clear' };
+  | { type: 'clear'; by?: string };
 
 /**
  * A scroll search context. Expiry follows ES ReaderContext: no timer while shards use it; the
@@ -32,11 +37,14 @@ export const scrollContextMachine = setup({
     events: {} as ScrollContextEvent,
     emitted: {} as ScrollFactBody,
   },
-  delays: { keepAlive: ({ context }) => context.keepAliveMs },
+  // A revived context's first wait is what was left of its keep-alive; any use clears it.
+  delays: { keepAlive: ({ context }) => context.resumeInMs ?? context.keepAliveMs },
 }).createMachine({
   id: 'scrollContext',
   context: ({ input }) => input,
-  entry: emit(({ context }) => ({ type: 'scroll.opened' as const, keepAliveMs: context.keepAliveMs })),
+  entry: enqueueActions(({ context, enqueue }) => {
+    if (context.resumeInMs === undefined) enqueue.emit({ type: 'scroll.opened' as const, keepAliveMs: context.keepAliveMs });
+  }),
   initial: 'active',
   states: {
     active: {
@@ -45,7 +53,7 @@ export const scrollContextMachine = setup({
         extend: {
           target: '.inUse',
           actions: [
-            assign({ keepAliveMs: ({ event }) => event.keepAliveMs }),
+            assign({ keepAliveMs: ({ event }) => event.keepAliveMs, resumeInMs: undefined }),
             emit(({ event }) => ({ type: 'scroll.extended' as const, keepAliveMs: event.keepAliveMs })),
           ],
         },
@@ -53,7 +61,10 @@ export const scrollContextMachine = setup({
           target: 'released',
           actions: emit(({ event }) => ({ type: 'scroll.released' as const, reason: event.reason })),
         },
-        clear: 'cleared',
+        clear: {
+          target: 'cleared',
+          actions: emit(({ event }) => ({ type: 'scroll.cleared' as const, ...(event.by ? { by: event.by } : {}) })),
+        },
       },
       states: {
         idle: { after: { keepAlive: '#scrollContext.expired' } },
@@ -62,6 +73,6 @@ export const scrollContextMachine = setup({
     },
     released: { type: 'final' },
     expired: { type: 'final', entry: emit({ type: 'scroll.expired' as const }) },
-    cleared: { type: 'final', entry: emit({ type: 'scroll.cleared' as const }) },
+    cleared: { type: 'final' },
   },
 });

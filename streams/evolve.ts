@@ -52,7 +52,19 @@ export interface ContextState {
   extensions: number;
   endedAt?: number;
   reason?: ReleaseReason;
+  /** Who cleared/closed it (username), when a client did. */
+  by?: string;
+  /** Scroll: the search it pages through, as the client sent it (revived after a restart). */
+  request?: ScrollRequestFact;
+  /** Scroll: total hits of its first page (every page repeats it). */
+  total?: { value: number; relation: 'eq' | 'gte' };
   correlationId?: string;
+}
+
+/** The search a scroll pages through: body JSON text (lossless) and the query-string parameters. */
+export interface ScrollRequestFact {
+  body?: string;
+  params: Record<string, string>;
 }
 
 /** A native user or reserved-user override, without its password hash. */
@@ -108,14 +120,24 @@ export function applyContext(s: ContextState | undefined, e: FactLike): ContextS
   if (!status) return s;
   s.status = status;
   s.endedAt = Date.parse(e.time);
-  const reason = (e.data as { reason?: ReleaseReason }).reason;
+  const { reason, by } = e.data as { reason?: ReleaseReason; by?: string };
   if (reason) s.reason = reason;
+  if (by) s.by = by;
   return s;
 }
 
 function openedContext(kind: ContextKind, e: FactLike): ContextState {
   const at = Date.parse(e.time);
-  const d = e.data as { keepAliveMs: number; indices?: string[]; shards?: number; pinned?: PinnedShardFact[]; owner?: Owner; slice?: Slice };
+  const d = e.data as {
+    keepAliveMs: number;
+    indices?: string[];
+    shards?: number;
+    pinned?: PinnedShardFact[];
+    owner?: Owner;
+    slice?: Slice;
+    request?: ScrollRequestFact;
+    total?: ContextState['total'];
+  };
   return {
     kind,
     id: e.aggregateId,
@@ -126,6 +148,8 @@ function openedContext(kind: ContextKind, e: FactLike): ContextState {
     pinned: d.pinned ?? [],
     ...(d.owner ? { owner: d.owner } : {}),
     ...(d.slice ? { slice: d.slice } : {}),
+    ...(d.request ? { request: d.request } : {}),
+    ...(d.total ? { total: d.total } : {}),
     keepAliveMs: d.keepAliveMs,
     openedAt: at,
     lastActivityAt: at,

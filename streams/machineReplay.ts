@@ -46,7 +46,8 @@ export const drivers: Record<string, Driver> = {
     command: (e) =>
       e.type === 'scroll.extended' ? { type: 'extend', keepAliveMs: data<{ keepAliveMs: number }>(e).keepAliveMs }
       : e.type === 'scroll.released' ? { type: 'release', reason: data<{ reason: string }>(e).reason }
-      : { type: e.type === 'scroll.cleared' ? 'clear' : e.type },
+      : e.type === 'scroll.cleared' ? { type: 'clear', ...data<{ by?: string }>(e) }
+      : { type: e.type },
   },
   pit: {
     creation: 'pit.opened',
@@ -56,7 +57,8 @@ export const drivers: Record<string, Driver> = {
     command: (e) =>
       e.type === 'pit.extended' ? { type: 'extend', keepAliveMs: data<{ keepAliveMs: number }>(e).keepAliveMs }
       : e.type === 'pit.released' ? { type: 'release', reason: data<{ reason: string }>(e).reason }
-      : { type: e.type === 'pit.closed' ? 'close' : e.type },
+      : e.type === 'pit.closed' ? { type: 'close', ...data<{ by?: string }>(e) }
+      : { type: e.type },
   },
   token: {
     creation: 'token.created',

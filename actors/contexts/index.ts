@@ -1,2 +1,4 @@
 export { ContextRegistry } from './registry';
 export type { ContextRecord, ContextKind, PinnedShard, Tombstone, EndReason } from './registry';
+export { reviveContexts } from './revive';
+export type { ReviveResult } from './revive';

@@ -2,6 +2,7 @@ import { createActor, type AnyActorRef } from 'xstate';
 import { v4 as uuidv4 } from 'uuid';
 import { makeEnvelope, type Bus } from '../../streams';
 import type { Owner } from '../../streams';
+import type { ContextState } from '../../streams/evolve';
 import { scrollContextMachine, type ScrollReleaseReason } from '../../machines/scrollContext.machine';
 import { pointInTimeMachine } from '../../machines/pointInTime.machine';
 import type { LocalSlice, SearcherRef } from '../shard/engine/types';
@@ -35,6 +36,9 @@ export interface ContextRecord {
   scroll?: { request: unknown; total?: { value: number; relation: 'eq' | 'gte' }; sortLength?: number };
   /** Ack of the last fact appended for this context. */
   appended: Promise<unknown>;
+  /** Who cleared/closed it, or why the server released it (for the tombstone). */
+  endedBy?: string;
+  endDetail?: string;
 }
 
 export type EndReason = 'expired' | 'cleared' | 'closed' | 'released';
@@ -74,38 +78,68 @@ export class ContextRegistry {
     /** Extra fields for the opened fact (slice, request…). */
     openedData?: Record<string, unknown>;
   }): ContextRecord {
-    const id = uuidv4();
     const now = this.clock.now();
-    const machine = init.kind === 'scroll' ? scrollContextMachine : pointInTimeMachine;
-    const actor = createActor(machine as typeof scrollContextMachine, { input: { contextId: id, keepAliveMs: init.keepAliveMs } });
-    const rec: ContextRecord = {
+    const rec = this.record(uuidv4(), init, now, now);
+    const opened = { indices: init.indices, shards: init.shards.length, pinned: init.shards, ...(init.owner ? { owner: init.owner } : {}), ...(init.openedData ?? {}) };
+    this.spawn(rec, undefined, opened, init.correlationId);
+    return rec;
+  }
+
+  /**
+   * Brings back a context the log says is still open (node start-up): same id, same pinned
+   * searchers, its fact sequence continued, and only what is left of its keep-alive (counted from
+   * its last recorded activity; 0 expires it at once, with an `expired` fact). No `opened` fact.
+   */
+  revive(state: ContextState, scroll?: ContextRecord['scroll']): ContextRecord {
+    const now = this.clock.now();
+    const rec = this.record(state.id, { ...state, shards: state.pinned as PinnedShard[], scroll }, state.openedAt, state.lastActivityAt);
+    this.seqs.set(state.id, state.seq);
+    this.spawn(rec, Math.max(0, state.lastActivityAt + state.keepAliveMs - now), undefined, state.correlationId);
+    return rec;
+  }
+
+  /** Keeps the tombstone of a context the log says has ended (start-up), so a 404 can say why. */
+  remember(state: ContextState): void {
+    if (state.status === 'open') return;
+    this.tomb(state.id, { kind: state.kind, why: state.status, at: state.endedAt ?? state.lastActivityAt, detail: state.reason, by: state.by });
+  }
+
+  private record(
+    id: string,
+    init: { kind: ContextKind; indices: string[]; shards: PinnedShard[]; keepAliveMs: number; owner?: Owner; scroll?: ContextRecord['scroll'] },
+    createdAt: number,
+    lastUsedAt: number,
+  ): ContextRecord {
+    return {
       kind: init.kind,
       id,
-      actor,
+      actor: undefined as unknown as AnyActorRef,
       indices: init.indices,
       shards: init.shards,
       owner: init.owner,
-      createdAt: now,
+      createdAt,
       keepAliveMs: init.keepAliveMs,
-      lastUsedAt: now,
+      lastUsedAt,
       inUse: 0,
       scroll: init.scroll,
       appended: Promise.resolve(),
     };
+  }
+
+  /** One XState actor per context; its facts become envelopes on the log; final -> tombstone. */
+  private spawn(rec: ContextRecord, resumeInMs: number | undefined, openedData: Record<string, unknown> | undefined, correlationId?: string) {
+    const machine = rec.kind === 'scroll' ? scrollContextMachine : pointInTimeMachine;
+    const actor = createActor(machine as typeof scrollContextMachine, { input: { contextId: rec.id, keepAliveMs: rec.keepAliveMs, resumeInMs } });
+    rec.actor = actor;
     actor.on('*', (fact: { type: string } & Record<string, unknown>) => {
       const { type, ...data } = fact;
-      const enriched =
-        type.endsWith('.opened')
-          ? { ...data, indices: init.indices, shards: init.shards.length, pinned: init.shards, ...(init.owner ? { owner: init.owner } : {}), ...(init.openedData ?? {}) }
-          : data;
-      this.append(rec, type, enriched, init.correlationId);
+      this.append(rec, type, type.endsWith('.opened') ? { ...data, ...openedData } : data, correlationId);
     });
     actor.subscribe((snap) => {
       if (snap.status === 'done') this.finish(rec, snap.value as string);
     });
-    this.live.set(id, rec);
+    this.live.set(rec.id, rec);
     actor.start();
-    return rec;
   }
 
   private append(rec: ContextRecord, type: string, data: unknown, correlationId?: string) {
@@ -120,7 +154,7 @@ export class ContextRegistry {
     if (!this.live.delete(rec.id)) return;
     this.seqs.delete(rec.id);
     const why: EndReason = state === 'expired' ? 'expired' : state === 'cleared' ? 'cleared' : state === 'closed' ? 'closed' : 'released';
-    this.tomb(rec.id, { kind: rec.kind, why, at: this.clock.now(), by: (rec as ContextRecord & { endedBy?: string }).endedBy, detail: (rec as ContextRecord & { endDetail?: string }).endDetail });
+    this.tomb(rec.id, { kind: rec.kind, why, at: this.clock.now(), by: rec.endedBy, detail: rec.endDetail });
     if (rec.kind === 'scroll') {
       this.freed.scrollTotal += rec.shards.length;
       this.freed.scrollTimeMs += (this.clock.now() - rec.createdAt) * rec.shards.length;
@@ -157,8 +191,8 @@ export class ContextRegistry {
   /** Client asked (DELETE _search/scroll, DELETE _pit). Resolves once the fact is acknowledged. */
   async clear(rec: ContextRecord, by?: string): Promise<number> {
     if (!this.live.has(rec.id)) return 0;
-    (rec as ContextRecord & { endedBy?: string }).endedBy = by;
-    rec.actor.send({ type: rec.kind === 'pit' ? 'close' : 'clear' });
+    rec.endedBy = by;
+    rec.actor.send({ type: rec.kind === 'pit' ? 'close' : 'clear', ...(by ? { by } : {}) });
     await rec.appended;
     return rec.shards.length;
   }
@@ -166,7 +200,7 @@ export class ContextRegistry {
   /** Server frees it (index deleted, continuation without scroll, keep-alive too large). */
   async release(rec: ContextRecord, reason: ScrollReleaseReason | 'index_deleted'): Promise<void> {
     if (!this.live.has(rec.id)) return;
-    (rec as ContextRecord & { endDetail?: string }).endDetail = reason;
+    rec.endDetail = reason;
     rec.actor.send({ type: 'release', reason } as never);
     await rec.appended;
   }

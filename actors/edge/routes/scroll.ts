@@ -43,6 +43,7 @@ async function continueScroll(s: PagingServices, req: EsRequest): Promise<EsResp
     }));
     const out = await executeSearch(s, sr, targets);
     out.tookMs = Math.max(1, out.tookMs);
+    await rec.appended; // the extension is in the log before the client sees the page (revival)
     const last = out.hits[out.hits.length - 1];
     const next = { after: last ? last.sort : pos.after, page: pos.page + 1 };
     // Seed: a continuation without `scroll` releases the context as part of the request.

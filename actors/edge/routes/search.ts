@@ -9,6 +9,7 @@ import type { IdCodec } from '../ids';
 import { parseSearchRequest, parseTimeValue, withImplicitShardDoc, type SearchRequest } from '../../shard/engine';
 import type { SortSpec } from '../../shard/engine/types';
 import { checkKeepAlive, KeepAliveTooLarge } from '../../../machines/keepAlive';
+import { parseBody } from '../json';
 
 /** What the paging routes share: registry of contexts and the id codec. */
 export interface PagingServices extends EdgeServices {
@@ -92,6 +93,26 @@ function scrollSort(sort: SortSpec[] | undefined): SortSpec[] {
   return base.some((x) => x.field === '_shard_doc') ? base : [...base, { field: '_shard_doc', order: 'asc' }];
 }
 
+/** The first page of a scroll: exact total, and a sort whose last value pins the position. */
+function scrollFirstPage(sr: SearchRequest): SearchRequest {
+  return { ...sr, sort: scrollSort(sr.sort), trackTotalHits: true, checkWindow: 'scroll' };
+}
+
+/** Later pages: same search after the position in the scroll id; no aggregations, no counting. */
+function scrollContinuation(first: SearchRequest): SearchRequest {
+  const { aggs: _a, ...continuation } = first;
+  return { ...continuation, trackTotalHits: false };
+}
+
+/**
+ * A scroll's context data rebuilt from its opened fact (revival after a restart): the request is
+ * parsed again exactly as the client sent it.
+ */
+export function scrollFromFact(request: { body?: string; params: Record<string, string> }, total: { value: number; relation: 'eq' | 'gte' } | undefined): NonNullable<ContextRecord['scroll']> {
+  const sr = parseSearchRequest(request.body ? parseBody(request.body) : undefined, request.params, { scroll: true, indicesInPath: true, text: request.body });
+  return { request: scrollContinuation(scrollFirstPage(sr)), total, sortLength: sr.sort?.length ?? 0 };
+}
+
 async function plainSearch(s: PagingServices, req: EsRequest, sr: SearchRequest): Promise<EsResponse> {
   const indices = await searchIndices(s, req);
   const targets = orderedTargets(indices);
@@ -116,10 +137,10 @@ async function openScroll(s: PagingServices, req: EsRequest, sr: SearchRequest):
       ),
     ]);
   }
-  const internal: SearchRequest = { ...sr, sort: scrollSort(sr.sort), trackTotalHits: true, checkWindow: 'scroll' };
+  const internal = scrollFirstPage(sr);
   const out = await executeSearch(s, internal, targets);
   const total = out.total ?? { value: 0, relation: 'eq' as const };
-  const { aggs: _a, ...continuation } = internal;
+  const request = { ...(req.body?.length ? { body: req.body.toString('utf8') } : {}), params: { ...req.query } };
   const rec = s.contexts.open({
     kind: 'scroll',
     indices: indices.map((i) => i.name),
@@ -133,9 +154,10 @@ async function openScroll(s: PagingServices, req: EsRequest, sr: SearchRequest):
     })),
     keepAliveMs,
     owner: s.security?.ownerOf(req.auth),
-    scroll: { request: { ...continuation, trackTotalHits: false }, total, sortLength: sr.sort?.length ?? 0 },
+    scroll: { request: scrollContinuation(internal), total, sortLength: sr.sort?.length ?? 0 },
     correlationId: req.opaqueId,
-    openedData: sr.slice ? { slice: sr.slice } : {},
+    // The request and total let the context be revived after a restart (actors/contexts/revive.ts).
+    openedData: { ...(sr.slice ? { slice: sr.slice } : {}), request, total },
   });
   const last = out.hits[out.hits.length - 1];
   const scrollId = s.ids.scrollId(rec.id, { after: last?.sort, page: 1 });
@@ -160,6 +182,7 @@ async function pitSearch(s: PagingServices, req: EsRequest, sr: SearchRequest): 
       'pit',
     );
     const out = await executeSearch(s, { ...sr, sort, checkWindow: 'search' }, targets);
+    if (keepAliveMs !== undefined) await rec.appended; // the extension is logged before the answer
     return {
       body: renderSearch(out, sr, indexNames(targets), {
         pitId: s.ids.pitId(rec.id),

@@ -1,10 +1,10 @@
 import { createActor, SimulatedClock } from 'xstate';
 import { scrollContextMachine } from '../../../machines/scrollContext.machine';
 
-function start(keepAliveMs = 60_000) {
+function start(keepAliveMs = 60_000, resumeInMs?: number) {
   const clock = new SimulatedClock();
   const facts: string[] = [];
-  const actor = createActor(scrollContextMachine, { clock, input: { contextId: 'c1', keepAliveMs } });
+  const actor = createActor(scrollContextMachine, { clock, input: { contextId: 'c1', keepAliveMs, resumeInMs } });
   actor.on('*', (f) => facts.push(f.type));
   actor.start();
   return { clock, facts, actor };
@@ -46,5 +46,41 @@ describe('scroll context machine', () => {
     actor.send({ type: 'release', reason: 'no_scroll_param' });
     expect(actor.getSnapshot().value).toBe('released');
     expect(released).toEqual([{ type: 'scroll.released', reason: 'no_scroll_param' }]);
+  });
+
+  it('records who cleared it', () => {
+    const { actor } = start();
+    const cleared: unknown[] = [];
+    actor.on('scroll.cleared', (f) => cleared.push(f));
+    actor.send({ type: 'clear', by: 'alice' });
+    expect(cleared).toEqual([{ type: 'scroll.cleared', by: 'alice' }]);
+  });
+
+  describe('revived after a restart (resumeInMs)', () => {
+    it('emits no opened fact and expires when the rest of its keep-alive runs out', () => {
+      const { clock, actor, facts } = start(60_000, 15_000);
+      clock.increment(14_999);
+      expect(actor.getSnapshot().status).toBe('active');
+      clock.increment(1);
+      expect(actor.getSnapshot().value).toBe('expired');
+      expect(facts).toEqual(['scroll.expired']);
+    });
+
+    it('expires at once when nothing was left', () => {
+      const { clock, actor, facts } = start(60_000, 0);
+      clock.increment(0);
+      expect(actor.getSnapshot().value).toBe('expired');
+      expect(facts).toEqual(['scroll.expired']);
+    });
+
+    it('counts the full keep-alive again from its next use', () => {
+      const { clock, actor, facts } = start(60_000, 1000);
+      actor.send({ type: 'extend', keepAliveMs: 30_000 });
+      actor.send({ type: 'used' });
+      clock.increment(29_999);
+      expect(actor.getSnapshot().status).toBe('active');
+      clock.increment(1);
+      expect(facts).toEqual(['scroll.extended', 'scroll.expired']);
+    });
   });
 });

@@ -1,0 +1,79 @@
+import { EsError } from '../esErrors';
+import type { EsRequest, EsResponse, Router } from '../router';
+import { readFactBatches } from '../../../streams/factReader';
+import { applyContext, type ContextState } from '../../../streams/evolve';
+import type { Envelope } from '../../../streams';
+import type { PagingServices } from './search';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The context uuid behind a scroll id, a PIT id, or a bare uuid; undefined for anything else. */
+function contextIdOf(s: PagingServices, id: string): string | undefined {
+  if (UUID.test(id)) return id.toLowerCase();
+  for (const parse of [(x: string) => s.ids.parseScrollId(x).contextId, (x: string) => s.ids.parsePitId(x)]) {
+    try {
+      return parse(id);
+    } catch {
+      // not this kind of id
+    }
+  }
+  return undefined;
+}
+
+const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+/**
+ * `GET /_contexts/<id>` (our extension): a scroll context's or PIT's whole life from the lifecycle
+ * log, folded by the same `evolve` the replay tool uses, plus its live expiry when it is open here.
+ * 404 `resource_not_found_exception` when the log holds nothing for it.
+ */
+async function getContext(s: PagingServices, req: EsRequest): Promise<EsResponse> {
+  const given = req.params.id;
+  const id = contextIdOf(s, given);
+  const facts: Envelope[] = [];
+  if (id) {
+    for await (const batch of readFactBatches(s.ctx.nc, { filterSubject: `es.v1.evt.*.${id}.>` })) facts.push(...batch);
+  }
+  facts.sort((a, b) => a.seq - b.seq);
+  let state: ContextState | undefined;
+  for (const f of facts) if (f.type.startsWith('scroll.') || f.type.startsWith('pit.')) state = applyContext(state, f);
+  if (!id || !state) {
+    throw new EsError(
+      'resource_not_found_exception',
+      404,
+      `no search context [${given}] in the lifecycle log: it never existed here, or its events are older than the retention (events.retention_ms)`,
+    );
+  }
+  const live = s.contexts.get(state.id);
+  const expiresAt = live ? s.contexts.expiresAt(live) : undefined;
+  return {
+    body: {
+      id: state.id,
+      kind: state.kind,
+      status: state.status,
+      indices: state.indices,
+      owner: state.owner ?? null,
+      shards: state.shards,
+      ...(state.slice ? { slice: state.slice } : {}),
+      keep_alive: `${state.keepAliveMs}ms`,
+      opened_at: iso(state.openedAt),
+      last_activity_at: iso(state.lastActivityAt),
+      extensions: state.extensions,
+      ...(state.status === 'open' ? { expires_at: live ? (expiresAt === null ? null : iso(expiresAt!)) : null, in_use: live ? live.inUse > 0 : false } : {}),
+      ...(state.endedAt !== undefined ? { ended_at: iso(state.endedAt) } : {}),
+      ...(state.reason ? { reason: state.reason } : {}),
+      ...(state.by ? { by: state.by } : {}),
+      history: facts.map((f) => ({ seq: f.seq, type: f.type, time: f.time, ...(f.correlationId ? { correlation_id: f.correlationId } : {}), data: trim(f) })),
+    },
+  };
+}
+
+/** History entries without the bulky revival fields (pinned searchers, request text). */
+function trim(f: Envelope): unknown {
+  const { pinned: _p, request: _r, ...rest } = (f.data ?? {}) as Record<string, unknown>;
+  return rest;
+}
+
+export function contextRoutes(r: Router, s: PagingServices): void {
+  r.add('GET', '/_contexts/{id}', (req) => getContext(s, req), { kind: 'cluster', action: 'cluster:monitor/contexts/get' });
+}
