@@ -11,6 +11,9 @@ export const isClusterAction = (action: string) =>
 
 const asAuth = (auth: unknown) => auth as Authentication;
 
+/** ES SearchScrollAction.NAME. */
+const SCROLL = 'indices:data/read/scroll';
+
 function effectiveRoles(p: Permission): string[] {
   return p.kind === 'role' ? p.roleNames : [];
 }
@@ -46,7 +49,8 @@ function isPattern(n: string): boolean {
 
 /**
  * The gate's authorize: a cluster action needs a cluster privilege; an index action needs the action
- * granted on some index at all, and on every explicitly named index. Wildcard expressions are not
+ * granted on some index at all, and on every explicitly named index (except a scroll continuation,
+ * which needs `indices:data/read/scroll` on some index only). Wildcard expressions are not
  * refused here: they expand to the indices {@link allowedIndices} lets through (as ES's
  * IndicesAndAliasesResolver does).
  */
@@ -59,7 +63,9 @@ export function authorize(auth: unknown, action: string, indices?: string[], own
     return;
   }
   if (!checkIndicesAction(p, action)) throw actionDenied(a, action);
-  if (!indices) return;
+  // Mirrors RBACEngine: a scroll continuation needs the action on some index only; its indices were
+  // authorized when the scroll was opened, and ownership is the context's check (404, not 403).
+  if (!indices || action === SCROLL) return;
   let denied: string[] | undefined;
   for (const expr of indices) {
     for (const n of expr.includes(',') ? expr.split(',') : [expr]) {
@@ -90,7 +96,7 @@ export function isClusterActionAllowed(auth: unknown, action: string, ownRequest
  */
 export function authorizeScroll(auth: unknown, contextOwner: Principal | undefined, id: string | number): void {
   const a = asAuth(auth);
-  if (a && !checkIndicesAction(a.permission, 'indices:data/read/scroll')) throw actionDenied(a, 'indices:data/read/scroll');
+  if (a && !checkIndicesAction(a.permission, SCROLL)) throw actionDenied(a, SCROLL);
   checkContextOwner(auth, contextOwner, id);
 }
 
