@@ -39,6 +39,8 @@ export interface ContextRecord {
   /** Who cleared/closed it, or why the server released it (for the tombstone). */
   endedBy?: string;
   endDetail?: string;
+  /** Revived after its keep-alive ran out while the node was down: when it was due to expire. */
+  overdueAt?: number;
 }
 
 export type EndReason = 'expired' | 'cleared' | 'closed' | 'released';
@@ -94,7 +96,10 @@ export class ContextRegistry {
     const now = this.clock.now();
     const rec = this.record(state.id, { ...state, shards: state.pinned as PinnedShard[], scroll }, state.openedAt, state.lastActivityAt);
     this.seqs.set(state.id, state.seq);
-    this.spawn(rec, Math.max(0, state.lastActivityAt + state.keepAliveMs - now), undefined, state.correlationId);
+    const dueAt = state.lastActivityAt + state.keepAliveMs;
+    // Ran out while the node was down: its expired fact and tombstone carry the time it was due.
+    if (dueAt <= now) rec.overdueAt = dueAt;
+    this.spawn(rec, Math.max(0, dueAt - now), undefined, state.correlationId);
     return rec;
   }
 
@@ -145,7 +150,8 @@ export class ContextRegistry {
   private append(rec: ContextRecord, type: string, data: unknown, correlationId?: string) {
     const seq = (this.seqs.get(rec.id) ?? 0) + 1;
     this.seqs.set(rec.id, seq);
-    const p = this.bus.append(makeEnvelope({ type, aggregateId: rec.id, seq, data, time: this.clock.now(), correlationId }));
+    const time = rec.overdueAt !== undefined && type.endsWith('.expired') ? rec.overdueAt : this.clock.now();
+    const p = this.bus.append(makeEnvelope({ type, aggregateId: rec.id, seq, data, time, correlationId }));
     p.catch(() => undefined);
     rec.appended = p;
   }
@@ -154,7 +160,8 @@ export class ContextRegistry {
     if (!this.live.delete(rec.id)) return;
     this.seqs.delete(rec.id);
     const why: EndReason = state === 'expired' ? 'expired' : state === 'cleared' ? 'cleared' : state === 'closed' ? 'closed' : 'released';
-    this.tomb(rec.id, { kind: rec.kind, why, at: this.clock.now(), by: rec.endedBy, detail: rec.endDetail });
+    const at = why === 'expired' && rec.overdueAt !== undefined ? rec.overdueAt : this.clock.now();
+    this.tomb(rec.id, { kind: rec.kind, why, at, by: rec.endedBy, detail: rec.endDetail });
     if (rec.kind === 'scroll') {
       this.freed.scrollTotal += rec.shards.length;
       this.freed.scrollTimeMs += (this.clock.now() - rec.createdAt) * rec.shards.length;

@@ -2,7 +2,7 @@ import { HttpBodyError, illegalArgument, parseException, validationFailed } from
 import type { EsRequest, EsResponse, Router } from '../router';
 import type { SearcherRef } from '../../shard/engine/types';
 import { parseTimeValue } from '../../shard/engine';
-import { keepAliveOrThrow, orderedTargets, searchIndices, type PagingServices } from './search';
+import { isSuperuser, keepAliveOrThrow, orderedTargets, searchIndices, type PagingServices } from './search';
 
 const OPEN = 'indices:data/read/open_point_in_time';
 
@@ -61,10 +61,9 @@ export function pitRoutes(r: Router, s: PagingServices): void {
   // Our extension: list open PITs.
   r.add('GET', '/_pit', (req) => {
     const owner = s.security?.ownerOf(req.auth);
-    const roles = (req.auth as { roles?: string[] } | undefined)?.roles;
     const pits = s.contexts
       .list('pit')
-      .filter((rec) => !s.security || roles?.includes('superuser') || s.security.sameOwner(rec.owner, owner))
+      .filter((rec) => !s.security || isSuperuser(req) || s.security.sameOwner(rec.owner, owner))
       .map((rec) => {
         const exp = s.contexts.expiresAt(rec);
         return {

@@ -3,7 +3,7 @@ import type { EsRequest, EsResponse, Router } from '../router';
 import { executeSearch, renderSearch } from '../coordinator';
 import { parseTimeValue, type SearchRequest } from '../../shard/engine';
 import { checkKeepAlive, KeepAliveTooLarge } from '../../../machines/keepAlive';
-import { indexNames, keepAliveLimits, liveContext, type PagingServices } from './search';
+import { indexNames, isSuperuser, keepAliveLimits, liveContext, type PagingServices } from './search';
 
 /** Scroll continuation: body wins over URL (`scroll_id`, `scroll`); deprecated path form too. */
 async function continueScroll(s: PagingServices, req: EsRequest): Promise<EsResponse> {
@@ -17,8 +17,9 @@ async function continueScroll(s: PagingServices, req: EsRequest): Promise<EsResp
   const scroll = (body.scroll as string | undefined) ?? req.query.scroll;
   if (!scrollId) throw validationFailed(['scrollId is missing']);
   const { contextId, pos } = s.ids.parseScrollId(String(scrollId));
+  // ES authorizes the scroll action (granted on any index) before it looks the context up.
+  if (s.security) await s.security.authorize(req.auth, 'indices:data/read/scroll');
   const rec = liveContext(s, req, contextId, 'scroll');
-  if (s.security) await s.security.authorize(req.auth, 'indices:data/read/scroll', rec.indices);
   let keepAliveMs: number | undefined;
   if (scroll !== undefined) {
     keepAliveMs = parseTimeValue(String(scroll), 'scroll');
@@ -118,7 +119,7 @@ export function scrollRoutes(r: Router, s: PagingServices): void {
     const now = Date.now();
     const scrolls = s.contexts
       .list('scroll')
-      .filter((rec) => !s.security || s.security.sameOwner(rec.owner, owner) || isSuper(req))
+      .filter((rec) => !s.security || s.security.sameOwner(rec.owner, owner) || isSuperuser(req))
       .map((rec) => ({
         id: rec.id,
         indices: rec.indices,
@@ -132,9 +133,3 @@ export function scrollRoutes(r: Router, s: PagingServices): void {
     return { body: { count: scrolls.length, scrolls } };
   }, { kind: 'cluster', action: 'cluster:monitor/scroll/list' });
 }
-
-function isSuper(req: EsRequest): boolean {
-  const roles = (req.auth as { roles?: string[] } | undefined)?.roles;
-  return !!roles?.includes('superuser');
-}
-

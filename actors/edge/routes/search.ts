@@ -70,11 +70,20 @@ function ownerCheck(s: EdgeServices, req: EsRequest, rec: ContextRecord): boolea
   return s.security.sameOwner(rec.owner, s.security.ownerOf(req.auth));
 }
 
-/** ES's 404 for a missing context, with why it is gone when we know. */
-export function contextMissing(s: PagingServices, id: string, phase = 'query'): EsError {
+/** The caller holds the built-in `superuser` role (sees every context in the listing extensions). */
+export function isSuperuser(req: EsRequest): boolean {
+  return !!(req.auth as { user?: { roles?: string[] } } | undefined)?.user?.roles?.includes('superuser');
+}
+
+/**
+ * ES's 404 for a missing context, with why it is gone when we know. Who cleared it is told only to
+ * that user (or to anyone when security is off): another user learns nothing about the owner.
+ */
+export function contextMissing(s: PagingServices, id: string, phase = 'query', req?: EsRequest): EsError {
   const t = s.contexts.tombstone(id);
+  const showBy = t?.by && (!s.security || (req && s.security.ownerOf(req.auth)?.username === t.by));
   const why = t
-    ? `${t.why}${t.detail ? ` (${t.detail})` : ''} at ${new Date(t.at).toISOString()}${t.by ? ` by [${t.by}]` : ''}`
+    ? `${t.why}${t.detail ? ` (${t.detail})` : ''} at ${new Date(t.at).toISOString()}${showBy ? ` by [${t.by}]` : ''}`
     : 'never existed or no longer remembered';
   const e = searchContextMissing(id, why);
   return allShardsFailed([e], phase, [{ shard: -1, index: null, reason: { type: e.type, reason: e.message } }]);
@@ -83,7 +92,7 @@ export function contextMissing(s: PagingServices, id: string, phase = 'query'): 
 /** Finds a live context the caller owns, or throws the 404. */
 export function liveContext(s: PagingServices, req: EsRequest, id: string, kind: 'scroll' | 'pit'): ContextRecord {
   const rec = s.contexts.get(id);
-  if (!rec || rec.kind !== kind || !ownerCheck(s, req, rec)) throw contextMissing(s, id);
+  if (!rec || rec.kind !== kind || !ownerCheck(s, req, rec)) throw contextMissing(s, id, 'query', req);
   return rec;
 }
 

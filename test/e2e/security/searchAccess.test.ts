@@ -6,7 +6,7 @@
  */
 import { Client as Client8 } from 'es8';
 import { Client as Client9 } from 'es9';
-import { startTestNode, type TestNode } from '../../support/node';
+import { ELASTIC_PASSWORD, startTestNode, type TestNode } from '../../support/node';
 import { failure, raw, type RawResponse } from '../search/helpers';
 
 let t: TestNode;
@@ -236,6 +236,43 @@ describe('scroll contexts belong to the user who opened them (9.22)', () => {
       await t.es.security.putRole({ name: 'carol_role', indices: [{ names: ['sc*'], privileges: ['read'] }] });
       await clearScroll('carol', id);
     }
+  });
+});
+
+describe('route order and listings', () => {
+  it('refuses a continuation by a user without read anywhere with 403 before looking the context up', async () => {
+    const id = await okScroll('alice');
+    const r = await nextPage('mona', id);
+    expectForbidden(r, denied('user [mona] with effective roles [monitor_only]', 'indices:data/read/scroll', 'read,all'));
+    expect((await nextPage('alice', id)).status).toBe(200);
+    await clearScroll('alice', id);
+  });
+
+  it('lists every user\'s scrolls and PITs to the superuser', async () => {
+    const a = await okScroll('alice');
+    const b = await okScroll('bert');
+    const pa = await okPit('alice');
+    const scrolls = await as(basic('elastic', ELASTIC_PASSWORD), 'GET', '/_scroll');
+    const pits = await as(basic('elastic', ELASTIC_PASSWORD), 'GET', '/_pit');
+    const owners = (xs: Array<{ owner: { username: string } }>) => xs.map((x) => x.owner.username).sort();
+    expect(owners(scrolls.json.scrolls)).toEqual(expect.arrayContaining(['alice', 'bert']));
+    expect(owners(pits.json.pits)).toContain('alice');
+    await clearScroll('alice', a);
+    await clearScroll('bert', b);
+    await closePit('alice', pa);
+  });
+
+  it('tells who cleared a context only to that user, never to another one', async () => {
+    const id = await okScroll('alice');
+    await clearScroll('alice', id);
+    const other = await nextPage('bert', id);
+    expectContextMissing(other, 'alice');
+    const own = await nextPage('alice', id);
+    expectContextMissing(own);
+    expect(own.json.error.root_cause[0].reason).toContain('by [alice]');
+    const pit = await okPit('alice');
+    await closePit('alice', pit);
+    expectContextMissing(await pitSearch('bert', pit), 'alice');
   });
 });
 

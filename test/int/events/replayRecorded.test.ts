@@ -1,7 +1,8 @@
 import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { startNats, type TestNats } from '../../support/natsServer';
 import { Bus, ensureStreams } from '../../../streams';
-import { ContextRegistry, type ContextRecord } from '../../../actors/contexts';
+import { ContextRegistry, reviveContexts, type ContextRecord } from '../../../actors/contexts';
 import { factSource, replayLog } from '../../../scripts/cli/replayLog';
 
 const pinned = (i: number) => [{ index: 'books', indexUuid: i % 2 ? 'idx-a' : 'idx-b', n: 0, shardIndex: 0, searcher: { maxDoc: 10, seqNo: 9 } }];
@@ -97,5 +98,38 @@ describe('replay of a log recorded by the live context registry', () => {
     const ends = new Set(recs.map((r) => (registry.get(r.id) ? 'open' : registry.tombstone(r.id)!.why)));
     expect([...ends].sort()).toEqual(['cleared', 'closed', 'expired', 'open', 'released']);
     registry.stopAll();
+  });
+
+  it('revives open contexts in a new registry (restart): overdue ones expire at their due time, and the log still replays without divergence', async () => {
+    await (await jetstreamManager(nc)).streams.purge('ES_EVT');
+    const before = new ContextRegistry(new Bus(nc));
+    const dueSoon = before.open({ kind: 'scroll', indices: ['books'], shards: pinned(1), keepAliveMs: 300, openedData: { request: { params: { scroll: '300ms' } } } });
+    const overdue = before.open({ kind: 'pit', indices: ['books'], shards: pinned(2), keepAliveMs: 200 });
+    const long = before.open({ kind: 'pit', indices: ['books'], shards: pinned(3), keepAliveMs: 60_000, owner: { username: 'u', realm: 'native' } });
+    const cleared = before.open({ kind: 'scroll', indices: ['books'], shards: pinned(4), keepAliveMs: 60_000 });
+    await before.clear(cleared, 'alice');
+    await Promise.all([dueSoon, overdue, long].map((r) => r.appended));
+    before.stopAll(); // the node goes down: no facts
+    await sleep(250); // `overdue` runs out while nobody runs it
+
+    const after = new ContextRegistry(new Bus(nc));
+    const revived = await reviveContexts(nc, after, { indexExists: () => true, rebuildScroll: () => ({ request: {} }) });
+    expect(revived).toMatchObject({ revived: 3, released: 0, tombstones: 1 });
+    expect(after.tombstone(cleared.id)).toMatchObject({ why: 'cleared', by: 'alice' });
+    expect(after.get(long.id)?.owner).toEqual({ username: 'u', realm: 'native' });
+    await until(() => !after.get(overdue.id) && !after.get(dueSoon.id));
+    expect(after.tombstone(overdue.id)).toMatchObject({ why: 'expired', at: overdue.createdAt + 200 });
+    expect(after.get(long.id)).toBeDefined();
+    after.use(after.get(long.id)!, 30_000);
+    after.done(after.get(long.id)!);
+    await after.get(long.id)!.appended;
+
+    const out = await replayLog(factSource({ nc }, {}), { timeline: true });
+    expect(out.divergences).toEqual([]);
+    const types = (id: string) => out.actors.find((a) => a.id === id)!.timeline!.map((x: { type: string }) => x.type);
+    expect(out.world.pit.get(overdue.id)).toMatchObject({ status: 'expired', endedAt: overdue.createdAt + 200, seq: 2 });
+    expect(out.world.pit.get(long.id)).toMatchObject({ status: 'open', seq: 2, keepAliveMs: 30_000 });
+    expect(types(long.id)).toEqual(['pit.opened', 'pit.extended']);
+    after.stopAll();
   });
 });
