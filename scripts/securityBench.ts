@@ -2,7 +2,10 @@
  * Security measurements (run: `node --expose-gc --import tsx scripts/securityBench.ts`):
  * bytes per API key at rest, replay of 100k keys, cost of one key creation / token grant over HTTP,
  * the warm authentication path, and authenticated vs unauthenticated request rate on a trivial route.
+ * `--json <file>` also writes the figures as JSON (`npm run bench -- --only security` does).
+ * Env: KEYS (100000), ROUNDS (5), SECONDS (2).
  */
+import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'node:http';
@@ -18,6 +21,7 @@ import { makeRequest, Router } from '../actors/edge/router';
 import type { NodeContext } from '../actors/nodeContext';
 import { startSecurity } from '../actors/security';
 import { randomUrlSafe, ssha256Hash } from '../actors/security/hashing';
+import { httpRate } from './bench/load';
 
 const N = Number(process.env.KEYS ?? 100_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
@@ -46,32 +50,24 @@ function http(port: number, agent: Agent, method: string, path: string, auth?: s
   });
 }
 
-/** Load from a child process (its own core), so the server's event loop is what is measured. */
-const LOADER = `
-const http = require('node:http');
-const [port, auth, seconds, conc] = [Number(process.argv[1]), process.argv[2], Number(process.argv[3]), Number(process.argv[4])];
-const agent = new http.Agent({ keepAlive: true, maxSockets: conc });
-const headers = auth ? { authorization: auth } : {};
-let n = 0, bad = 0; const end = Date.now() + seconds * 1000;
-const one = () => new Promise((res) => { const r = http.request({ host: '127.0.0.1', port, path: '/_bench/books/_search', agent, headers }, (x) => { if (x.statusCode !== 200) bad++; x.resume(); x.on('end', res); }); r.on('error', () => { bad++; res(); }); r.end(); });
-Promise.all(Array.from({ length: conc }, async () => { while (Date.now() < end) { await one(); n++; } })).then(() => { process.stdout.write(JSON.stringify({ rate: n / seconds, bad })); agent.destroy(); });
-`;
-
-/** Requests/s and server CPU µs per request (this process only: robust to a noisy shared machine). */
+/**
+ * Requests/s and server CPU µs per request (this process only: robust to a noisy shared machine).
+ * The load comes from a child process (its own core; scripts/bench/loader.mjs), so the server's
+ * event loop is what is measured.
+ */
 async function rate(port: number, auth: string | undefined, seconds: number, concurrency = 32): Promise<{ rate: number; cpuUs: number; busyUs: number }> {
-  const { execFile } = await import('node:child_process');
   const cpu0 = process.cpuUsage();
   const elu0 = performance.eventLoopUtilization();
-  const out = await new Promise<string>((resolve, reject) =>
-    execFile(process.execPath, ['-e', LOADER, String(port), auth ?? '', String(seconds), String(concurrency)], (err, stdout) => (err ? reject(err) : resolve(stdout))),
-  );
+  const r = await httpRate(port, { path: '/_bench/books/_search', auth, seconds, conc: concurrency });
   const cpu = process.cpuUsage(cpu0);
   const elu = performance.eventLoopUtilization(elu0);
-  const r = JSON.parse(out) as { rate: number; bad: number };
   if (r.bad) throw new Error(`${r.bad} failed requests`);
-  const n = r.rate * seconds;
-  return { rate: r.rate, cpuUs: (cpu.user + cpu.system) / n, busyUs: (elu.active * 1000) / n };
+  return { rate: r.rate, cpuUs: (cpu.user + cpu.system) / r.n, busyUs: (elu.active * 1000) / r.n };
 }
+
+/** Figures as printed, for `--json <file>` (npm run bench's security section reads them). */
+const figures: Array<{ metric: string; value: number; unit: string }> = [];
+const figure = (metric: string, value: number, unit: string) => figures.push({ metric, value, unit });
 
 async function timeEach(label: string, times: number, f: () => Promise<unknown>): Promise<void> {
   const ms: number[] = [];
@@ -81,7 +77,10 @@ async function timeEach(label: string, times: number, f: () => Promise<unknown>)
     ms.push(Number(process.hrtime.bigint() - t) / 1e6);
   }
   ms.sort((a, b) => a - b);
-  console.log(`${label}: p50 ${ms[Math.floor(times / 2)].toFixed(2)} ms, p99 ${ms[Math.floor(times * 0.99)].toFixed(2)} ms (${times} runs)`);
+  const [p50, p99] = [ms[Math.floor(times / 2)], ms[Math.floor(times * 0.99)]];
+  console.log(`${label}: p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (${times} runs)`);
+  figure(`${label} p50`, p50, 'ms');
+  figure(`${label} p99`, p99, 'ms');
 }
 
 async function main() {
@@ -146,15 +145,18 @@ async function main() {
   for (const e of envs) s.apiKeys.apply(JSON.parse(JSON.stringify(e)));
   const after = heap();
   console.log(`API keys at rest: ${N} keys, ${((after - before) / N).toFixed(0)} bytes/key (heap ${((after - before) / 1e6).toFixed(1)} MB)`);
+  figure(`API keys at rest (${N} keys, gc${gc ? '' : ' unavailable'})`, (after - before) / N, 'B/key');
 
   // 2. Replay time of N key facts from JetStream into a fresh module.
   const bus = new Bus(nc);
   let t = Date.now();
   await Promise.all(envs.map((e) => bus.append(e)));
   console.log(`appended ${N} apikey.created facts in ${Date.now() - t} ms (pipelined acks)`);
+  figure(`append ${N} apikey.created facts (pipelined acks)`, (N / Math.max(1, Date.now() - t)) * 1000, 'facts/s');
   t = Date.now();
   const second = await boot(true);
   console.log(`security start with ${second.security.services!.apiKeys.records.size} keys in the log: ${Date.now() - t} ms`);
+  figure(`security start with ${second.security.services!.apiKeys.records.size} keys in the log`, Date.now() - t, 'ms');
   await second.edge.close();
   await second.security.stop();
 
@@ -186,12 +188,16 @@ async function main() {
       const a = await gate.authenticate(req);
       gate.authorize(a, 'indices:data/read/search', ['books']);
     }
-    console.log(`warm authenticate+authorize, ${label}: ${(Number(process.hrtime.bigint() - t0) / 1e3 / M).toFixed(2)} µs/request`);
+    const us = Number(process.hrtime.bigint() - t0) / 1e3 / M;
+    console.log(`warm authenticate+authorize, ${label}: ${us.toFixed(2)} µs/request`);
+    figure(`warm authenticate+authorize, ${label}`, us, 'µs/req');
   }
   const { createHash } = await import('node:crypto');
   const t1 = process.hrtime.bigint();
   for (let i = 0; i < 200_000; i++) createHash('sha256').update('0123456789abcdef').update('ui2lp2axTNmsyakw9tvNnw').digest();
-  console.log(`one salted SHA-256 of a key secret: ${(Number(process.hrtime.bigint() - t1) / 1e3 / 200_000).toFixed(2)} µs`);
+  const sha = Number(process.hrtime.bigint() - t1) / 1e3 / 200_000;
+  console.log(`one salted SHA-256 of a key secret: ${sha.toFixed(2)} µs`);
+  figure('one salted SHA-256 of a key secret', sha, 'µs');
 
   // 5. Request rate with and without security on a trivial route (the search side adds real work).
   const open = await boot(false);
@@ -208,6 +214,8 @@ async function main() {
   await rate(port, `ApiKey ${key.encoded}`, sec);
   const per = (ns: bigint) => (Number(ns) / node.timing.n / 1000).toFixed(2);
   console.log(`under HTTP load (ApiKey): authenticate ${per(node.timing.authenticateNs)} µs + authorize ${per(node.timing.authorizeNs)} µs per request`);
+  figure('under HTTP load (ApiKey): authenticate', Number(per(node.timing.authenticateNs)), 'µs/req');
+  figure('under HTTP load (ApiKey): authorize', Number(per(node.timing.authorizeNs)), 'µs/req');
   const runs = new Map<string, Array<{ rate: number; cpuUs: number; busyUs: number }>>(configs.map(([n]) => [n, []]));
   for (let round = 0; round < ROUNDS; round++) for (const [n, p, a] of configs) runs.get(n)!.push(await rate(p, a, sec));
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
@@ -223,6 +231,9 @@ async function main() {
     console.log(
       `  ${n}: ${st.rate.toFixed(0)} req/s, server CPU ${st.cpuUs.toFixed(1)} µs/req, event loop busy ${st.busyUs.toFixed(1)} µs/req (${(base.busyUs / st.busyUs).toFixed(2)}x of the open rate bound)`,
     );
+    figure(`trivial route, ${n}: rate`, st.rate, 'req/s');
+    figure(`trivial route, ${n}: server CPU`, st.cpuUs, 'µs/req');
+    if (n !== 'no security') figure(`trivial route, ${n}: event-loop bound / open`, base.busyUs / st.busyUs, 'ratio');
   }
 
   agent.destroy();
@@ -232,6 +243,8 @@ async function main() {
   await nc.drain();
   await nats.stop();
   await rm(dir, { recursive: true, force: true });
+  const json = process.argv.indexOf('--json');
+  if (json > 0) writeFileSync(process.argv[json + 1], JSON.stringify(figures, null, 2));
 }
 
 main().catch((e) => {
