@@ -14,7 +14,7 @@ import { ShardClient } from './edge/shardClient';
 import { IdCodec } from './edge/ids';
 import { newSearchStats } from './edge/services';
 import { ClusterState } from './cluster';
-import { ContextRegistry, reviveContexts } from './contexts';
+import { ContextRegistry, reviveContexts, writeCheckpoint } from './contexts';
 import { startSecurity, type SecurityModule } from './security';
 import { documentRoutes } from './edge/routes/documents';
 import { bulkRoutes } from './edge/routes/bulk';
@@ -127,12 +127,25 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     stops.push(() => contexts.stopAll());
     cluster.onIndexDeleted((idx) => contexts.releaseIndex(idx.uuid));
     const t1 = Date.now();
+    const checkpointPath = join(dataDir, 'contexts-checkpoint.json');
     const revived = await reviveContexts(nc, contexts, {
       indexExists: (uuid) => cluster.getByUuid(uuid) !== undefined,
       rebuildScroll: scrollFromFact,
       log,
+      checkpointPath,
     });
     log.info({ ...revived, ms: Date.now() - t1 }, 'search contexts revived from the lifecycle log');
+    // Checkpoints of the context projection bound the next start-up's fold (actors/contexts/checkpoint.ts).
+    const checkpoint = () =>
+      writeCheckpoint(nc, contexts, checkpointPath).catch((e: Error) => log.warn({ err: e.message }, 'context checkpoint failed'));
+    await checkpoint();
+    const every = setInterval(() => void checkpoint(), settings.num('snapshot.interval_ms', 300_000));
+    every.unref();
+    stops.push(async () => {
+      clearInterval(every);
+      await Promise.all(contexts.list().map((r) => r.appended.catch(() => undefined)));
+      await checkpoint();
+    });
 
     const services: PagingServices = {
       ctx,

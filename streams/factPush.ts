@@ -36,7 +36,13 @@ export interface FactPush {
  * Starts delivering every fact payload of ES_EVT (or the part `filterSubject` matches) to `onFact`,
  * in log order, up to what the stream held at the call.
  */
-export async function openFactPush(nc: NatsConnection, onFact: (data: Uint8Array, subject: string) => void, filterSubject?: string): Promise<FactPush> {
+export async function openFactPush(
+  nc: NatsConnection,
+  onFact: (data: Uint8Array, subject: string) => void,
+  filterSubject?: string,
+  /** First stream sequence to deliver (default: the start of the stream). */
+  startSeq?: number,
+): Promise<FactPush> {
   const jsm = await jetstreamManager(nc);
   if ((await jsm.streams.info(EVENT_STREAM)).state.messages === 0) {
     return { total: 0, finished: Promise.resolve(), hold: () => undefined, close: async () => undefined };
@@ -88,7 +94,7 @@ export async function openFactPush(nc: NatsConnection, onFact: (data: Uint8Array
   try {
     const ci = await jsm.consumers.add(EVENT_STREAM, {
       ack_policy: AckPolicy.None,
-      deliver_policy: DeliverPolicy.All,
+      ...(startSeq && startSeq > 1 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: startSeq } : { deliver_policy: DeliverPolicy.All }),
       deliver_subject: inbox,
       flow_control: true,
       idle_heartbeat: SECOND_NS,

@@ -14,6 +14,8 @@ export interface FactBatchOptions {
   batchSize?: number;
   /** Called with (done, total) once per batch. */
   onProgress?: (done: number, total: number) => void;
+  /** First ES_EVT stream sequence to read (a checkpoint's sequence + 1); default the start. */
+  startSeq?: number;
 }
 
 /**
@@ -44,6 +46,7 @@ export async function* readFactBatches(nc: NatsConnection, opts: FactBatchOption
       }
     },
     opts.filterSubject,
+    opts.startSeq,
   );
   const p = push;
   let ended = false;
@@ -82,8 +85,8 @@ export async function* readFactBatches(nc: NatsConnection, opts: FactBatchOption
  * @example
  * const world = await foldLog(nc, { filterSubject: subjects.factsOfType(Aggregate.Scroll) });
  */
-export async function foldLog(nc: NatsConnection, opts: FactBatchOptions = {}): Promise<World> {
-  const world = emptyWorld();
+export async function foldLog(nc: NatsConnection, opts: FactBatchOptions & { world?: World } = {}): Promise<World> {
+  const world = opts.world ?? emptyWorld();
   for await (const batch of readFactBatches(nc, opts)) for (const e of batch) applyFact(world, e);
   return world;
 }

@@ -41,6 +41,9 @@ export interface ContextRecord {
   endDetail?: string;
   /** Revived after its keep-alive ran out while the node was down: when it was due to expire. */
   overdueAt?: number;
+  /** What the opened fact recorded besides the pinned shards (slice, scroll request, total). */
+  opened?: { slice?: ContextState['slice']; request?: ContextState['request']; total?: ContextState['total'] };
+  correlationId?: string;
 }
 
 export type EndReason = 'expired' | 'cleared' | 'closed' | 'released';
@@ -82,6 +85,8 @@ export class ContextRegistry {
   }): ContextRecord {
     const now = this.clock.now();
     const rec = this.record(uuidv4(), init, now, now);
+    rec.opened = init.openedData as ContextRecord['opened'];
+    rec.correlationId = init.correlationId;
     const opened = { indices: init.indices, shards: init.shards.length, pinned: init.shards, ...(init.owner ? { owner: init.owner } : {}), ...(init.openedData ?? {}) };
     this.spawn(rec, undefined, opened, init.correlationId);
     return rec;
@@ -95,6 +100,8 @@ export class ContextRegistry {
   revive(state: ContextState, scroll?: ContextRecord['scroll']): ContextRecord {
     const now = this.clock.now();
     const rec = this.record(state.id, { ...state, shards: state.pinned as PinnedShard[], scroll }, state.openedAt, state.lastActivityAt);
+    rec.opened = { slice: state.slice, request: state.request, total: state.total };
+    rec.correlationId = state.correlationId;
     this.seqs.set(state.id, state.seq);
     const dueAt = state.lastActivityAt + state.keepAliveMs;
     // Ran out while the node was down: its expired fact and tombstone carry the time it was due.
@@ -150,7 +157,10 @@ export class ContextRegistry {
   private append(rec: ContextRecord, type: string, data: unknown, correlationId?: string) {
     const seq = (this.seqs.get(rec.id) ?? 0) + 1;
     this.seqs.set(rec.id, seq);
-    const time = rec.overdueAt !== undefined && type.endsWith('.expired') ? rec.overdueAt : this.clock.now();
+    const time =
+      type.endsWith('.opened') ? rec.createdAt // the same instant the registry reports as created
+      : rec.overdueAt !== undefined && type.endsWith('.expired') ? rec.overdueAt
+      : this.clock.now();
     const p = this.bus.append(makeEnvelope({ type, aggregateId: rec.id, seq, data, time, correlationId }));
     p.catch(() => undefined);
     rec.appended = p;
@@ -231,6 +241,41 @@ export class ContextRegistry {
   /** When the context will expire if nobody touches it (null while in use). */
   expiresAt(rec: ContextRecord): number | null {
     return rec.inUse ? null : rec.lastUsedAt + rec.keepAliveMs;
+  }
+
+  /**
+   * The open contexts as their folded state (what a checkpoint stores): the last use counts as the
+   * last activity, which the log alone does not know for PIT searches without keep_alive.
+   */
+  openStates(): ContextState[] {
+    return [...this.live.values()].map((r) => ({
+      kind: r.kind,
+      id: r.id,
+      seq: this.seqs.get(r.id) ?? 1,
+      status: 'open' as const,
+      indices: r.indices,
+      shards: r.shards.length,
+      pinned: r.shards,
+      ...(r.owner ? { owner: r.owner } : {}),
+      ...(r.opened?.slice ? { slice: r.opened.slice } : {}),
+      ...(r.opened?.request ? { request: r.opened.request } : {}),
+      ...(r.opened?.total ? { total: r.opened.total } : {}),
+      keepAliveMs: r.keepAliveMs,
+      openedAt: r.createdAt,
+      lastActivityAt: r.inUse ? this.clock.now() : r.lastUsedAt,
+      extensions: 0,
+      ...(r.correlationId ? { correlationId: r.correlationId } : {}),
+    }));
+  }
+
+  /** Remembered ends, oldest first (for a checkpoint). */
+  tombstoneEntries(): Array<[string, Tombstone]> {
+    return [...this.tombstones.entries()];
+  }
+
+  /** Restores remembered ends from a checkpoint. */
+  restoreTombstones(entries: Array<[string, Tombstone]>): void {
+    for (const [id, t] of entries) this.tomb(id, t);
   }
 
   /** Stops every actor without facts (node shutdown: contexts are revived from the log on start). */

@@ -2,7 +2,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import { Aggregate, subjects } from '../../streams';
 import { foldLog } from '../../streams/factReader';
-import type { ContextState } from '../../streams/evolve';
+import { emptyWorld, type ContextState } from '../../streams/evolve';
+import { readCheckpoint } from './checkpoint';
 import type { ContextRecord, ContextRegistry } from './registry';
 
 /** Rebuilds a scroll's paging data from its opened fact (the request as the client sent it). */
@@ -13,7 +14,10 @@ export interface ReviveResult {
   /** Open in the log but not revivable (a pinned index is gone, or the opened fact lacks the request). */
   released: number;
   tombstones: number;
+  /** Facts folded (after the checkpoint, when one was used). */
   events: number;
+  /** Stream sequence of the checkpoint used, or why none was. */
+  checkpoint: number | string;
 }
 
 /**
@@ -28,11 +32,19 @@ export interface ReviveResult {
 export async function reviveContexts(
   nc: NatsConnection,
   registry: ContextRegistry,
-  opts: { indexExists: (uuid: string) => boolean; rebuildScroll: ScrollRebuilder; log?: Logger },
+  opts: { indexExists: (uuid: string) => boolean; rebuildScroll: ScrollRebuilder; log?: Logger; checkpointPath?: string },
 ): Promise<ReviveResult> {
-  const out: ReviveResult = { revived: 0, released: 0, tombstones: 0, events: 0 };
+  const out: ReviveResult = { revived: 0, released: 0, tombstones: 0, events: 0, checkpoint: 'none' };
+  const { cp, why } = opts.checkpointPath ? await readCheckpoint(nc, opts.checkpointPath) : { cp: undefined, why: 'none' };
+  out.checkpoint = cp ? cp.streamSeq : why!;
+  if (cp) {
+    registry.restoreTombstones(cp.tombstones);
+    out.tombstones += cp.tombstones.length;
+  }
   for (const aggregate of [Aggregate.Scroll, Aggregate.Pit]) {
-    const world = await foldLog(nc, { filterSubject: subjects.factsOfType(aggregate) });
+    const world = emptyWorld();
+    for (const st of cp?.open ?? []) if (st.kind === aggregate) world[aggregate].set(st.id, st);
+    await foldLog(nc, { filterSubject: subjects.factsOfType(aggregate), world, ...(cp ? { startSeq: cp.streamSeq + 1 } : {}) });
     out.events += world.events;
     const states = aggregate === Aggregate.Scroll ? world.scroll : world.pit;
     for (const state of states.values()) {

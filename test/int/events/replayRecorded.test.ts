@@ -2,7 +2,11 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { startNats, type TestNats } from '../../support/natsServer';
 import { Bus, ensureStreams } from '../../../streams';
-import { ContextRegistry, reviveContexts, type ContextRecord } from '../../../actors/contexts';
+import { mkdtemp } from 'node:fs/promises';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ContextRegistry, reviveContexts, writeCheckpoint, type ContextRecord } from '../../../actors/contexts';
 import { factSource, replayLog } from '../../../scripts/cli/replayLog';
 
 const pinned = (i: number) => [{ index: 'books', indexUuid: i % 2 ? 'idx-a' : 'idx-b', n: 0, shardIndex: 0, searcher: { maxDoc: 10, seqNo: 9 } }];
@@ -130,6 +134,31 @@ describe('replay of a log recorded by the live context registry', () => {
     expect(out.world.pit.get(overdue.id)).toMatchObject({ status: 'expired', endedAt: overdue.createdAt + 200, seq: 2 });
     expect(out.world.pit.get(long.id)).toMatchObject({ status: 'open', seq: 2, keepAliveMs: 30_000 });
     expect(types(long.id)).toEqual(['pit.opened', 'pit.extended']);
+
+    // A checkpoint, then more history: the next start folds only what came after it.
+    const path = join(await mkdtemp(join(tmpdir(), 'cp-')), 'contexts.json');
+    const cp = await writeCheckpoint(nc, after, path);
+    expect(cp.open.map((x) => x.id)).toEqual([long.id]);
+    const tail = after.open({ kind: 'pit', indices: ['books'], shards: pinned(5), keepAliveMs: 60_000 });
+    await after.clear(after.get(long.id)!, 'u');
+    await tail.appended;
     after.stopAll();
+    const third = new ContextRegistry(new Bus(nc));
+    const res = await reviveContexts(nc, third, { indexExists: () => true, rebuildScroll: () => ({ request: {} }), checkpointPath: path });
+    expect(res).toMatchObject({ checkpoint: cp.streamSeq, revived: 1, events: 2 }); // the tail: tail's opened, long's closed
+    expect(third.get(tail.id)).toBeDefined();
+    expect(third.get(long.id)).toBeUndefined();
+    expect(third.tombstone(long.id)).toMatchObject({ why: 'closed', by: 'u' });
+    expect(third.tombstone(overdue.id)).toMatchObject({ why: 'expired' }); // from the checkpoint
+    third.stopAll();
+
+    // A corrupt checkpoint is ignored: the whole log is folded instead, with the same outcome.
+    writeFileSync(path, readFileSync(path, 'utf8').replace('"open"', '"opem"'));
+    const fourth = new ContextRegistry(new Bus(nc));
+    const full = await reviveContexts(nc, fourth, { indexExists: () => true, rebuildScroll: () => ({ request: {} }), checkpointPath: path });
+    expect(full).toMatchObject({ checkpoint: 'checksum mismatch', revived: 1 });
+    expect(fourth.get(tail.id)).toBeDefined();
+    expect(fourth.tombstone(long.id)).toMatchObject({ why: 'closed', by: 'u' });
+    fourth.stopAll();
   });
 });

@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { EVENT_STREAM } from '../../streams';
+import type { ContextState } from '../../streams/evolve';
+import type { ContextRegistry, Tombstone } from './registry';
+
+/**
+ * A checkpoint of the context projection: the open contexts and the remembered ends as they stood
+ * when ES_EVT held facts up to `streamSeq`. Start-up loads it and folds only the scroll/PIT facts
+ * after `streamSeq`, so its cost follows live state and recent history, not the whole log.
+ *
+ * Overlap is harmless: facts are folded idempotently by their per-context `seq`, so a fact both in
+ * the checkpoint and after `streamSeq` is ignored the second time. `streamSeq` is read *before* the
+ * registry is copied, so every fact at or below it is in the copy.
+ */
+export interface ContextCheckpoint {
+  version: 1;
+  /** ES_EVT's creation time: a checkpoint of another stream (a new NATS store) is ignored. */
+  stream: string;
+  streamSeq: number;
+  takenAt: number;
+  open: ContextState[];
+  tombstones: Array<[string, Tombstone]>;
+}
+
+const VERSION = 1;
+
+/** Writes the checkpoint atomically (temp file, fsync, rename) with a SHA-256 of its body. */
+export async function writeCheckpoint(nc: NatsConnection, registry: ContextRegistry, path: string): Promise<ContextCheckpoint> {
+  const info = await (await jetstreamManager(nc)).streams.info(EVENT_STREAM);
+  const cp: ContextCheckpoint = {
+    version: VERSION,
+    stream: info.created,
+    streamSeq: info.state.last_seq,
+    takenAt: Date.now(),
+    open: registry.openStates(),
+    tombstones: registry.tombstoneEntries(),
+  };
+  const body = JSON.stringify(cp);
+  const sum = createHash('sha256').update(body).digest('hex');
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.tmp`;
+  writeFileSync(tmp, `${sum}\n${body}`, { mode: 0o600 });
+  const fd = openSync(tmp, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+  return cp;
+}
+
+/**
+ * Reads a checkpoint that belongs to the current ES_EVT, or undefined (missing, corrupt, another
+ * stream, or ahead of the stream) with the reason, so the caller folds the whole log instead.
+ */
+export async function readCheckpoint(nc: NatsConnection, path: string): Promise<{ cp?: ContextCheckpoint; why?: string }> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return { why: 'no checkpoint' };
+  }
+  const nl = text.indexOf('\n');
+  const body = text.slice(nl + 1);
+  if (nl < 0 || createHash('sha256').update(body).digest('hex') !== text.slice(0, nl)) return { why: 'checksum mismatch' };
+  let cp: ContextCheckpoint;
+  try {
+    cp = JSON.parse(body) as ContextCheckpoint;
+  } catch {
+    return { why: 'unreadable' };
+  }
+  if (cp.version !== VERSION) return { why: `format version ${cp.version}` };
+  const info = await (await jetstreamManager(nc)).streams.info(EVENT_STREAM);
+  if (info.created !== cp.stream) return { why: 'checkpoint of another event stream' };
+  if (cp.streamSeq > info.state.last_seq) return { why: 'checkpoint ahead of the event stream' };
+  return { cp };
+}
