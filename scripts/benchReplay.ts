@@ -10,14 +10,13 @@
  * goes. `--keep` leaves the store; `--dir <store>` reuses one (publishing only into an empty stream);
  * `--fold-only` skips the two (slow) machine-check passes.
  */
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { startEmbeddedNats } from '../actors/embeddedNats';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { aggregateOf, ensureStreams, EVENT_STREAM, factOf, readFacts, subjects, type Aggregate, type Envelope } from '../streams';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { ensureStreams, EVENT_STREAM, readFacts, type Envelope } from '../streams';
 import { readFactBatches } from '../streams/factReader';
 import { foldAll, openContexts } from '../streams/evolve';
 import { MachineReplay } from '../streams/machineReplay';
@@ -25,21 +24,11 @@ import { factSource, replayLog } from './cli/replayLog';
 import { readFactBatchesInWorker } from './cli/workerFactSource';
 import { parseArgs, flag } from './cli/args';
 import { syntheticFacts } from './cli/syntheticFacts';
+import { publishFacts, timePass } from './bench/facts';
 
-const enc = new TextEncoder();
 const rate = (n: number, ms: number) => `${Math.round((n / ms) * 1000).toLocaleString('en-US')} events/s`;
 const line = (label: string, n: number, ms: number, extra = '') =>
   console.log(`${label.padEnd(50)} ${(ms / 1000).toFixed(2).padStart(7)} s ${rate(n, ms).padStart(19)}${extra}`);
-
-/** CPU ms a process has used (Linux /proc), or NaN. */
-function cpuMs(pid: number | undefined): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10; // clock ticks of 10 ms
-  } catch {
-    return NaN;
-  }
-}
 
 /**
  * Times a pass: wall rate, plus CPU per event of this process and of nats-server. On a shared box the
@@ -47,16 +36,10 @@ function cpuMs(pid: number | undefined): number {
  */
 function measure(serverPid: number | undefined) {
   return async (label: string, run: () => Promise<number>): Promise<number> => {
-    const s0 = cpuMs(serverPid);
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    const n = await run();
-    const ms = performance.now() - t0;
-    const c = process.cpuUsage(c0);
-    const us = (x: number) => (x / n).toFixed(2).padStart(5);
-    const server = cpuMs(serverPid) - s0;
-    line(label, n, ms, `  node ${us(c.user + c.system)} µs/event CPU${Number.isNaN(server) ? '' : `, nats-server ${us(server * 1000)}`}`);
-    return n;
+    const p = await timePass(serverPid, run);
+    const us = (x: number) => x.toFixed(2).padStart(5);
+    line(label, p.n, p.ms, `  node ${us(p.nodeCpuUs)} µs/event CPU${Number.isNaN(p.serverCpuUs) ? '' : `, nats-server ${us(p.serverCpuUs)}`}`);
+    return p.n;
   };
 }
 
@@ -72,37 +55,18 @@ async function main() {
   try {
     await ensureStreams(nc);
     console.log(`benchReplay: ${n.toLocaleString('en-US')} facts, nats-server at ${nats.url} (${dir}), node ${process.version}`);
-    let t = performance.now();
+    const t = performance.now();
     let facts: Envelope[] | undefined = syntheticFacts(n);
     line('generate envelopes (in memory)', n, performance.now() - t);
     console.log(`${''.padEnd(50)}    wall        events/s   CPU per event`);
 
     const stored = (await (await jetstreamManager(nc)).streams.info(EVENT_STREAM)).state.messages;
     if (stored) console.log(`reusing ${stored.toLocaleString('en-US')} stored facts: not publishing`);
-    // Publish exactly as Bus.append does (subject, JSON, Nats-Msg-Id), but with a sliding window of
-    // `window` unacknowledged publishes: never one await per ack.
-    const js = jetstream(nc);
-    t = performance.now();
-    let inFlight = 0;
-    let failed = 0;
-    let slot: (() => void) | undefined;
-    for (const e of stored ? [] : facts!) {
-      if (inFlight >= window) await new Promise<void>((r) => (slot = r));
-      inFlight++;
-      const subject = subjects.fact(aggregateOf(e.type) as Aggregate, e.aggregateId, factOf(e.type));
-      js.publish(subject, enc.encode(JSON.stringify(e)), { msgID: e.id, timeout: 60_000 })
-        .catch(() => failed++)
-        .finally(() => {
-          inFlight--;
-          const s = slot;
-          slot = undefined;
-          s?.();
-        });
-    }
-    while (inFlight > 0) await new Promise<void>((r) => (slot = r));
-    if (!stored) line(`JetStream publish (pipelined, window ${window})`, n, performance.now() - t);
+    // Published as Bus.append does, with `window` unacknowledged publishes: never one await per ack.
+    const pub = await publishFacts(nc, stored ? [] : facts, window);
+    if (!stored) line(`JetStream publish (pipelined, window ${window})`, n, pub.ms);
+    if (pub.failed) console.log(`${pub.failed} publishes failed`);
     facts = undefined;
-    if (failed) console.log(`${failed} publishes failed`);
 
     const timed = measure(nats.proc.pid);
     await timed('read + parse: readFacts (one await per fact)', async () => {
