@@ -135,6 +135,9 @@ beforeAll(async () => {
   const later = Array.from({ length: 40 }, (_, i) => `${JSON.stringify({ index: { _index: 'logs', _id: `late${i}` } })}\n${JSON.stringify({ n: i, tag: 'late' })}\n`).join('');
   await call('POST', '/_bulk?refresh=true', later);
   await call('DELETE', '/logs/_doc/d1?refresh=true');
+  // Acknowledged without a refresh, then SIGKILL at once: still there after the restart.
+  const unrefreshed = Array.from({ length: 25 }, (_, i) => `${JSON.stringify({ index: { _index: 'logs', _id: `norefresh${i}` } })}\n${JSON.stringify({ n: -i, tag: 'nr' })}\n`).join('');
+  expect((await call('POST', '/_bulk', unrefreshed)).json.errors).toBe(false);
 
   await killNode();
   await new Promise((res) => setTimeout(res, 1500)); // the 1s scroll runs out while the node is down
@@ -164,6 +167,14 @@ it('continues a scroll opened before the kill with its next batch, through to th
   }
   // Exactly the documents of the snapshot taken at open: d1 deleted later is still there, late* are not.
   expect([...seen].sort()).toEqual(docs.map((_, i) => `d${i}`).sort());
+});
+
+it('keeps every acknowledged write across the kill (including unrefreshed ones and the delete)', async () => {
+  await call('POST', '/logs/_refresh');
+  const c = await call('GET', '/logs/_count');
+  expect(c.json.count).toBe(N + 40 + 25 - 1);
+  expect((await call('GET', '/logs/_doc/norefresh24')).json._source).toEqual({ n: -24, tag: 'nr' });
+  expect((await call('GET', '/logs/_doc/d1')).status).toBe(404);
 });
 
 it('returns the same batch again for a re-sent scroll id after the restart (retry-safe ids)', async () => {
