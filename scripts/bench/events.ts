@@ -1,5 +1,190 @@
+/**
+ * Issue 6, events: (1) lifecycle facts per second the node sustains on NATS while 500 scroll
+ * contexts and 100 PITs are opened, extended and freed, counted by a subscriber on `es.v1.evt.>`,
+ * next to pipelined raw JetStream publishes of envelopes of the same size; (2) replay rate of an
+ * N-event log (N = corpus size: 1M) next to the bare read of it; (3) cold start of `startSystem`
+ * (until `GET /` answers) on the corpus store with N lifecycle events vs the same store with an
+ * empty lifecycle log. Runs last: it takes the corpus store (the shared node is stopped).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { startEmbeddedNats, type EmbeddedNats } from '../../actors/embeddedNats';
+import { EVENT_STREAM } from '../../streams';
+import { readFactBatches } from '../../streams/factReader';
+import { replayLog } from '../cli/replayLog';
+import { readFactBatchesInWorker } from '../cli/workerFactSource';
+import { syntheticFacts } from '../cli/syntheticFacts';
+import { bootNode, call } from './corpus';
+import { onAbort } from './cleanup';
+import { publishFacts, publishRaw, timePass } from './facts';
+import { lifecycles, loadBulk } from './load';
+import { median, pairedRatio, row, settledHeap } from './stats';
 import type { BenchOptions, Row } from './types';
 
-export async function run(_o: BenchOptions): Promise<Row[]> {
-  return [];
+const S = 'events';
+const SMALL = 'events-bench';
+
+/** Counts messages on a subject: how many, their bytes, first and last arrival. */
+function counter(nc: NatsConnection, subject: string) {
+  const c = { n: 0, bytes: 0, first: 0, last: 0 };
+  nc.subscribe(subject, {
+    callback: (_e, m) => {
+      const t = performance.now();
+      if (!c.n) c.first = t;
+      c.last = t;
+      c.n++;
+      c.bytes += m.data.length;
+    },
+  });
+  return {
+    reset: () => Object.assign(c, { n: 0, bytes: 0, first: 0, last: 0 }),
+    /** Waits until no message came for `quietMs`, then returns the counts. */
+    settle: async (quietMs = 300) => {
+      for (;;) {
+        const n = c.n;
+        await new Promise((r) => setTimeout(r, quietMs));
+        if (c.n === n) return { ...c };
+      }
+    },
+  };
+}
+
+async function lifecycleRates(o: BenchOptions, rows: Row[]): Promise<void> {
+  const c = await o.corpus.get();
+  // A small index (3 shards), so opening a scroll costs its bookkeeping, not a 1M-doc query.
+  await call(c.url, 'PUT', `/${SMALL}`, { settings: { number_of_shards: 3, number_of_replicas: 0 } });
+  await loadBulk(c.port, { index: SMALL, docs: 1000, batch: 1000, conc: 1, refresh: true });
+  await call(c.url, 'PUT', '/_cluster/settings', { persistent: { 'search.max_open_scroll_context': 100_000 } });
+  const nc = await connect({ servers: c.natsUrl });
+  const jsm = await jetstreamManager(nc);
+  try {
+    await jsm.streams.add({ name: 'BENCH_RAW_EVT', subjects: ['bench.rawevt.>'] });
+    const events = counter(nc, 'es.v1.evt.>');
+    await nc.flush();
+    const service: number[] = [];
+    const raw: number[] = [];
+    let sizes = { n: 0, bytes: 0 };
+    const rounds = Math.max(3, o.rounds);
+    for (let r = 0; r < rounds; r++) {
+      o.note(`events: lifecycles round ${r + 1}/${rounds} ...`);
+      events.reset();
+      await lifecycles(c.port, { index: SMALL, scrolls: 500, pits: 100, conc: 16 });
+      const got = await events.settle();
+      if (got.n < 1800) throw new Error(`only ${got.n} lifecycle facts seen for 600 contexts`);
+      service.push((got.n / (got.last - got.first)) * 1000);
+      sizes = got;
+      const p = await publishRaw(nc, 'bench.rawevt.x', got.n, Math.round(got.bytes / got.n), 256);
+      raw.push((p.n / p.ms) * 1000);
+    }
+    rows.push(
+      row(S, `lifecycle facts on es.v1.evt.> (500 scrolls + 100 PITs opened, extended, freed: ${sizes.n} facts, ${Math.round(sizes.bytes / sizes.n)} B)`, median(service), 'events/s'),
+      row(S, 'raw JetStream publish, same count and size, window 256', median(raw), 'msgs/s'),
+      row(S, 'service events/s / raw JetStream publish', pairedRatio(service, raw), 'ratio', { min: 0.5 }),
+    );
+  } finally {
+    await jsm.streams.delete('BENCH_RAW_EVT').catch(() => undefined);
+    await nc.close();
+  }
+}
+
+export async function run(o: BenchOptions): Promise<Row[]> {
+  const rows: Row[] = [];
+  await lifecycleRates(o, rows);
+
+  // Two copies of the corpus store: A gets N lifecycle events, B an empty lifecycle log.
+  const root = await mkdtemp(join(tmpdir(), 'bench-events-'));
+  const servers: EmbeddedNats[] = [];
+  const off = onAbort(async () => {
+    for (const s of servers) await s.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+  try {
+    const docs = o.docs;
+    const [dirA, dirB] = [join(root, 'with-events'), join(root, 'empty-log')];
+    o.note('events: copying the corpus store ...');
+    await o.corpus.copyStoreTo([dirA, dirB]);
+    const natsA = await startEmbeddedNats(dirA);
+    servers.push(natsA);
+    const natsB = await startEmbeddedNats(dirB);
+    servers.push(natsB);
+    for (const s of servers) {
+      const nc = await connect({ servers: s.url });
+      await (await jetstreamManager(nc)).streams.purge(EVENT_STREAM);
+      await nc.close();
+    }
+
+    const N = docs;
+    const ncA = await connect({ servers: natsA.url });
+    try {
+      o.note(`events: publishing ${N.toLocaleString('en-US')} synthetic lifecycle facts ...`);
+      const pub = await publishFacts(ncA, syntheticFacts(N), 8192);
+      if (pub.failed) throw new Error(`${pub.failed} fact publishes failed`);
+      await settledHeap();
+      rows.push(row(S, `publish ${N.toLocaleString('en-US')} synthetic facts (pipelined, window 8192)`, (pub.n / pub.ms) * 1000, 'events/s'));
+
+      // Replay (fold, reader in a worker: what `npm run replay` does) next to the bare read.
+      const replay: number[] = [];
+      const read: number[] = [];
+      const rr = o.quick ? 2 : 3;
+      for (let r = 0; r < rr; r++) {
+        o.note(`events: replay round ${r + 1}/${rr} ...`);
+        const rp = await timePass(natsA.proc.pid, async () => (await replayLog(readFactBatchesInWorker(natsA.url), { check: false })).read);
+        if (rp.n !== N) throw new Error(`replay read ${rp.n} facts, expected ${N}`);
+        replay.push((rp.n / rp.ms) * 1000);
+        const rd = await timePass(natsA.proc.pid, async () => {
+          let k = 0;
+          for await (const b of readFactBatches(ncA)) k += b.length;
+          return k;
+        });
+        read.push((rd.n / rd.ms) * 1000);
+        await settledHeap();
+      }
+      rows.push(
+        row(S, `replay ${N.toLocaleString('en-US')} facts: fold, reader in a worker (npm run replay)`, median(replay), 'events/s', { min: 200_000 }),
+        row(S, 'read + parse only (readFactBatches, this thread)', median(read), 'events/s'),
+        row(S, 'replay / read + parse', pairedRatio(replay, read), 'ratio'),
+      );
+    } finally {
+      await ncA.close();
+    }
+
+    // Cold start: startSystem until GET / answers, A and B interleaved.
+    const coldStart = async (nats: EmbeddedNats, dataDir: string) => {
+      await settledHeap();
+      const t0 = performance.now();
+      const sys = await bootNode(nats.url, dataDir, join(dataDir, 'config'));
+      const offSys = onAbort(() => sys.stop());
+      try {
+        await call(sys.url, 'GET', '/');
+        const ms = performance.now() - t0;
+        const count = await call<{ count: number }>(sys.url, 'GET', '/bench/_count');
+        if (count.count !== docs) throw new Error(`cold start saw ${count.count} documents, expected ${docs}`);
+        return ms;
+      } finally {
+        offSys();
+        await sys.stop();
+      }
+    };
+    const withEvents: number[] = [];
+    const emptyLog: number[] = [];
+    const cr = o.quick ? 2 : 3;
+    for (let r = 0; r < cr; r++) {
+      o.note(`events: cold start round ${r + 1}/${cr} ...`);
+      withEvents.push(await coldStart(natsA, join(root, 'data-a')));
+      emptyLog.push(await coldStart(natsB, join(root, 'data-b')));
+    }
+    rows.push(
+      row(S, `cold start, ${docs.toLocaleString('en-US')} docs + ${N.toLocaleString('en-US')} lifecycle events`, median(withEvents) / 1000, 's', { max: 15 }),
+      row(S, `cold start, ${docs.toLocaleString('en-US')} docs + empty lifecycle log`, median(emptyLog) / 1000, 's'),
+      row(S, 'cold start with events / with empty log', pairedRatio(withEvents, emptyLog), 'ratio', { below: 2 }),
+    );
+  } finally {
+    off();
+    for (const s of servers) await s.stop();
+    await rm(root, { recursive: true, force: true });
+  }
+  return rows;
 }
