@@ -13,6 +13,7 @@ import type { ChildProcess } from 'node:child_process';
 import { startNats, type TestNats } from '../../support/natsServer';
 import { spawnCli } from '../../support/cli';
 import { allFacts, raw, rng, type RawResponse } from './helpers';
+import { validateFact } from '../../../streams/eventSchemas';
 
 const PASSWORD = 'revival-test-pw';
 const basic = (u: string, p: string) => ({ authorization: `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}` });
@@ -219,6 +220,13 @@ it('logs no second opened fact for a revived context, and an expired fact for th
     const facts = await allFacts(nc);
     const opened = facts.filter((f) => f.type === 'scroll.opened' || f.type === 'pit.opened');
     expect(new Set(opened.map((f) => f.aggregateId)).size).toBe(opened.length);
+    // Every fact, the revival's included, matches its JSON Schema and holds no raw id or password.
+    for (const f of facts) {
+      const { streamSeq: _s, ...wire } = f;
+      expect({ type: f.type, errors: validateFact(wire) }).toEqual({ type: f.type, errors: [] });
+    }
+    const text = JSON.stringify(facts);
+    for (const secret of [PASSWORD, 'bob-password', scrollPage2Id, pitId]) expect(text).not.toContain(secret);
     const shortCtx = (await call('GET', `/_contexts/${encodeURIComponent(shortScrollId)}`)).json.id;
     expect(facts.filter((f) => f.aggregateId === shortCtx).map((f) => f.type)).toEqual(['scroll.opened', 'scroll.expired']);
   } finally {
