@@ -22,15 +22,3 @@ export async function abortAll(): Promise<void> {
     }
   }
 }
-
-/** Runs `body` with `resource`, stopping it afterwards, on error and on interruption. */
-export async function using<T extends { stop(): Promise<unknown> }, R>(resource: Promise<T>, body: (r: T) => Promise<R>): Promise<R> {
-  const r = await resource;
-  const off = onAbort(() => r.stop());
-  try {
-    return await body(r);
-  } finally {
-    off();
-    await r.stop();
-  }
-}

@@ -151,11 +151,22 @@ export async function run(o: BenchOptions): Promise<Row[]> {
       await ncA.close();
     }
 
-    // Cold start: startSystem until GET / answers, A and B interleaved.
-    const coldStart = async (nats: EmbeddedNats, dataDir: string) => {
+    // Cold start: startSystem until GET / answers, A and B interleaved. A start that does not
+    // finish within `limitMs` is reported as timed out (with its nats-server stopped, so the stuck
+    // start stops working on it) instead of hanging the run.
+    const limitMs = o.quick ? 60_000 : 120_000;
+    const coldStart = async (nats: EmbeddedNats, dataDir: string): Promise<number | undefined> => {
       await settledHeap();
       const t0 = performance.now();
-      const sys = await bootNode(nats.url, dataDir, join(dataDir, 'config'));
+      const starting = bootNode(nats.url, dataDir, join(dataDir, 'config'));
+      let timer: NodeJS.Timeout | undefined;
+      const sys = await Promise.race([starting, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), limitMs)))]);
+      clearTimeout(timer);
+      if (!sys) {
+        starting.then((late) => late.stop()).catch(() => undefined);
+        await nats.stop();
+        return undefined;
+      }
       const offSys = onAbort(() => sys.stop());
       try {
         await call(sys.url, 'GET', '/');
@@ -170,16 +181,25 @@ export async function run(o: BenchOptions): Promise<Row[]> {
     };
     const withEvents: number[] = [];
     const emptyLog: number[] = [];
+    const timedOut = { a: false, b: false };
     const cr = o.quick ? 2 : 3;
-    for (let r = 0; r < cr; r++) {
+    for (let r = 0; r < cr && !timedOut.a && !timedOut.b; r++) {
       o.note(`events: cold start round ${r + 1}/${cr} ...`);
-      withEvents.push(await coldStart(natsA, join(root, 'data-a')));
-      emptyLog.push(await coldStart(natsB, join(root, 'data-b')));
+      const a = await coldStart(natsA, join(root, 'data-a'));
+      if (a === undefined) timedOut.a = true;
+      else withEvents.push(a);
+      const b = await coldStart(natsB, join(root, 'data-b'));
+      if (b === undefined) timedOut.b = true;
+      else emptyLog.push(b);
     }
+    const startRow = (what: string, xs: number[], out: boolean, t: { max?: number } = {}) =>
+      out
+        ? { ...row(S, `cold start, ${what}: TIMED OUT (not ready after ${limitMs / 1000} s)`, limitMs / 1000, 's', t), ok: false }
+        : row(S, `cold start, ${what}`, median(xs) / 1000, 's', t);
     rows.push(
-      row(S, `cold start, ${docs.toLocaleString('en-US')} docs + ${N.toLocaleString('en-US')} lifecycle events`, median(withEvents) / 1000, 's', { max: 15 }),
-      row(S, `cold start, ${docs.toLocaleString('en-US')} docs + empty lifecycle log`, median(emptyLog) / 1000, 's'),
-      row(S, 'cold start with events / with empty log', pairedRatio(withEvents, emptyLog), 'ratio', { below: 2 }),
+      startRow(`${docs.toLocaleString('en-US')} docs + ${N.toLocaleString('en-US')} lifecycle events`, withEvents, timedOut.a, { max: 15 }),
+      startRow(`${docs.toLocaleString('en-US')} docs + empty lifecycle log`, emptyLog, timedOut.b),
+      row(S, 'cold start with events / with empty log', timedOut.a || timedOut.b ? NaN : pairedRatio(withEvents, emptyLog), 'ratio', { below: 2 }),
     );
   } finally {
     off();
