@@ -43,6 +43,9 @@ export async function ensureStreams(nc: NatsConnection, opts: LogOptions = {}): 
   return jsm;
 }
 
+/** Bytes a stream read may have in flight (above the largest log message, below max_pending). */
+export const READ_MAX_BYTES = 40 * 1024 * 1024;
+
 export interface LoggedMessage {
   seq: number;
   subject: string;
@@ -79,7 +82,10 @@ export async function* readStream(nc: NatsConnection, stream: string, opts: Read
   // A filtered consumer may have nothing to deliver at all: ask for pending before consuming.
   const ci = await consumer.info(true);
   if (ci.num_pending === 0) return;
-  const messages = await consumer.consume({ max_messages: 2048 });
+  // Bound the bytes in flight, not the message count: document-log batches reach ~29 MB (45% of
+  // max_payload), and while the caller folds a batch (event loop busy) the server must not queue
+  // more than its per-client max_pending (64 MB) for us, or it cuts the connection as a slow consumer.
+  const messages = await consumer.consume({ max_bytes: READ_MAX_BYTES });
   try {
     for await (const m of messages) {
       done++;

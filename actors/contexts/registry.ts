@@ -33,7 +33,7 @@ export interface ContextRecord {
   lastUsedAt: number;
   inUse: number;
   /** Scroll only: the search it pages through, with the exact total of its first page. */
-  scroll?: { request: unknown; total?: { value: number; relation: 'eq' | 'gte' }; sortLength?: number };
+  scroll?: { request: unknown; total?: { value: number; relation: 'eq' | 'gte' }; sortLength?: number; docOrder?: boolean };
   /** Ack of the last fact appended for this context. */
   appended: Promise<unknown>;
   /** Who cleared/closed it, or why the server released it (for the tombstone). */

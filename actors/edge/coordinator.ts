@@ -44,6 +44,8 @@ export interface RenderExtra {
   total?: { value: number; relation: 'eq' | 'gte' };
   /** Hide `hits.total` (track_total_hits:false). */
   noTotal?: boolean;
+  /** A `_doc` scroll walks by `_shard_doc`: show each hit's doc id (its low 32 bits), as ES shows `_doc`. */
+  docSortValues?: boolean;
 }
 
 /**
@@ -74,6 +76,7 @@ function failureOf(t: ShardTarget, e: unknown, node: string): ShardFailure {
  * `_shards.failures`; when every shard fails, ES's `all shards failed` error.
  */
 export async function executeSearch(s: EdgeServices, req: SearchRequest, targets: ShardTarget[]): Promise<SearchOutcome> {
+  if (targets.length > 1 && isShardDocWalk(req)) return walkShardDocOrder(s, req, targets);
   const start = Date.now();
   const single = targets.length === 1;
   const shardReq = (t: ShardTarget): ShardQueryRequest => ({
@@ -170,6 +173,78 @@ export async function executeSearch(s: EdgeServices, req: SearchRequest, targets
 }
 
 /**
+ * A search ordered by `_shard_doc` asc first (scroll `_doc` pages, PIT export walks), counting no
+ * total and computing no aggregation: its hits come shard after shard, so the shards can be asked
+ * one at a time, in rank order, from the search_after's shard on, each for what the page still
+ * lacks and with its sources inline. One shard answers most pages in one round trip, instead of
+ * every shard ranking a full page for the coordinator to throw most of it away.
+ */
+function isShardDocWalk(req: SearchRequest): boolean {
+  const first = req.sort?.[0];
+  return first?.field === '_shard_doc' && first.order === 'asc' && req.trackTotalHits === false && !req.aggs && req.from === 0 && req.size > 0;
+}
+
+async function walkShardDocOrder(s: EdgeServices, req: SearchRequest, targets: ShardTarget[]): Promise<SearchOutcome> {
+  const start = Date.now();
+  const after = req.searchAfter?.[0];
+  const fromShard = after === undefined || after === null ? -1 : Number(BigInt(after as number | bigint | string) >> 32n);
+  const ordered = [...targets].sort((a, b) => a.shardIndex - b.shardIndex);
+  const hits: SearchOutcome['hits'] = [];
+  const searchers: Array<SearcherRef | undefined> = new Array(targets.length);
+  const failures: ShardFailure[] = [];
+  const errors: EsError[] = [];
+  let asked = 0;
+  for (const t of ordered) {
+    if (t.shardIndex < fromShard) continue;
+    const want = req.size - hits.length;
+    if (want <= 0) break;
+    asked++;
+    const shardReq: ShardQueryRequest = {
+      query: req.query,
+      postFilter: req.postFilter,
+      sort: req.sort,
+      from: 0,
+      size: want,
+      searchAfter: t.shardIndex === fromShard ? req.searchAfter : undefined,
+      trackTotalHits: false,
+      trackScores: req.trackScores,
+      minScore: req.minScore,
+      slice: t.slice,
+      shardIndex: t.shardIndex,
+      checkWindow: req.checkWindow,
+    };
+    s.stats.queryCurrent++;
+    const t0 = Date.now();
+    try {
+      const r = await s.shards.query(t.ref, { req: shardReq, searcher: t.searcher, fetch: true });
+      searchers[targets.indexOf(t)] = r.head.searcher;
+      const got = r.head.result.hits;
+      let sources = r.sources.slice(0, Math.min(r.head.fetched ?? 0, got.length));
+      if (sources.length < got.length) sources = sources.concat(await s.shards.fetch(t.ref, got.slice(sources.length).map((h) => h.doc)));
+      got.forEach((h, i) => hits.push(Object.assign(h, { shardIndex: t.shardIndex, source: sources[i] })));
+      if (got.length) s.stats.fetchTotal++;
+    } catch (e) {
+      s.stats.queryFailure++;
+      errors.push(asEsError(e));
+      failures.push(failureOf(t, e, s.ctx.node.id));
+    } finally {
+      s.stats.queryCurrent--;
+      s.stats.queryTotal++;
+      s.stats.queryTimeMs += Date.now() - t0;
+    }
+  }
+  if (asked && errors.length === asked) throw allShardsFailed(errors, 'query', failures.map((f) => ({ ...f })));
+  return {
+    searchers,
+    hits,
+    total: undefined,
+    maxScore: null,
+    shards: { total: targets.length, successful: targets.length - failures.length, skipped: 0, failed: failures.length, ...(failures.length ? { failures } : {}) },
+    tookMs: Date.now() - start,
+  };
+}
+
+/**
  * Renders an ES search response, splicing each stored `_source` as-is (no parse, no stringify of
  * documents). Key order follows ES: _scroll_id, pit_id, took, timed_out, _shards, hits, aggregations.
  */
@@ -200,7 +275,8 @@ export function renderSearch(
         if (filtered !== undefined) chunks.push(',"_source":', filtered);
       }
     }
-    if (h.sort && (sortLen === undefined || sortLen > 0)) {
+    if (h.sort && extra.docSortValues) chunks.push(`,"sort":[${h.doc}]`);
+    else if (h.sort && (sortLen === undefined || sortLen > 0)) {
       chunks.push(`,"sort":${stringify(sortLen === undefined ? h.sort : h.sort.slice(0, sortLen))}`);
     }
     chunks.push('}');

@@ -51,8 +51,21 @@ export function parseBody<T = unknown>(text: string): T {
 
 const BIG = /"\uE000big:(-?\d+)"/g;
 
-/** JSON.stringify that writes bigint as bare integer digits. */
+/**
+ * JSON.stringify that writes bigint as bare integer digits. Plain JSON.stringify first (no replacer:
+ * several times faster on large replies); only a value holding a bigint, which makes it throw,
+ * takes the replacer path.
+ */
 export function stringify(v: unknown): string {
+  try {
+    return JSON.stringify(v);
+  } catch (e) {
+    if (!(e instanceof TypeError) || !/BigInt/i.test(e.message)) throw e;
+  }
+  return stringifyBig(v);
+}
+
+function stringifyBig(v: unknown): string {
   let sawBig = false;
   const s = JSON.stringify(v, (_k, x) => {
     if (typeof x === 'bigint') {

@@ -54,6 +54,7 @@ async function continueScroll(s: PagingServices, req: EsRequest): Promise<EsResp
         ...(release ? {} : { scrollId: s.ids.scrollId(rec.id, next) }),
         restTotalHitsAsInt: req.query.rest_total_hits_as_int === 'true',
         sortLength: rec.scroll!.sortLength,
+        docSortValues: rec.scroll!.docOrder,
         total: rec.scroll!.total,
       }),
     };

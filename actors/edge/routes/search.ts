@@ -98,9 +98,15 @@ export function liveContext(s: PagingServices, req: EsRequest, id: string, kind:
 
 /** Internal sort of a scroll: the user's sort (or _score) plus a unique tiebreaker, so the position is exact. */
 function scrollSort(sort: SortSpec[] | undefined): SortSpec[] {
+  // `_doc` alone: any doc order will do (ES defines none across shards), so walk shard after shard
+  // (`_shard_doc`), which lets the coordinator ask one shard per page (coordinator.ts).
+  if (isDocOrder(sort)) return [{ field: '_shard_doc', order: 'asc' }];
   const base = sort && sort.length ? sort : [{ field: '_score', order: 'desc' as const }];
   return base.some((x) => x.field === '_shard_doc') ? base : [...base, { field: '_shard_doc', order: 'asc' }];
 }
+
+/** The scroll fast path: `sort: ["_doc"]` (ascending). */
+const isDocOrder = (sort: SortSpec[] | undefined): boolean => sort?.length === 1 && sort[0].field === '_doc' && sort[0].order === 'asc';
 
 /** The first page of a scroll: exact total, and a sort whose last value pins the position. */
 function scrollFirstPage(sr: SearchRequest): SearchRequest {
@@ -119,7 +125,7 @@ function scrollContinuation(first: SearchRequest): SearchRequest {
  */
 export function scrollFromFact(request: { body?: string; params: Record<string, string> }, total: { value: number; relation: 'eq' | 'gte' } | undefined): NonNullable<ContextRecord['scroll']> {
   const sr = parseSearchRequest(request.body ? parseBody(request.body) : undefined, request.params, { scroll: true, indicesInPath: true, text: request.body });
-  return { request: scrollContinuation(scrollFirstPage(sr)), total, sortLength: sr.sort?.length ?? 0 };
+  return { request: scrollContinuation(scrollFirstPage(sr)), total, sortLength: sr.sort?.length ?? 0, docOrder: isDocOrder(sr.sort) };
 }
 
 async function plainSearch(s: PagingServices, req: EsRequest, sr: SearchRequest): Promise<EsResponse> {
@@ -163,7 +169,7 @@ async function openScroll(s: PagingServices, req: EsRequest, sr: SearchRequest):
     })),
     keepAliveMs,
     owner: s.security?.ownerOf(req.auth),
-    scroll: { request: scrollContinuation(internal), total, sortLength: sr.sort?.length ?? 0 },
+    scroll: { request: scrollContinuation(internal), total, sortLength: sr.sort?.length ?? 0, docOrder: isDocOrder(sr.sort) },
     correlationId: req.opaqueId,
     // The request and total let the context be revived after a restart (actors/contexts/revive.ts).
     openedData: { ...(sr.slice ? { slice: sr.slice } : {}), request, total },
@@ -172,7 +178,13 @@ async function openScroll(s: PagingServices, req: EsRequest, sr: SearchRequest):
   const scrollId = s.ids.scrollId(rec.id, { after: last?.sort, page: 1 });
   await rec.appended; // the opened fact is in the log before the client sees the id
   return {
-    body: renderSearch(out, sr, indexNames(targets), { scrollId, restTotalHitsAsInt: sr.restTotalHitsAsInt, sortLength: sr.sort?.length ?? 0, total }),
+    body: renderSearch(out, sr, indexNames(targets), {
+      scrollId,
+      restTotalHitsAsInt: sr.restTotalHitsAsInt,
+      sortLength: sr.sort?.length ?? 0,
+      total,
+      docSortValues: isDocOrder(sr.sort),
+    }),
   };
 }
 

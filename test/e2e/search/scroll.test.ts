@@ -118,6 +118,27 @@ describe('scrolling through 2,500 documents', () => {
     await clear({ scroll_id: id });
   });
 
+  it('walks a 2-shard index by _doc shard after shard: every doc once, each sort value a doc id, pages full', async () => {
+    let p = await startScroll('sc', { size: 300, sort: ['_doc'] });
+    const seen: string[] = [];
+    const sorts: number[] = [];
+    let pages = 0;
+    while (p.json.hits.hits.length) {
+      pages++;
+      for (const h of p.json.hits.hits as Array<{ _id: string; sort: number[] }>) {
+        seen.push(h._id);
+        expect(h.sort).toHaveLength(1);
+        sorts.push(h.sort[0]);
+      }
+      p = await nextPage(p.json._scroll_id);
+    }
+    expect(new Set(seen).size).toBe(N);
+    expect(seen.sort()).toEqual(docs.map((d) => String(d.n)).sort());
+    expect(pages).toBe(Math.ceil(N / 300)); // every page but the last is full, across the shard boundary
+    expect(Math.max(...sorts)).toBeLessThan(N); // per-shard doc ids, not (shard << 32) | doc
+    await clear({ scroll_id: p.json._scroll_id });
+  });
+
   it('returns the same batch again when the same scroll id is re-sent', async () => {
     const first = await startScroll('sc', { size: 100, sort: ['_doc'] });
     const second = await nextPage(first.json._scroll_id);
