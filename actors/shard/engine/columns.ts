@@ -14,6 +14,14 @@ export class Postings {
   docs = new Int32Array(4);
   freqs: Uint16Array | null = null;
   len = 0;
+  /** A list over existing arrays (snapshot load); the first `add` copies them into its own. */
+  static of(docs: Int32Array<ArrayBuffer>, freqs: Uint16Array<ArrayBuffer> | null, len: number): Postings {
+    const p = new Postings();
+    p.docs = docs;
+    p.freqs = freqs;
+    p.len = len;
+    return p;
+  }
   add(doc: number, tf: number): void {
     const n = this.len;
     this.docs = grow(this.docs, n + 1);
@@ -195,7 +203,8 @@ export class KeywordColumn {
 
   stats(maxDoc: number): FieldStats {
     const docCount = this.docCount.before(maxDoc, (d) => (this.ords[d] >= 0 ? 1 : 0));
-    const sum = this.sumDocFreq.before(maxDoc, (d) => (this.ords[d] < 0 ? 0 : this.multi?.get(d)?.length ?? 1));
+    // ords may be shorter than maxDoc (docs without the field at the end): an absent slot counts 0
+    const sum = this.sumDocFreq.before(maxDoc, (d) => (!(this.ords[d] >= 0) ? 0 : this.multi?.get(d)?.length ?? 1));
     return { docCount, sumTotalTermFreq: sum };
   }
 }

@@ -164,6 +164,45 @@ export class IndexMapping {
     }
   }
 
+  /**
+   * The whole mapping state for a snapshot, order-preserving (field insertion order and the order
+   * of the leaf/object indexes, which query expansion iterates), unlike `toJSON` which sorts.
+   */
+  toSnapshot(): MappingImage {
+    return {
+      root: defImage(this.root),
+      leaves: [...this.leaves.keys()],
+      objects: [...this.objects.keys()],
+      extra: this.extra,
+      dateDetection: this.dateDetection,
+      numericDetection: this.numericDetection,
+      dynamicDateFormats: this.dynamicDateFormats,
+      version: this.version,
+    };
+  }
+
+  /** Inverse of `toSnapshot`. */
+  static fromSnapshot(img: MappingImage): IndexMapping {
+    const m = new IndexMapping();
+    const byPath = new Map<string, FieldDef>();
+    const root = defFromImage(img.root, byPath);
+    Object.assign(m.root, root);
+    byPath.set('', m.root);
+    const pick = (p: string) => {
+      const d = byPath.get(p);
+      if (!d) throw new Error(`mapping snapshot names unknown field [${p}]`);
+      return d;
+    };
+    for (const p of img.leaves) m.leaves.set(p, pick(p));
+    for (const p of img.objects) m.objects.set(p, pick(p));
+    Object.assign(m.extra, img.extra);
+    m.dateDetection = img.dateDetection;
+    m.numericDetection = img.numericDetection;
+    m.dynamicDateFormats = img.dynamicDateFormats;
+    m.version = img.version;
+    return m;
+  }
+
   // ---- building ----
 
   /** Adds `def` under `parent` (used by construction and dynamic updates). Returns an undo function. */
@@ -242,6 +281,42 @@ export class IndexMapping {
 }
 
 const join = (a: string, b: string) => (a ? `${a}.${b}` : b);
+
+/** A FieldDef as plain JSON: every property kept, Maps as ordered [name, def] pairs. */
+export type FieldDefImage = Omit<FieldDef, 'fields' | 'properties'> & {
+  fields?: Array<[string, FieldDefImage]>;
+  properties?: Array<[string, FieldDefImage]>;
+};
+
+/** IndexMapping state as plain JSON (see `toSnapshot`). */
+export interface MappingImage {
+  root: FieldDefImage;
+  leaves: string[];
+  objects: string[];
+  extra: Record<string, unknown>;
+  dateDetection: boolean;
+  numericDetection: boolean;
+  dynamicDateFormats: string[];
+  version: number;
+}
+
+function defImage(d: FieldDef): FieldDefImage {
+  const { fields, properties, ...rest } = d;
+  return {
+    ...rest,
+    ...(fields ? { fields: [...fields].map(([k, v]) => [k, defImage(v)] as [string, FieldDefImage]) } : {}),
+    ...(properties ? { properties: [...properties].map(([k, v]) => [k, defImage(v)] as [string, FieldDefImage]) } : {}),
+  };
+}
+
+function defFromImage(img: FieldDefImage, byPath: Map<string, FieldDef>): FieldDef {
+  const { fields, properties, ...rest } = img;
+  const d: FieldDef = { ...rest };
+  if (fields) d.fields = new Map(fields.map(([k, v]) => [k, defFromImage(v, byPath)]));
+  if (properties) d.properties = new Map(properties.map(([k, v]) => [k, defFromImage(v, byPath)]));
+  byPath.set(d.path, d);
+  return d;
+}
 
 const MERGEABLE = new Set(['ignore_above', 'dynamic', 'enabled']);
 

@@ -33,9 +33,38 @@ export interface GetResult {
   routing?: string;
 }
 
-interface Tombstone {
+/** What a delete leaves behind for an id with no live doc: versioning continues from it. */
+export interface Tombstone {
   version: number;
   seqNo: number;
+}
+
+/** Bounds of a shard snapshot (see ShardStore.freeze). */
+export interface FrozenStore {
+  maxDoc: number;
+  seqNo: number;
+  refreshed: SearcherRef;
+  delCount: number;
+  /** The first `columnCount` columns (insertion order) existed at the freeze. */
+  columnCount: number;
+  tombstones: ReadonlyMap<string, Tombstone>;
+}
+
+/** A decoded shard snapshot, ready for ShardStore.load. */
+export interface LoadedStore {
+  maxDoc: number;
+  seqNo: number;
+  refreshed: SearcherRef;
+  ids: string[];
+  sources: string[];
+  seqNos: Float64Array<ArrayBuffer>;
+  delSeq: Float64Array<ArrayBuffer>;
+  versions: Uint32Array<ArrayBuffer>;
+  routings: Array<[number, string]>;
+  tombstones: Array<[string, Tombstone]>;
+  delLog: Float64Array<ArrayBuffer>;
+  delCount: number;
+  columns: Array<[string, Column]>;
 }
 
 const conflict = (reason: string): WriteOutcome => ({ ok: false, status: 409, error: { type: 'version_conflict_engine_exception', reason } });
@@ -262,6 +291,55 @@ export class ShardStore implements DocValuesReader {
       if (d < s.maxDoc) return this.delSeq[d] > s.seqNo ? d : undefined;
     }
     return undefined;
+  }
+
+  // ---- snapshots (storeCodec.ts) ----
+
+  /**
+   * @internal Freezes what a snapshot needs, O(tombstones): the doc-id and seqNo bounds plus a copy
+   * of the only structure later writes change in place. Everything else is append-only (docs
+   * `< maxDoc` never change, and a later delete has a seqNo above `seqNo`), so the snapshot can be
+   * encoded afterwards, between other work, and still describe exactly this instant.
+   */
+  freeze(): FrozenStore {
+    return {
+      maxDoc: this.docCount,
+      seqNo: this.seqNo,
+      refreshed: this.refreshed,
+      delCount: this.delCount,
+      columnCount: this.columns.size,
+      tombstones: new Map(this.tombstones),
+    };
+  }
+
+  /** @internal live internals the codec reads (bounded by a FrozenStore). */
+  internals(): { routings: ReadonlyMap<number, string>; delLog: Float64Array } {
+    return { routings: this.routings, delLog: this.delLog };
+  }
+
+  /** @internal installs a decoded snapshot into this (fresh) store; rebuilds the id map and chains. */
+  load(img: LoadedStore): void {
+    if (this.docCount !== 0 || this.seqNo !== -1) throw new Error(`[${this.index}][${this.shardId}] is not empty`);
+    const n = img.maxDoc;
+    this.seqNos = img.seqNos;
+    this.delSeq = img.delSeq;
+    this.versions = img.versions;
+    this.prev = new Int32Array(Math.max(16, n));
+    for (let d = 0; d < n; d++) {
+      const id = img.ids[d];
+      this.prev[d] = this.idMap.get(id) ?? -1;
+      this.idMap.set(id, d);
+      this.ids.push(id);
+    }
+    for (let d = 0; d < n; d++) this.sources.push(img.sources[d]);
+    for (const [doc, r] of img.routings) this.routings.set(doc, r);
+    for (const [id, t] of img.tombstones) this.tombstones.set(id, t);
+    for (const [path, col] of img.columns) this.columns.set(path, col);
+    this.delLog = img.delLog;
+    this.delCount = img.delCount;
+    this.docCount = n;
+    this.seqNo = img.seqNo;
+    this.refreshed = Object.freeze({ ...img.refreshed });
   }
 
   // ---- DocValuesReader ----
