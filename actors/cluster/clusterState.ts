@@ -1,13 +1,17 @@
 import { v4 as uuidv4 } from 'uuid';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { DATA_STREAM, readStream, subjects } from '../../streams';
 import type { NodeContext } from '../nodeContext';
 import { EsError, indexNotFound } from '../edge/esErrors';
 import { IndexMapping, ShardStore } from '../shard/engine';
 import type { LoggedOp } from '../shard/engine/types';
+import type { LoadedStore } from '../shard/engine/shardStore';
 import { decodeBatch } from '../shard/opCodec';
 import { ShardActor, type ShardRef } from '../shard/shardActor';
 import { applySettings, defaultIndexSettings, normalizeSettings, type IndexSettings } from './indexSettings';
 import { resolveExpression, validateIndexName, type ResolveOptions } from './indexNames';
+import { DocumentLog } from './documentLog';
+import { Snapshotter, type ClusterImage, type RestoredCluster } from './snapshots';
 
 /** Metadata facts of the document log (subject es.v1.data.meta). */
 export type MetaEvent =
@@ -29,37 +33,64 @@ export interface IndexState {
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
+/** What start-up did, for the start-up log line. */
+export interface StartResult {
+  indices: number;
+  /** Ops replayed from the log (the tail after the snapshot, or everything). */
+  ops: number;
+  /** S of the snapshot started from, if any. */
+  snapshotSeq?: number;
+  snapshotMs?: number;
+}
+
+/** The document log lost messages that no usable snapshot covers: refuse to start on a partial state. */
+export class DocumentLogGap extends Error {
+  constructor(readonly firstSeq: number, readonly coveredTo: number, dir: string) {
+    super(
+      `${DATA_STREAM} starts at sequence ${firstSeq} but ${coveredTo > 0 ? `the newest usable snapshot covers only up to ${coveredTo}` : 'no usable snapshot was found'}` +
+        ` in ${dir}: messages ${coveredTo + 1}..${firstSeq - 1} were purged. Restore the snapshot files (or the stream) to start; starting anyway would lose documents.`,
+    );
+    this.name = 'DocumentLogGap';
+  }
+}
+
 /**
  * The node's view of its indices, built by folding the document log: index metadata, the shared
  * mapping of each index, and one shard actor per shard. Writes to metadata go through the log
- * first (append, ack, then apply), so a restart rebuilds exactly what was acknowledged.
+ * first (append, ack, then apply), so a restart rebuilds exactly what was acknowledged. Start-up
+ * loads the newest snapshot (snapshots.ts) and replays only the log after it.
  */
 export class ClusterState {
   private readonly byName = new Map<string, IndexState>();
   private readonly byUuid = new Map<string, IndexState>();
   private readonly deletedListeners: Array<(s: IndexState) => void> = [];
+  /** Fold of `cluster_settings` facts (what a snapshot records). */
+  private readonly clusterSettings: Record<string, unknown> = {};
   private live = false;
+  /** Every append to ES_DATA goes through here (write sections, the sequence S of snapshots). */
+  readonly docLog: DocumentLog;
+  readonly snapshots: Snapshotter;
 
-  constructor(private readonly ctx: NodeContext) {}
+  constructor(private readonly ctx: NodeContext) {
+    this.docLog = new DocumentLog(ctx.bus);
+    this.snapshots = new Snapshotter(ctx, this.docLog, () => this.capture());
+  }
 
-  /** Replays ES_DATA, then starts shard actors. Returns counts for the start-up log. */
-  async start(onProgress?: (done: number, total: number) => void): Promise<{ indices: number; ops: number }> {
-    let ops = 0;
-    for await (const m of readStream(this.ctx.nc, DATA_STREAM, { onProgress })) {
-      if (m.subject === subjects.dataMeta) {
-        this.applyMeta(JSON.parse(dec.decode(m.data)) as MetaEvent);
-        continue;
-      }
-      // es.v1.data.shard.<uuid>.<n>
-      const parts = m.subject.split('.');
-      const idx = this.byUuid.get(parts[4]);
-      if (!idx) continue; // index deleted later in the log
-      const shard = idx.shards[Number(parts[5])];
-      for (const op of decodeBatch<LoggedOp>(dec.decode(m.data))) {
-        shard.store.applyLogged(op);
-        ops++;
-      }
+  /** Loads the newest snapshot, replays ES_DATA after it, then starts shard actors. */
+  async start(onProgress?: (done: number, total: number) => void): Promise<StartResult> {
+    const info = await (await jetstreamManager(this.ctx.nc)).streams.info(DATA_STREAM);
+    const t0 = Date.now();
+    const restored = await this.snapshots.restore(info);
+    if (restored) this.install(restored);
+    const out: StartResult = { indices: 0, ops: 0, ...(restored && { snapshotSeq: restored.seq, snapshotMs: Date.now() - t0 }) };
+    const from = (restored?.seq ?? 0) + 1;
+    if (info.state.first_seq > from) throw new DocumentLogGap(info.state.first_seq, from - 1, this.snapshots.dir);
+    if (restored) this.docLog.replayed(restored.seq, 0);
+    for await (const m of readStream(this.ctx.nc, DATA_STREAM, { onProgress, startSeq: from })) {
+      out.ops += this.applyLogged(m.subject, m.data);
+      this.docLog.replayed(m.seq, 0);
     }
+    this.docLog.replayed(info.state.last_seq, out.ops);
     for (const idx of this.byName.values()) {
       for (const s of idx.shards) {
         s.store.refresh();
@@ -67,11 +98,57 @@ export class ClusterState {
       }
     }
     this.live = true;
-    return { indices: this.byName.size, ops };
+    this.snapshots.started(restored?.seq, 0);
+    out.indices = this.byName.size;
+    return out;
   }
 
+  /** Applies one ES_DATA message during start-up; returns the number of ops in it. */
+  private applyLogged(subject: string, data: Uint8Array): number {
+    if (subject === subjects.dataMeta) {
+      this.applyMeta(JSON.parse(dec.decode(data)) as MetaEvent);
+      return 1;
+    }
+    // es.v1.data.shard.<uuid>.<n>
+    const parts = subject.split('.');
+    const idx = this.byUuid.get(parts[4]);
+    if (!idx) return 0; // index deleted later in the log
+    const shard = idx.shards[Number(parts[5])];
+    let ops = 0;
+    for (const op of decodeBatch<LoggedOp>(dec.decode(data))) {
+      shard.store.applyLogged(op);
+      ops++;
+    }
+    return ops;
+  }
+
+  /** Takes a last snapshot (if anything changed), then stops the shard actors. */
   async stop(): Promise<void> {
+    await this.snapshots.stop();
     for (const idx of this.byName.values()) await Promise.all(idx.shards.map((s) => s.stop()));
+  }
+
+  /** Installs a verified snapshot into this (empty) state. */
+  private install(r: RestoredCluster): void {
+    for (const img of r.indices) {
+      const idx = this.addIndex(img.name, img.uuid, img.creationDate, img.settings as IndexSettings, IndexMapping.fromSnapshot(img.mapping));
+      const images = r.shards.get(img.uuid)!;
+      idx.shards.forEach((s, n) => s.store.load(images[n] as LoadedStore));
+    }
+    for (const [k, v] of Object.entries(r.clusterSettings)) {
+      this.clusterSettings[k] = v;
+      this.ctx.settings.setDynamic(k, v);
+    }
+  }
+
+  /** Metadata and frozen shards at a quiet instant (see DocumentLog.quiet). */
+  private capture(): ClusterImage {
+    const image: ClusterImage = { indices: [], clusterSettings: { ...this.clusterSettings }, shards: [] };
+    for (const idx of this.byName.values()) {
+      image.indices.push({ name: idx.name, uuid: idx.uuid, creationDate: idx.creationDate, settings: idx.settings, mapping: idx.mapping.toSnapshot(), shards: idx.shards.length });
+      idx.shards.forEach((s, n) => image.shards.push({ uuid: idx.uuid, n, store: s.store, frozen: s.store.freeze() }));
+    }
+    return image;
   }
 
   onIndexDeleted(fn: (s: IndexState) => void): void {
@@ -100,8 +177,9 @@ export class ClusterState {
     return idx.shards.map((s) => s.ref);
   }
 
+  /** Call inside `docLog.write` (every metadata change is one write section). */
   private async appendMeta(e: MetaEvent): Promise<void> {
-    await this.ctx.bus.publish(subjects.dataMeta, enc.encode(JSON.stringify(e)));
+    await this.docLog.append(subjects.dataMeta, enc.encode(JSON.stringify(e)), 1);
   }
 
   /** PUT /<index> (and auto-create). */
@@ -118,61 +196,73 @@ export class ClusterState {
     const mappings = body.mappings ?? {};
     new IndexMapping(mappings as never); // validate before logging
     const ev: MetaEvent = { kind: 'index_created', name, uuid: uuidv4().replace(/-/g, '').slice(0, 22), creationDate: Date.now(), settings, mappings };
-    await this.appendMeta(ev);
-    // A concurrent create of the same name may have won while we awaited the ack.
-    const raced = this.byName.get(name);
-    if (raced) return raced;
-    return this.applyMeta(ev)!;
+    return this.docLog.write(async () => {
+      await this.appendMeta(ev);
+      // A concurrent create of the same name may have won while we awaited the ack.
+      const raced = this.byName.get(name);
+      if (raced) return raced;
+      return this.applyMeta(ev)!;
+    });
   }
 
   async deleteIndex(idx: IndexState): Promise<void> {
-    await this.appendMeta({ kind: 'index_deleted', uuid: idx.uuid });
-    this.applyMeta({ kind: 'index_deleted', uuid: idx.uuid });
+    await this.docLog.write(async () => {
+      await this.appendMeta({ kind: 'index_deleted', uuid: idx.uuid });
+      this.applyMeta({ kind: 'index_deleted', uuid: idx.uuid });
+    });
   }
 
   async updateSettings(idx: IndexState, changes: unknown): Promise<void> {
     const settings = normalizeSettings(changes);
     applySettings(idx.settings, settings, false);
-    await this.appendMeta({ kind: 'settings_updated', uuid: idx.uuid, settings });
-    this.applyMeta({ kind: 'settings_updated', uuid: idx.uuid, settings });
+    await this.docLog.write(async () => {
+      await this.appendMeta({ kind: 'settings_updated', uuid: idx.uuid, settings });
+      this.applyMeta({ kind: 'settings_updated', uuid: idx.uuid, settings });
+    });
   }
 
   async putMapping(idx: IndexState, mappings: unknown): Promise<void> {
-    idx.mapping.merge(mappings as never); // validates; throws ES's mapper errors
-    await this.appendMeta({ kind: 'mapping_updated', uuid: idx.uuid, mappings });
+    await this.docLog.write(async () => {
+      idx.mapping.merge(mappings as never); // validates; throws ES's mapper errors
+      await this.appendMeta({ kind: 'mapping_updated', uuid: idx.uuid, mappings });
+    });
   }
 
   async putClusterSettings(settings: Record<string, unknown>): Promise<void> {
-    await this.appendMeta({ kind: 'cluster_settings', settings });
-    this.applyMeta({ kind: 'cluster_settings', settings });
+    await this.docLog.write(async () => {
+      await this.appendMeta({ kind: 'cluster_settings', settings });
+      this.applyMeta({ kind: 'cluster_settings', settings });
+    });
+  }
+
+  /** Registers an index and its (empty) shards; their actors start now if the node is live. */
+  private addIndex(name: string, uuid: string, creationDate: number, settings: IndexSettings, mapping: IndexMapping): IndexState {
+    const idx: IndexState = { name, uuid, creationDate, settings, mapping, shards: [] };
+    for (let n = 0; n < settings.numberOfShards; n++) {
+      const store = new ShardStore({
+        index: name,
+        shardId: n,
+        mapping,
+        settings: () => ({ maxResultWindow: idx.settings.maxResultWindow, maxSlicesPerScroll: idx.settings.maxSlicesPerScroll }),
+      });
+      const actor = new ShardActor({ index: name, indexUuid: uuid, n }, store, {
+        nc: this.ctx.nc,
+        docLog: this.docLog,
+        log: this.ctx.log,
+        refreshIntervalMs: () => idx.settings.refreshIntervalMs,
+      });
+      idx.shards.push(actor);
+      if (this.live) actor.start();
+    }
+    this.byName.set(name, idx);
+    this.byUuid.set(uuid, idx);
+    return idx;
   }
 
   private applyMeta(e: MetaEvent): IndexState | undefined {
     switch (e.kind) {
-      case 'index_created': {
-        const settings = applySettings(defaultIndexSettings(), e.settings, true);
-        const mapping = new IndexMapping(e.mappings as never);
-        const idx: IndexState = { name: e.name, uuid: e.uuid, creationDate: e.creationDate, settings, mapping, shards: [] };
-        for (let n = 0; n < settings.numberOfShards; n++) {
-          const store = new ShardStore({
-            index: e.name,
-            shardId: n,
-            mapping,
-            settings: () => ({ maxResultWindow: idx.settings.maxResultWindow, maxSlicesPerScroll: idx.settings.maxSlicesPerScroll }),
-          });
-          const actor = new ShardActor({ index: e.name, indexUuid: e.uuid, n }, store, {
-            nc: this.ctx.nc,
-            bus: this.ctx.bus,
-            log: this.ctx.log,
-            refreshIntervalMs: () => idx.settings.refreshIntervalMs,
-          });
-          idx.shards.push(actor);
-          if (this.live) actor.start();
-        }
-        this.byName.set(e.name, idx);
-        this.byUuid.set(e.uuid, idx);
-        return idx;
-      }
+      case 'index_created':
+        return this.addIndex(e.name, e.uuid, e.creationDate, applySettings(defaultIndexSettings(), e.settings, true), new IndexMapping(e.mappings as never));
       case 'index_deleted': {
         const idx = this.byUuid.get(e.uuid);
         if (!idx) return undefined;
@@ -193,7 +283,11 @@ export class ClusterState {
         return idx;
       }
       case 'cluster_settings': {
-        for (const [k, v] of Object.entries(e.settings)) this.ctx.settings.setDynamic(k, v);
+        for (const [k, v] of Object.entries(e.settings)) {
+          if (v === null || v === undefined) delete this.clusterSettings[k];
+          else this.clusterSettings[k] = v;
+          this.ctx.settings.setDynamic(k, v);
+        }
         return undefined;
       }
     }

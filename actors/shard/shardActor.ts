@@ -1,6 +1,6 @@
 import type { NatsConnection, Msg, Subscription } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
-import { subjects, type Bus } from '../../streams';
+import { subjects } from '../../streams';
 import { asEsError, errorToWire, type EsErrorBody } from '../edge/esErrors';
 import { parseJson, stringify } from '../edge/json';
 import { decodeBatch, encodeBatch } from './opCodec';
@@ -45,6 +45,15 @@ const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 /**
+ * Where a shard appends its write batches (actors/cluster/documentLog.ts): `write` brackets the
+ * apply + append so a snapshot can find an instant where memory equals the log.
+ */
+export interface DocLogWriter {
+  write<T>(fn: () => Promise<T>): Promise<T>;
+  append(subject: string, payload: Uint8Array, ops: number): Promise<unknown>;
+}
+
+/**
  * Reply framing for sources: `<header json>\n<src0><src1>…`, the header giving each source's
  * length, so the coordinator parses only the header and splices the bytes.
  */
@@ -65,7 +74,7 @@ export class ShardActor {
   constructor(
     readonly ref: ShardRef,
     readonly store: ShardStore,
-    private readonly deps: { nc: NatsConnection; bus: Bus; log: Logger; refreshIntervalMs: () => number },
+    private readonly deps: { nc: NatsConnection; docLog: DocLogWriter; log: Logger; refreshIntervalMs: () => number },
   ) {
     this.maxPayload = deps.nc.info?.max_payload ?? 1024 * 1024;
   }
@@ -105,7 +114,7 @@ export class ShardActor {
     try {
       switch (op) {
         case 'write':
-          msg.respond(enc.encode(await this.write(dec.decode(msg.data))));
+          msg.respond(enc.encode(await this.deps.docLog.write(() => this.write(dec.decode(msg.data)))));
           return;
         case 'query':
           msg.respond(this.query(parseJson<QueryMessage>(dec.decode(msg.data))));
@@ -158,7 +167,7 @@ export class ShardActor {
       outcomes.push(o.ok ? { ...o, logged: undefined } : o);
     }
     if (logged.length) {
-      await this.deps.bus.publish(subjects.dataShard(this.ref.indexUuid, this.ref.n), enc.encode(encodeBatch(logged, (l) => l.source)));
+      await this.deps.docLog.append(subjects.dataShard(this.ref.indexUuid, this.ref.n), enc.encode(encodeBatch(logged, (l) => l.source)), logged.length);
     }
     let refreshed = false;
     if (head.refresh === 'true' || head.refresh === 'wait_for') {

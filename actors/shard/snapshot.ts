@@ -113,13 +113,23 @@ export class SnapshotWriter {
     return w;
   }
 
-  /** Encodes one shard (synchronously: the caller yields between shards) and appends it. */
+  /** Encodes and appends one shard. */
   async shard(indexUuid: string, n: number, store: ShardStore, frozen: FrozenStore): Promise<void> {
+    await this.append(this.encodeShard(indexUuid, n, store, frozen));
+  }
+
+  /** The synchronous part of `shard` (callers time it and yield between shards). */
+  encodeShard(indexUuid: string, n: number, store: ShardStore, frozen: FrozenStore): Buffer[] {
     const body = new ByteWriter();
     body.str(indexUuid);
     body.u32(n);
     encodeStore(body, store, frozen);
-    await this.section(Section.Shard, body.parts());
+    return body.parts();
+  }
+
+  /** Appends an encoded shard section. */
+  async append(parts: Buffer[]): Promise<void> {
+    await this.section(Section.Shard, parts);
   }
 
   /** Ends, fsyncs and renames the file into place; returns its path and size. */
