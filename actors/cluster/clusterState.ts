@@ -67,6 +67,8 @@ export class ClusterState {
   /** Fold of `cluster_settings` facts (what a snapshot records). */
   private readonly clusterSettings: Record<string, unknown> = {};
   private live = false;
+  /** What the last `start` did (snapshot used, ops replayed). */
+  startResult?: StartResult;
   /** Every append to ES_DATA goes through here (write sections, the sequence S of snapshots). */
   readonly docLog: DocumentLog;
   readonly snapshots: Snapshotter;
@@ -100,6 +102,7 @@ export class ClusterState {
     this.live = true;
     this.snapshots.started(restored?.seq, 0);
     out.indices = this.byName.size;
+    this.startResult = out;
     return out;
   }
 
