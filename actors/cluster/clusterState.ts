@@ -40,7 +40,10 @@ export interface StartResult {
   ops: number;
   /** S of the snapshot started from, if any. */
   snapshotSeq?: number;
+  /** Time to load the snapshot. */
   snapshotMs?: number;
+  /** Whole start: snapshot load, log replay, refresh. */
+  ms: number;
 }
 
 /** The document log lost messages that no usable snapshot covers: refuse to start on a partial state. */
@@ -84,7 +87,7 @@ export class ClusterState {
     const t0 = Date.now();
     const restored = await this.snapshots.restore(info);
     if (restored) this.install(restored);
-    const out: StartResult = { indices: 0, ops: 0, ...(restored && { snapshotSeq: restored.seq, snapshotMs: Date.now() - t0 }) };
+    const out: StartResult = { indices: 0, ops: 0, ms: 0, ...(restored && { snapshotSeq: restored.seq, snapshotMs: Date.now() - t0 }) };
     const from = (restored?.seq ?? 0) + 1;
     if (info.state.first_seq > from) throw new DocumentLogGap(info.state.first_seq, from - 1, this.snapshots.dir);
     if (restored) this.docLog.replayed(restored.seq, 0);
@@ -102,6 +105,7 @@ export class ClusterState {
     this.live = true;
     this.snapshots.started(restored?.seq, 0);
     out.indices = this.byName.size;
+    out.ms = Date.now() - t0;
     this.startResult = out;
     return out;
   }

@@ -16,8 +16,8 @@ import type { DocumentLog } from './documentLog';
  * - `snapshot.interval_ms` (300000): how often to check; a snapshot is taken when at least
  *   `snapshot.min_ops` (10000) ops were applied since the last one. A clean shutdown always takes
  *   one when anything changed.
- * - `snapshot.purge_log` (false): after a snapshot is durable, purge ES_DATA up to the S of the
- *   oldest snapshot kept (2 are kept), so every kept snapshot still has its log tail.
+ * - `snapshot.purge_log` (false): after a snapshot is durable, purge ES_DATA messages before the S
+ *   of the oldest snapshot kept (2 are kept), so every kept snapshot still has its log tail.
  */
 export interface SnapshotSettings {
   enabled: boolean;
@@ -64,7 +64,7 @@ export interface SnapshotResult {
   docs: number;
   /** Writers held back while the state was frozen. */
   pauseMs: number;
-  /** Longest synchronous stretch (one shard's encoding). */
+  /** Longest synchronous stretch while encoding (steps of a string chunk or a column). */
   maxBlockMs: number;
   ms: number;
   purgedBelow?: number;
@@ -81,7 +81,6 @@ export class Snapshotter {
   private running?: Promise<SnapshotResult | undefined>;
   private opsAtLast = 0;
   private seqAtLast = -1;
-  private stream?: { name: string; created: string };
 
   constructor(
     private readonly ctx: NodeContext,
@@ -101,7 +100,6 @@ export class Snapshotter {
    * first message; a damaged one is skipped with a warning (older one, or a full replay).
    */
   async restore(info: StreamInfo): Promise<RestoredCluster | undefined> {
-    this.stream = { name: info.config.name, created: info.created };
     if (!this.settings.enabled) return undefined;
     const { log } = this.ctx;
     for (const file of await listSnapshots(this.dir)) {
@@ -124,9 +122,9 @@ export class Snapshotter {
     for await (const s of readSnapshot(path)) {
       if (s.kind === 'header') {
         const h = s.header;
-        if (h.stream.name !== info.config.name || h.stream.created !== info.created || h.seq > info.state.last_seq) {
-          this.ctx.log.warn({ snapshot: path, seq: h.seq, stream: h.stream, lastSeq: info.state.last_seq, created: info.created },
-            'snapshot belongs to another document log (or is ahead of it); ignored');
+        const why = await this.mismatch(h, info);
+        if (why) {
+          this.ctx.log.warn({ snapshot: path, seq: h.seq, stream: h.stream, lastSeq: info.state.last_seq, why }, 'snapshot belongs to another document log; ignored');
           return undefined;
         }
         out = { seq: h.seq, path, indices: h.indices, clusterSettings: h.clusterSettings, shards: new Map(h.indices.map((i) => [i.uuid, new Array<LoadedStore>(i.shards)])) };
@@ -141,6 +139,27 @@ export class Snapshotter {
       for (let n = 0; n < slots.length; n++) if (!slots[n]) throw new Error(`shard [${uuid}][${n}] missing`);
     }
     return out;
+  }
+
+  /** Why a snapshot header does not match this stream, or undefined when it does. */
+  private async mismatch(h: SnapshotHeader, info: StreamInfo): Promise<string | undefined> {
+    if (h.stream.name !== info.config.name) return `stream ${h.stream.name}`;
+    if (h.seq > info.state.last_seq) return `S=${h.seq} is ahead of the log (last ${info.state.last_seq})`;
+    if (h.seq === 0 || h.seq < info.state.first_seq) return undefined; // nothing to compare: empty, or purged up to S
+    const at = await this.messageAt(h.seq);
+    if (!at || !h.stream.at) return `message ${h.seq} is missing`;
+    if (at.subject !== h.stream.at.subject || at.timestamp !== h.stream.at.timestamp) return `message ${h.seq} differs`;
+    return undefined;
+  }
+
+  /** Subject and publish timestamp of ES_DATA message `seq` (null when gone). */
+  private async messageAt(seq: number): Promise<{ subject: string; timestamp: string } | null> {
+    try {
+      const m = await (await jetstreamManager(this.ctx.nc)).streams.getMessage(DATA_STREAM, { seq });
+      return m ? { subject: m.subject, timestamp: m.timestamp } : null;
+    } catch {
+      return null;
+    }
   }
 
   /** After start-up: the restored snapshot (if any) is the baseline; the replayed tail counts as new ops. */
@@ -200,9 +219,11 @@ export class Snapshotter {
       this.opsAtLast = ops;
       return undefined; // nothing reached the log since the last snapshot
     }
+    const at = seq > 0 ? await this.messageAt(seq) : null;
+    if (seq > 0 && !at) throw new Error(`cannot read ${DATA_STREAM} message ${seq} to fingerprint the snapshot`);
     const header: SnapshotHeader = {
       seq,
-      stream: this.stream!,
+      stream: { name: DATA_STREAM, ...(at && { at }) },
       node: this.ctx.node.id,
       takenAt: new Date().toISOString(),
       indices: image.indices,
@@ -213,11 +234,21 @@ export class Snapshotter {
     let docs = 0;
     try {
       for (const s of image.shards) {
-        await yieldToLoop(); // let requests in between shards
-        const t = performance.now();
-        const parts = w.encodeShard(s.uuid, s.n, s.store, s.frozen);
+        // Encode in steps; give the event loop a turn whenever ~10 ms have passed.
+        const steps = w.encodeShardSteps(s.uuid, s.n, s.store, s.frozen);
+        let t = performance.now();
+        let r = steps.next();
+        while (!r.done) {
+          const now = performance.now();
+          if (now - t >= 10) {
+            maxBlockMs = Math.max(maxBlockMs, now - t);
+            await yieldToLoop();
+            t = performance.now();
+          }
+          r = steps.next();
+        }
         maxBlockMs = Math.max(maxBlockMs, performance.now() - t);
-        await w.append(parts);
+        await w.append(r.value);
         docs += s.frozen.maxDoc;
       }
     } catch (e) {
@@ -235,10 +266,13 @@ export class Snapshotter {
     return result;
   }
 
-  /** Purges ES_DATA below the oldest kept snapshot's S + 1, so every kept snapshot keeps its tail. */
+  /**
+   * Purges ES_DATA below the oldest kept snapshot's S, so every kept snapshot keeps its tail (and
+   * message S itself, whose fingerprint identifies the log).
+   */
   private async purge(keptSeqs: number[]): Promise<number | undefined> {
     if (!keptSeqs.length) return undefined;
-    const below = Math.min(...keptSeqs) + 1;
+    const below = Math.min(...keptSeqs);
     const jsm = await jetstreamManager(this.ctx.nc);
     await jsm.streams.purge(DATA_STREAM, { seq: below });
     return below;

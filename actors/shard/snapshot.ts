@@ -18,7 +18,7 @@ import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { ByteReader, ByteWriter, SnapshotFormatError } from './engine/binary';
-import { decodeStore, encodeStore } from './engine/storeCodec';
+import { decodeStore, encodeStoreSteps } from './engine/storeCodec';
 import type { FrozenStore, LoadedStore, ShardStore } from './engine/shardStore';
 import type { MappingImage } from './engine/mapping';
 
@@ -45,8 +45,12 @@ export interface IndexImage {
 export interface SnapshotHeader {
   /** ES_DATA stream sequence: the snapshot holds exactly the effects of messages 1..seq. */
   seq: number;
-  /** Identity of the log it belongs to (a re-created stream must not be matched). */
-  stream: { name: string; created: string };
+  /**
+   * Identity of the log it belongs to: the stream name and the subject and publish timestamp of
+   * message S (a re-created stream has other timestamps; the stream's own `created` is reset when
+   * nats-server recovers it from disk, so it cannot serve).
+   */
+  stream: { name: string; at?: { subject: string; timestamp: string } };
   node: string;
   takenAt: string;
   indices: IndexImage[];
@@ -118,12 +122,18 @@ export class SnapshotWriter {
     await this.append(this.encodeShard(indexUuid, n, store, frozen));
   }
 
-  /** The synchronous part of `shard` (callers time it and yield between shards). */
+  /** The synchronous part of `shard`. */
   encodeShard(indexUuid: string, n: number, store: ShardStore, frozen: FrozenStore): Buffer[] {
+    const steps = this.encodeShardSteps(indexUuid, n, store, frozen);
+    for (let r = steps.next(); ; r = steps.next()) if (r.done) return r.value;
+  }
+
+  /** `encodeShard` in short synchronous steps (callers yield to the event loop between them). */
+  *encodeShardSteps(indexUuid: string, n: number, store: ShardStore, frozen: FrozenStore): Generator<void, Buffer[]> {
     const body = new ByteWriter();
     body.str(indexUuid);
     body.u32(n);
-    encodeStore(body, store, frozen);
+    yield* encodeStoreSteps(body, store, frozen);
     return body.parts();
   }
 

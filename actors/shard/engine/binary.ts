@@ -96,6 +96,11 @@ export class ByteWriter {
 
   /** `strs[from, to)`, in chunks (see Chunk). */
   strings(strs: readonly string[], from = 0, to = strs.length): void {
+    for (const _ of this.stringSteps(strs, from, to));
+  }
+
+  /** `strings`, pausing after each chunk (callers yield to the event loop there). */
+  *stringSteps(strs: readonly string[], from = 0, to = strs.length): Generator<void> {
     this.u32(to - from);
     let i = from;
     while (i < to) {
@@ -104,6 +109,7 @@ export class ByteWriter {
       while (j < to && (j === i || chars + strs[j].length <= CHUNK_CHARS)) chars += strs[j++].length;
       this.chunk(strs, i, j, chars);
       i = j;
+      yield;
     }
   }
 

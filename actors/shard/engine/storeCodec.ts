@@ -14,14 +14,23 @@ const ColumnKind = { Numeric: 0, Keyword: 1, Text: 2 } as const;
 
 /** Writes the part of `store` that `frozen` describes. */
 export function encodeStore(w: ByteWriter, store: ShardStore, frozen: FrozenStore): void {
+  for (const _ of encodeStoreSteps(w, store, frozen));
+}
+
+/**
+ * `encodeStore` in steps of a few milliseconds each (a string chunk, a column), so a snapshot can
+ * give the event loop a turn in between. Safe because everything read is bounded by `frozen`:
+ * writes in between only append docs >= maxDoc or delete with seqNos > seqNo.
+ */
+export function* encodeStoreSteps(w: ByteWriter, store: ShardStore, frozen: FrozenStore): Generator<void> {
   const { maxDoc, seqNo, refreshed } = frozen;
   const { routings, delLog } = store.internals();
   w.u32(maxDoc);
   w.f64(seqNo);
   w.u32(refreshed.maxDoc);
   w.f64(refreshed.seqNo);
-  w.strings(store.ids, 0, maxDoc);
-  w.strings(store.sources, 0, maxDoc);
+  yield* w.stringSteps(store.ids, 0, maxDoc);
+  yield* w.stringSteps(store.sources, 0, maxDoc);
   w.typed(store.seqNos, maxDoc);
   // A delete applied after the freeze has a higher seqNo: as of the freeze the doc was live.
   const delSeq = store.delSeq.slice(0, maxDoc);
@@ -29,6 +38,7 @@ export function encodeStore(w: ByteWriter, store: ShardStore, frozen: FrozenStor
   w.typed(delSeq, maxDoc);
   w.typed(store.versions, maxDoc);
   w.typed(delLog, frozen.delCount);
+  yield;
   const rDocs: number[] = [];
   const rVals: string[] = [];
   for (const [doc, r] of routings) if (doc < maxDoc) rDocs.push(doc), rVals.push(r);
@@ -42,6 +52,7 @@ export function encodeStore(w: ByteWriter, store: ShardStore, frozen: FrozenStor
   const cols = [...store.columns].slice(0, frozen.columnCount);
   w.u32(cols.length);
   for (const [path, col] of cols) {
+    yield;
     w.str(path);
     if (col instanceof NumericColumn) {
       w.u8(ColumnKind.Numeric);

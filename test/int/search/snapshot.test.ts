@@ -163,6 +163,43 @@ describe('restart from a snapshot and the log tail', () => {
     expect(await stateOf(t, INDICES)).toEqual(live);
   });
 
+  it('still starts from its snapshot after nats-server itself restarted (the log is recognised)', async () => {
+    await t.nats.restart();
+    await t.restart();
+    expect(started(t).snapshotSeq).toBeGreaterThan(s1.seq);
+    expect(started(t).ops).toBe(0);
+    expect(await stateOf(t, INDICES)).toEqual(live);
+  });
+
+  it('ignores a snapshot of another document log (a re-created stream)', async () => {
+    const nc = await t.nats.connect();
+    const files = await snapshotFiles(t);
+    try {
+      // same sequence numbers, other messages: fingerprint of message S differs
+      await rename(snapshotsDir(t), `${snapshotsDir(t)}.mine`);
+      const other = await startTestNode({ settings: { 'snapshot.interval_ms': 0 } });
+      try {
+        await writeHead(other);
+        await takeSnapshot(other);
+        await writeTail(other);
+        await other.restart();
+        await cp(snapshotsDir(other), snapshotsDir(t), { recursive: true });
+      } finally {
+        await other.stop();
+      }
+      await t.restart();
+      expect(started(t).snapshotSeq).toBeUndefined(); // full replay, with a warning
+      expect(await stateOf(t, INDICES)).toEqual(live);
+    } finally {
+      await nc.close();
+      await rm(snapshotsDir(t), { recursive: true, force: true });
+      await rename(`${snapshotsDir(t)}.mine`, snapshotsDir(t));
+    }
+    await t.restart(); // the stop after that full replay rewrites the newest snapshot (same S)
+    expect(await snapshotFiles(t)).toEqual(files);
+    expect(started(t).ops).toBe(0);
+  });
+
   it('restarts from an older snapshot plus the log tail with the same doc ids, seqNos, versions and deletes', async () => {
     const [, newest] = await snapshotFiles(t);
     await rm(join(snapshotsDir(t), newest));
@@ -250,14 +287,14 @@ describe('snapshot.purge_log', () => {
     await t?.stop();
   });
 
-  it('purges the log up to the snapshot once it is durable', async () => {
-    expect(s1.purgedBelow).toBe(s1.seq + 1);
-    expect(await firstSeq()).toBe(s1.seq + 1);
+  it('purges the log behind the snapshot once it is durable', async () => {
+    expect(s1.purgedBelow).toBe(s1.seq);
+    expect(await firstSeq()).toBe(s1.seq); // message S stays: it identifies the log
   });
 
   it('restarts correctly on the purged log, from the snapshot and the tail', async () => {
     await t.restart(); // shutdown snapshot S2; the log is purged only below the older kept one (S1)
-    expect(await firstSeq()).toBe(s1.seq + 1);
+    expect(await firstSeq()).toBe(s1.seq);
     expect(await stateOf(t, INDICES)).toEqual(live);
     const [, newest] = await snapshotFiles(t);
     await rm(join(snapshotsDir(t), newest));

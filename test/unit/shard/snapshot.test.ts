@@ -233,7 +233,7 @@ describe('snapshot files', () => {
   });
 
   const header = (seq: number): SnapshotHeader => ({
-    seq, stream: { name: 'ES_DATA', created: '2024-01-01T00:00:00Z' }, node: 'n1', takenAt: new Date(0).toISOString(), indices: [], clusterSettings: { a: 1 },
+    seq, stream: { name: 'ES_DATA', at: { subject: 'es.v1.data.meta', timestamp: '2024-01-01T00:00:00.123456789Z' } }, node: 'n1', takenAt: new Date(0).toISOString(), indices: [], clusterSettings: { a: 1 },
   });
 
   async function writeOne(seq: number, store: ShardStore): Promise<string> {
