@@ -1,6 +1,8 @@
-export { ClusterState } from './clusterState';
+export { ClusterState, DocumentLogGap } from './clusterState';
+export { snapshotSettings, KEEP_SNAPSHOTS } from './snapshots';
 export { resolveExpression, validateIndexName } from './indexNames';
 export { renderSettings, normalizeSettings, applySettings, defaultIndexSettings } from './indexSettings';
-export type { IndexState, MetaEvent } from './clusterState';
+export type { IndexState, MetaEvent, StartResult } from './clusterState';
+export type { SnapshotResult, SnapshotSettings } from './snapshots';
 export type { IndexSettings } from './indexSettings';
 export type { ResolveOptions } from './indexNames';

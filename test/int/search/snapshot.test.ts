@@ -17,7 +17,7 @@ import { startTestNode, type TestNode } from '../../support/node';
 import { raw, rng } from '../../e2e/search/helpers';
 import { startSystem } from '../../../actors/system';
 import { Settings } from '../../../actors/config';
-import type { SnapshotResult } from '../../../actors/cluster/snapshots';
+import type { SnapshotResult } from '../../../actors/cluster';
 
 jest.setTimeout(120_000);
 
