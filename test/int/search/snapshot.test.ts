@@ -260,6 +260,21 @@ describe('restart from a snapshot and the log tail', () => {
     const b = await raw(t, 'PUT', `/books/_doc/${encodeURIComponent(idOf(19))}?refresh=true`, { n: 2 });
     expect([b.json.result, b.json._version]).toEqual(['created', 3]);
   });
+
+  it('keeps a PIT opened before the restart returning exactly what it returned, from the snapshot', async () => {
+    const pit = await t.es.openPointInTime({ index: 'books', keep_alive: '10m' });
+    const page = async () => {
+      const res = await t.es.search({ pit: { id: pit.id, keep_alive: '10m' }, sort: ['_shard_doc'], size: 1000, query: { match: { title: 'alpha 🦊' } } });
+      return res.hits.hits.map((h) => [h._id, h._score, h._source, h.sort]);
+    };
+    const before = await page();
+    // overwrite, delete and add after the PIT: none of it may show through the pinned searchers
+    await bulk(t, 'books', [{ op: 'index', i: 9, src: { n: -1, title: 'alpha alpha' } }, { op: 'delete', i: 3 }, { op: 'index', i: 7000, src: { title: 'alpha' } }]);
+    await t.restart(); // shutdown snapshot covers the writes; the PIT is revived on its pinned {maxDoc, seqNo}
+    expect(started(t).snapshotSeq).toBeGreaterThan(s1.seq);
+    expect(await page()).toEqual(before);
+    await t.es.closePointInTime({ id: pit.id });
+  });
 });
 
 describe('snapshot.purge_log', () => {
