@@ -29,13 +29,17 @@ export class Bus {
 
   /** Appends raw bytes on a subject of a stream; resolves on the ack. */
   async publish(subject: string, payload: Uint8Array, msgID?: string): Promise<PubAck> {
-    if (this.inFlight >= this.window) await new Promise<void>((r) => this.waiters.push(r));
-    this.inFlight++;
+    // Strict FIFO: once anyone waits, later callers queue behind them, and a finished publish hands
+    // its slot straight to the oldest waiter. Appends of one aggregate (or shard) thus reach the
+    // stream in call order even when the window is full, so a replay never sees seq n+1 before n.
+    if (this.inFlight >= this.window || this.waiters.length) await new Promise<void>((r) => this.waiters.push(r));
+    else this.inFlight++;
     try {
       return await this.js.publish(subject, payload, msgID ? { msgID, timeout: 10_000 } : { timeout: 10_000 });
     } finally {
-      this.inFlight--;
-      this.waiters.shift()?.();
+      const next = this.waiters.shift();
+      if (next) next();
+      else this.inFlight--;
     }
   }
 }

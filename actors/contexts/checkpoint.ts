@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { EVENT_STREAM } from '../../streams';
 import type { ContextState } from '../../streams/evolve';
 import type { ContextRegistry, Tombstone } from './registry';
@@ -18,7 +18,10 @@ import type { ContextRegistry, Tombstone } from './registry';
  */
 export interface ContextCheckpoint {
   version: 1;
-  /** ES_EVT's creation time: a checkpoint of another stream (a new NATS store) is ignored. */
+  /**
+   * Identity of the log: subject and timestamp of message `streamSeq` (nats-server resets a
+   * stream's `created` time when it recovers it from disk, so that cannot tell streams apart).
+   */
   stream: string;
   streamSeq: number;
   takenAt: number;
@@ -30,10 +33,11 @@ const VERSION = 1;
 
 /** Writes the checkpoint atomically (temp file, fsync, rename) with a SHA-256 of its body. */
 export async function writeCheckpoint(nc: NatsConnection, registry: ContextRegistry, path: string): Promise<ContextCheckpoint> {
-  const info = await (await jetstreamManager(nc)).streams.info(EVENT_STREAM);
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info(EVENT_STREAM);
   const cp: ContextCheckpoint = {
     version: VERSION,
-    stream: info.created,
+    stream: await messageIdentity(jsm, info.state.last_seq),
     streamSeq: info.state.last_seq,
     takenAt: Date.now(),
     open: registry.openStates(),
@@ -75,8 +79,24 @@ export async function readCheckpoint(nc: NatsConnection, path: string): Promise<
     return { why: 'unreadable' };
   }
   if (cp.version !== VERSION) return { why: `format version ${cp.version}` };
-  const info = await (await jetstreamManager(nc)).streams.info(EVENT_STREAM);
-  if (info.created !== cp.stream) return { why: 'checkpoint of another event stream' };
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info(EVENT_STREAM);
   if (cp.streamSeq > info.state.last_seq) return { why: 'checkpoint ahead of the event stream' };
+  const id = await messageIdentity(jsm, cp.streamSeq);
+  // A message removed by retention (events.retention_ms) cannot be compared: trust the sequence.
+  if (id !== cp.stream && id !== GONE) return { why: 'checkpoint of another event stream' };
   return { cp };
+}
+
+const GONE = 'gone';
+
+/** `<subject>@<timestamp>` of message `seq` of ES_EVT; `empty` for seq 0, `gone` when it no longer exists. */
+async function messageIdentity(jsm: JetStreamManager, seq: number): Promise<string> {
+  if (seq === 0) return 'empty';
+  try {
+    const m = await jsm.streams.getMessage(EVENT_STREAM, { seq });
+    return m ? `${m.subject}@${m.timestamp}` : GONE;
+  } catch {
+    return GONE;
+  }
 }

@@ -6,7 +6,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ContextRegistry, reviveContexts, writeCheckpoint, type ContextRecord } from '../../../actors/contexts';
+import { createHash } from 'node:crypto';
+import { ContextRegistry, readCheckpoint, reviveContexts, writeCheckpoint, type ContextRecord } from '../../../actors/contexts';
 import { factSource, replayLog } from '../../../scripts/cli/replayLog';
 
 const pinned = (i: number) => [{ index: 'books', indexUuid: i % 2 ? 'idx-a' : 'idx-b', n: 0, shardIndex: 0, searcher: { maxDoc: 10, seqNo: 9 } }];
@@ -160,5 +161,24 @@ describe('replay of a log recorded by the live context registry', () => {
     expect(fourth.get(tail.id)).toBeDefined();
     expect(fourth.tombstone(long.id)).toMatchObject({ why: 'closed', by: 'u' });
     fourth.stopAll();
+  });
+
+  it('keeps a context checkpoint valid across a nats-server restart, and refuses one of another stream', async () => {
+    const reg = new ContextRegistry(new Bus(nc));
+    const rec = reg.open({ kind: 'pit', indices: ['books'], shards: pinned(7), keepAliveMs: 60_000 });
+    await rec.appended;
+    const path = join(await mkdtemp(join(tmpdir(), 'cp-')), 'contexts.json');
+    const cp = await writeCheckpoint(nc, reg, path);
+    reg.stopAll();
+    await nc.close();
+    await nats.restart();
+    nc = await nats.connect();
+    expect((await readCheckpoint(nc, path)).cp?.streamSeq).toBe(cp.streamSeq);
+    // Same sequence numbers, different history: the identity of message S differs.
+    const other = JSON.parse(readFileSync(path, 'utf8').split('\n')[1]);
+    other.stream = 'es.v1.evt.pit.x.opened@2000-01-01T00:00:00Z';
+    const body = JSON.stringify(other);
+    writeFileSync(path, `${createHash('sha256').update(body).digest('hex')}\n${body}`);
+    expect((await readCheckpoint(nc, path)).why).toBe('checkpoint of another event stream');
   });
 });
