@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { startEmbeddedNats, type EmbeddedNats } from '../../actors/embeddedNats';
-import { EVENT_STREAM } from '../../streams';
+import { Bus, EVENT_STREAM } from '../../streams';
+import { ContextRegistry } from '../../actors/contexts';
 import { readFactBatches } from '../../streams/factReader';
 import { replayLog } from '../cli/replayLog';
 import { readFactBatchesInWorker } from '../cli/workerFactSource';
@@ -66,6 +67,7 @@ async function lifecycleRates(o: BenchOptions, rows: Row[]): Promise<void> {
     await nc.flush();
     const service: number[] = [];
     const raw: number[] = [];
+    const actors: number[] = [];
     let sizes = { n: 0, bytes: 0 };
     const rounds = Math.max(3, o.rounds);
     for (let r = 0; r < rounds; r++) {
@@ -78,11 +80,28 @@ async function lifecycleRates(o: BenchOptions, rows: Row[]): Promise<void> {
       sizes = got;
       const p = await publishRaw(nc, 'bench.rawevt.x', got.n, Math.round(got.bytes / got.n), 256);
       raw.push((p.n / p.ms) * 1000);
+      // The actor system alone: the same lifecycles driven straight into a context registry (XState
+      // actors + Bus appends), no HTTP and no search; its facts land on the same stream.
+      events.reset();
+      const registry = new ContextRegistry(new Bus(nc));
+      const pinned = [{ index: SMALL, indexUuid: 'bench-registry', n: 0, shardIndex: 0, searcher: { maxDoc: 1000, seqNo: 999 } }];
+      const recs = Array.from({ length: 600 }, (_, i) =>
+        registry.open({ kind: i < 500 ? 'scroll' : 'pit', indices: [SMALL], shards: pinned, keepAliveMs: 60_000, owner: { username: 'bench', realm: 'native' } }),
+      );
+      for (const rec of recs) {
+        registry.use(rec, 120_000);
+        registry.done(rec);
+      }
+      await Promise.all(recs.map((rec) => registry.clear(rec, 'bench')));
+      const alone = await events.settle();
+      actors.push((alone.n / (alone.last - alone.first)) * 1000);
     }
     rows.push(
       row(S, `lifecycle facts on es.v1.evt.> (500 scrolls + 100 PITs opened, extended, freed: ${sizes.n} facts, ${Math.round(sizes.bytes / sizes.n)} B)`, median(service), 'events/s'),
       row(S, 'raw JetStream publish, same count and size, window 256', median(raw), 'msgs/s'),
       row(S, 'service events/s / raw JetStream publish', pairedRatio(service, raw), 'ratio', { min: 0.5 }),
+      row(S, 'same lifecycles driven into the context registry (actors + Bus, no HTTP)', median(actors), 'events/s'),
+      row(S, 'registry events/s / raw JetStream publish', pairedRatio(actors, raw), 'ratio'),
     );
   } finally {
     await jsm.streams.delete('BENCH_RAW_EVT').catch(() => undefined);
