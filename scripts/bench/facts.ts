@@ -15,27 +15,35 @@ const enc = new TextEncoder();
  */
 export async function publishFacts(nc: NatsConnection, facts: Iterable<Envelope>, window = 8192): Promise<{ n: number; ms: number; failed: number }> {
   const js = jetstream(nc);
+  let failed = 0;
+  const { n, ms } = await windowed(facts, window, (e) =>
+    js
+      .publish(subjects.fact(aggregateOf(e.type) as Aggregate, e.aggregateId, factOf(e.type)), enc.encode(JSON.stringify(e)), { msgID: e.id, timeout: 60_000 })
+      .catch(() => void failed++),
+  );
+  return { n, ms, failed };
+}
+
+/** Runs `send` for each item with at most `window` unsettled at a time; resolves when all settled. */
+async function windowed<T>(items: Iterable<T>, window: number, send: (item: T) => Promise<unknown>): Promise<{ n: number; ms: number }> {
   const t = performance.now();
   let n = 0;
   let inFlight = 0;
-  let failed = 0;
   let slot: (() => void) | undefined;
-  for (const e of facts) {
+  const release = () => {
+    inFlight--;
+    const s = slot;
+    slot = undefined;
+    s?.();
+  };
+  for (const item of items) {
     if (inFlight >= window) await new Promise<void>((r) => (slot = r));
     inFlight++;
     n++;
-    const subject = subjects.fact(aggregateOf(e.type) as Aggregate, e.aggregateId, factOf(e.type));
-    js.publish(subject, enc.encode(JSON.stringify(e)), { msgID: e.id, timeout: 60_000 })
-      .catch(() => failed++)
-      .finally(() => {
-        inFlight--;
-        const s = slot;
-        slot = undefined;
-        s?.();
-      });
+    send(item).finally(release);
   }
   while (inFlight > 0) await new Promise<void>((r) => (slot = r));
-  return { n, ms: performance.now() - t, failed };
+  return { n, ms: performance.now() - t };
 }
 
 /**
@@ -45,25 +53,15 @@ export async function publishFacts(nc: NatsConnection, facts: Iterable<Envelope>
 export async function publishRaw(nc: NatsConnection, subject: string, n: number, bytes: number, window = 256): Promise<{ n: number; ms: number }> {
   const js = jetstream(nc);
   const payload = new Uint8Array(bytes).fill(0x61);
-  const t = performance.now();
-  let inFlight = 0;
-  let slot: (() => void) | undefined;
   let err: unknown;
-  for (let i = 0; i < n; i++) {
-    if (inFlight >= window) await new Promise<void>((r) => (slot = r));
-    inFlight++;
-    js.publish(subject, payload, { timeout: 60_000 })
-      .catch((e) => (err ??= e))
-      .finally(() => {
-        inFlight--;
-        const s = slot;
-        slot = undefined;
-        s?.();
-      });
+  function* times() {
+    for (let i = 0; i < n; i++) yield i;
   }
-  while (inFlight > 0) await new Promise<void>((r) => (slot = r));
+  const out = await windowed(times(), window, () =>
+    js.publish(subject, payload, { timeout: 60_000 }).catch((e) => void (err ??= e)),
+  );
   if (err) throw err;
-  return { n, ms: performance.now() - t };
+  return out;
 }
 
 /** CPU ms a process has used (Linux /proc), or NaN. */

@@ -126,11 +126,7 @@ export class ByteWriter {
       return;
     }
     if (!isWellFormed(joined)) {
-      this.u8(Chunk.Utf16);
-      this.typed(lens, lens.length);
-      const b = Buffer.from(joined, 'utf16le');
-      this.u32(b.length);
-      this.raw(b);
+      this.utf16Chunk(lens, joined);
       return;
     }
     // Per-string byte lengths: one string may end in a high surrogate and the next start with the
@@ -140,17 +136,22 @@ export class ByteWriter {
     for (let k = from; k < to; k++) total += bytes[k - from] = Buffer.byteLength(strs[k], 'utf8');
     if (total !== utf8.length) {
       // only possible with surrogate halves split across strings: keep code units exactly
-      this.u8(Chunk.Utf16);
-      this.typed(lens, lens.length);
-      const b = Buffer.from(joined, 'utf16le');
-      this.u32(b.length);
-      this.raw(b);
+      this.utf16Chunk(lens, joined);
       return;
     }
     this.u8(Chunk.Utf8);
     this.typed(bytes, bytes.length);
     this.u32(utf8.length);
     this.raw(utf8);
+  }
+
+  /** A chunk kept as UTF-16 code units (text that UTF-8 cannot carry exactly, e.g. lone surrogates). */
+  private utf16Chunk(lens: Uint32Array, joined: string): void {
+    this.u8(Chunk.Utf16);
+    this.typed(lens, lens.length);
+    const b = Buffer.from(joined, 'utf16le');
+    this.u32(b.length);
+    this.raw(b);
   }
 
   /** Everything written, as a list of buffers (valid until the next write). */
