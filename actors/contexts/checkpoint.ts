@@ -88,10 +88,10 @@ export async function readCheckpoint(nc: NatsConnection, path: string): Promise<
   return { cp };
 }
 
-const GONE = 'gone';
+export const GONE = 'gone';
 
 /** `<subject>@<timestamp>` of message `seq` of ES_EVT; `empty` for seq 0, `gone` when it no longer exists. */
-async function messageIdentity(jsm: JetStreamManager, seq: number): Promise<string> {
+export async function messageIdentity(jsm: JetStreamManager, seq: number): Promise<string> {
   if (seq === 0) return 'empty';
   try {
     const m = await jsm.streams.getMessage(EVENT_STREAM, { seq });

@@ -40,8 +40,11 @@ export class FactLog {
     readonly clock: { now(): number } = { now: () => Date.now() },
   ) {}
 
-  /** Subscribes to live facts, replays the log, then folds what arrived meanwhile. */
-  async start(aggregates: Aggregate[]): Promise<void> {
+  /**
+   * Subscribes to live facts, replays the log (after `checkpoint.seq`, once the checkpoint's facts
+   * are folded, when one is given), then folds what arrived meanwhile.
+   */
+  async start(aggregates: Aggregate[], checkpoint?: { seq: number; facts: Envelope[] }): Promise<void> {
     const buffer: Envelope[] = [];
     let live = false;
     for (const a of aggregates) {
@@ -74,9 +77,11 @@ export class FactLog {
       }),
     );
     await this.ctx.nc.flush();
+    for (const env of checkpoint?.facts ?? []) this.safeApply(env);
+    const from = checkpoint ? { startSeq: checkpoint.seq + 1 } : {};
     // The push reader (flow control, batches) folds several times faster than an ordered pull.
     for (const a of aggregates) {
-      for await (const batch of readFactBatches(this.ctx.nc, { filterSubject: subjects.factsOfType(a) })) for (const env of batch) this.safeApply(env);
+      for await (const batch of readFactBatches(this.ctx.nc, { filterSubject: subjects.factsOfType(a), ...from })) for (const env of batch) this.safeApply(env);
     }
     live = true;
     for (const env of buffer.splice(0)) this.safeApply(env);

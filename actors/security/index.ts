@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { aggregateOf, Aggregate, type Envelope } from '../../streams';
 import type { SecurityGate } from '../edge/httpEdge';
 import type { Router } from '../edge/router';
@@ -8,6 +9,7 @@ import { allowedIndices, authorize } from './authorization';
 import { renderAuthentication } from './authView';
 import { bootstrapElastic } from './bootstrap';
 import { defaultChallenges, securityDisabled } from './errors';
+import { readFactCheckpoint, writeFactCheckpoint } from './factCheckpoint';
 import { FactLog, type InvalidateMessage } from './factLog';
 import { algorithmFromSetting, CacheDigest } from './hashing';
 import { TokenService } from './oauth2Tokens';
@@ -145,7 +147,24 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   });
   users.onChange((u) => realms.forget(u));
 
-  await facts.start([Aggregate.User, Aggregate.Role, Aggregate.ApiKey, Aggregate.Token, Aggregate.ServiceToken]);
+  // Credentials start from a compacted checkpoint of their facts plus the log after it (factCheckpoint.ts).
+  const aggregates = [Aggregate.User, Aggregate.Role, Aggregate.ApiKey, Aggregate.Token, Aggregate.ServiceToken];
+  const checkpointPath = join(ctx.dataDir, 'security-checkpoint.jsonl');
+  const loaded = await readFactCheckpoint(ctx.nc, checkpointPath);
+  if (loaded.why && loaded.why !== 'no checkpoint') ctx.log.warn({ why: loaded.why }, 'security checkpoint not used');
+  await facts.start(aggregates, loaded.cp);
+  const isLive = (a: Aggregate, id: string) =>
+    a === Aggregate.Token ? tokens.get(id) !== undefined : a === Aggregate.ApiKey ? apiKeys.records.has(id) : true;
+  let writing: Promise<unknown> = Promise.resolve();
+  const checkpoint = () =>
+    (writing = writing.then(() =>
+      writeFactCheckpoint(ctx.nc, checkpointPath, aggregates, isLive).catch((e: Error) => ctx.log.warn({ err: e.message }, 'security checkpoint failed')),
+    ));
+  // A first checkpoint soon after start (not during it: it would compete with start-up), then periodically.
+  const firstCheckpoint = setTimeout(() => void checkpoint(), Math.min(30_000, st.num('snapshot.interval_ms', 300_000)));
+  firstCheckpoint.unref();
+  const checkpointTimer = setInterval(() => void checkpoint(), st.num('snapshot.interval_ms', 300_000));
+  checkpointTimer.unref();
   await Promise.all([realms.start(), files.start()]);
   bootstrapHash = await bootstrapElastic(users, facts, st, passwordAlgorithm, opts.print ?? ((t) => process.stdout.write(t)));
 
@@ -187,6 +206,9 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
     services,
     async stop() {
       clearInterval(timer);
+      clearTimeout(firstCheckpoint);
+      clearInterval(checkpointTimer);
+      await checkpoint();
       files.stop();
       realms.stop();
       await facts.stop();

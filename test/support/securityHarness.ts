@@ -31,8 +31,13 @@ export interface SecurityHarness {
   security: SecurityModuleWithServices;
   /** Moves the credential clock forward (token expiry, refresh window). */
   advance(ms: number): void;
-  /** Stops security and the edge, then starts them again on the same stream (a node restart). */
-  restart(): Promise<void>;
+  /**
+   * Stops security and the edge, then starts them again on the same stream (a node restart);
+   * `between` runs while the node is down (e.g. to swap files in its data dir).
+   */
+  restart(between?: () => Promise<void> | void): Promise<void>;
+  /** The node's data dir (checkpoints). */
+  dataDir: string;
   stop(): Promise<void>;
   /** What the node printed instead of stdout (the generated elastic password banner). */
   printed: string[];
@@ -100,10 +105,12 @@ export async function startSecurityHarness(opts: SecurityHarnessOptions = {}): P
   h.advance = (ms) => {
     offset += ms;
   };
-  h.restart = async () => {
+  h.restart = async (between) => {
     await shutdown();
+    await between?.();
     await boot();
   };
+  h.dataDir = tmp;
   h.stop = async () => {
     await shutdown();
     if (ownNats) await nats.stop();

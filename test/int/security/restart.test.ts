@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { basic, call, ELASTIC_PASSWORD, startSecurityHarness, type SecurityHarness } from '../../support/securityHarness';
 
 const elastic = basic('elastic', ELASTIC_PASSWORD);
@@ -69,6 +72,38 @@ describe('security state rebuilt from the event log', () => {
     // restart() right away: its stop() waits for the 'exit' event (it misses a process that already died by signal)
     await h.nats.restart();
     await h.restart();
+    await checkAll();
+  });
+
+  it('starts from the credential checkpoint plus the log after it (node down after more writes)', async () => {
+    const path = join(h.dataDir, 'security-checkpoint.jsonl');
+    const older = readFileSync(path, 'utf8'); // as written when the node last stopped
+    const k = (await call(h.url, 'POST', '/_security/api_key', { auth: basic('bob', 'bob-password'), body: { name: 'after-checkpoint' } })).body;
+    await h.restart(() => writeFileSync(path, older)); // the newer checkpoint is lost: only the log tail has k
+    await checkAll();
+    expect(await status(h, `ApiKey ${k.encoded}`)).toBe(200);
+    await h.restart(); // a clean stop writes the next checkpoint: the older one plus the log after it
+    const text = readFileSync(path, 'utf8');
+    expect(text).toContain(`"aggregateId":"${k.id}"`);
+    for (const secret of [k.api_key, 'bob-password', ELASTIC_PASSWORD, s.liveToken.slice(7)]) expect(text).not.toContain(secret);
+  });
+
+  it('really folds the checkpoint: a user only the checkpoint knows exists after the start', async () => {
+    const path = join(h.dataDir, 'security-checkpoint.jsonl');
+    const [, ...lines] = readFileSync(path, 'utf8').split('\n');
+    const bobFact = lines.find((l) => l.includes('"user.created"') && l.includes('"username":"bob"'))!;
+    const ghost = JSON.parse(bobFact);
+    ghost.aggregateId = '3f0c7d1e-8b2a-4c5d-9e6f-0a1b2c3d4e5f';
+    ghost.id = '0195f0c7-d1e8-7b2a-8c5d-9e6f0a1b2c3d';
+    ghost.data.username = 'ghost';
+    const body = [...lines.filter(Boolean), JSON.stringify(ghost)].join('\n') + '\n';
+    await h.restart(() => writeFileSync(path, `${createHash('sha256').update(body).digest('hex')}\n${body}`));
+    expect((await call(h.url, 'GET', '/_security/user/ghost', { auth: elastic })).status).toBe(200);
+  });
+
+  it('folds the whole log when the credential checkpoint is damaged', async () => {
+    const path = join(h.dataDir, 'security-checkpoint.jsonl');
+    await h.restart(() => writeFileSync(path, readFileSync(path, 'utf8').replace('apikey.created', 'apikey.crated')));
     await checkAll();
   });
 

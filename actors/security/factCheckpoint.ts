@@ -1,0 +1,93 @@
+import { createHash } from 'node:crypto';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { EVENT_STREAM, subjects, type Aggregate, type Envelope } from '../../streams';
+import { readFactBatches } from '../../streams/factReader';
+import { GONE, messageIdentity } from '../contexts/checkpoint';
+
+/**
+ * A compacted copy of the credential facts (users, roles, API keys, tokens, service tokens): every
+ * fact of every credential still held, as of ES_EVT sequence `seq`. Start-up folds it from a local
+ * file and then only the log after `seq`, so its cost follows the live credentials, not the
+ * history: token pairs the expiry sweep has forgotten drop out at the next checkpoint. Folds are
+ * idempotent by per-aggregate `seq`, so facts both in the file and after `seq` are harmless.
+ *
+ * File: `sha256\n{"version":1,"seq":S,"stream":"<identity>"}\n<one envelope per line>`.
+ */
+export interface FactCheckpoint {
+  seq: number;
+  facts: Envelope[];
+}
+
+const VERSION = 1;
+
+/** Reads a checkpoint of the current ES_EVT, or why none can be used. */
+export async function readFactCheckpoint(nc: NatsConnection, path: string): Promise<{ cp?: FactCheckpoint; why?: string }> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return { why: 'no checkpoint' };
+  }
+  const nl = text.indexOf('\n');
+  const body = text.slice(nl + 1);
+  if (nl < 0 || createHash('sha256').update(body).digest('hex') !== text.slice(0, nl)) return { why: 'checksum mismatch' };
+  const lines = body.split('\n').filter(Boolean);
+  let head: { version: number; seq: number; stream: string };
+  let facts: Envelope[];
+  try {
+    head = JSON.parse(lines[0]);
+    facts = lines.slice(1).map((l) => JSON.parse(l) as Envelope);
+  } catch {
+    return { why: 'unreadable' };
+  }
+  if (head.version !== VERSION) return { why: `format version ${head.version}` };
+  const info = await (await jetstreamManager(nc)).streams.info(EVENT_STREAM);
+  if (head.seq > info.state.last_seq) return { why: 'checkpoint ahead of the event stream' };
+  const id = await messageIdentity(await jetstreamManager(nc), head.seq);
+  if (id !== head.stream && id !== GONE) return { why: 'checkpoint of another event stream' };
+  return { cp: { seq: head.seq, facts } };
+}
+
+/**
+ * Writes a new checkpoint: the previous one's facts plus the log after it, keeping the facts of
+ * credentials `isLive` still knows. Temp file, fsync, rename.
+ */
+export async function writeFactCheckpoint(
+  nc: NatsConnection,
+  path: string,
+  aggregates: Aggregate[],
+  isLive: (aggregate: Aggregate, id: string) => boolean,
+): Promise<FactCheckpoint> {
+  const jsm = await jetstreamManager(nc);
+  const seq = (await jsm.streams.info(EVENT_STREAM)).state.last_seq;
+  const prev = (await readFactCheckpoint(nc, path)).cp;
+  const seen = new Set<string>();
+  const facts: Envelope[] = [];
+  const keep = (a: Aggregate, e: Envelope) => {
+    if (seen.has(e.id) || !isLive(a, e.aggregateId)) return;
+    seen.add(e.id);
+    facts.push(e);
+  };
+  for (const a of aggregates) {
+    for (const e of prev?.facts ?? []) if (e.type.startsWith(`${a}.`)) keep(a, e);
+    const from = prev ? { startSeq: prev.seq + 1 } : {};
+    for await (const batch of readFactBatches(nc, { filterSubject: subjects.factsOfType(a), ...from })) for (const e of batch) keep(a, e);
+  }
+  const head = JSON.stringify({ version: VERSION, seq, stream: await messageIdentity(jsm, seq) });
+  const body = [head, ...facts.map((f) => JSON.stringify(f))].join('\n') + '\n';
+  const sum = createHash('sha256').update(body).digest('hex');
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.tmp`;
+  writeFileSync(tmp, `${sum}\n${body}`, { mode: 0o600 });
+  const fd = openSync(tmp, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+  return { seq, facts };
+}
