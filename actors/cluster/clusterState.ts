@@ -66,6 +66,8 @@ export class DocumentLogGap extends Error {
 export class ClusterState {
   private readonly byName = new Map<string, IndexState>();
   private readonly byUuid = new Map<string, IndexState>();
+  /** Names whose index_created is being appended (not applied yet). */
+  private readonly creating = new Map<string, { uuid: string }>();
   private readonly deletedListeners: Array<(s: IndexState) => void> = [];
   /** Fold of `cluster_settings` facts (what a snapshot records). */
   private readonly clusterSettings: Record<string, unknown> = {};
@@ -192,7 +194,7 @@ export class ClusterState {
   /** PUT /<index> (and auto-create). */
   async createIndex(name: string, body: { settings?: unknown; mappings?: unknown; aliases?: unknown } = {}): Promise<IndexState> {
     validateIndexName(name);
-    const existing = this.byName.get(name);
+    const existing = this.byName.get(name) ?? this.creating.get(name);
     if (existing) {
       throw new EsError('resource_already_exists_exception', 400, `index [${name}/${existing.uuid}] already exists`, {
         meta: { index_uuid: existing.uuid, index: name },
@@ -203,13 +205,17 @@ export class ClusterState {
     const mappings = body.mappings ?? {};
     new IndexMapping(mappings as never); // validate before logging
     const ev: MetaEvent = { kind: 'index_created', name, uuid: uuidv4().replace(/-/g, '').slice(0, 22), creationDate: Date.now(), settings, mappings };
-    return this.docLog.write(async () => {
-      await this.appendMeta(ev);
-      // A concurrent create of the same name may have won while we awaited the ack.
-      const raced = this.byName.get(name);
-      if (raced) return raced;
-      return this.applyMeta(ev)!;
-    });
+    // The name is taken from now on: a concurrent create of it gets ES's 400 instead of logging a
+    // second index_created that a replay would apply over the first.
+    this.creating.set(name, { uuid: ev.uuid });
+    try {
+      return await this.docLog.write(async () => {
+        await this.appendMeta(ev);
+        return this.applyMeta(ev)!;
+      });
+    } finally {
+      this.creating.delete(name);
+    }
   }
 
   async deleteIndex(idx: IndexState): Promise<void> {
@@ -269,6 +275,8 @@ export class ClusterState {
   private applyMeta(e: MetaEvent): IndexState | undefined {
     switch (e.kind) {
       case 'index_created':
+        // Logs written before create was exclusive may hold a second create of a live name: the first wins.
+        if (this.byName.has(e.name)) return this.byName.get(e.name);
         return this.addIndex(e.name, e.uuid, e.creationDate, applySettings(defaultIndexSettings(), e.settings, true), new IndexMapping(e.mappings as never));
       case 'index_deleted': {
         const idx = this.byUuid.get(e.uuid);

@@ -137,3 +137,17 @@ it('survives a second restart right after a burst of acknowledged writes', async
   await t.es.indices.refresh({ index: 'r1' });
   expect(await allIds('r1')).toEqual([...docs, ...burst].map((d) => String(d.n)).sort());
 });
+
+it('creates an index once when two creates of the same name race; the winner and its documents survive a restart', async () => {
+  const creates = await Promise.all(
+    Array.from({ length: 4 }, (_, i) => raw(t, 'PUT', '/racy', { settings: { number_of_shards: 1 + i } })),
+  );
+  const statuses = creates.map((c) => c.status).sort();
+  expect(statuses).toEqual([200, 400, 400, 400]);
+  for (const c of creates.filter((x) => x.status === 400)) expect(c.json.error.type).toBe('resource_already_exists_exception');
+  const shards = (await raw(t, 'GET', '/racy/_settings')).json.racy.settings.index.number_of_shards;
+  await bulkIndex(t, 'racy', docs.slice(0, 50), (d) => String(d.n));
+  await t.restart();
+  expect((await raw(t, 'GET', '/racy/_settings')).json.racy.settings.index.number_of_shards).toBe(shards);
+  expect((await raw(t, 'GET', '/racy/_count')).json.count).toBe(50);
+});
