@@ -1,6 +1,4 @@
-import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readChecksummedFile, writeChecksummedFile } from '../checksummedFile';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { EVENT_STREAM } from '../../streams';
@@ -43,18 +41,7 @@ export async function writeCheckpoint(nc: NatsConnection, registry: ContextRegis
     open: registry.openStates(),
     tombstones: registry.tombstoneEntries(),
   };
-  const body = JSON.stringify(cp);
-  const sum = createHash('sha256').update(body).digest('hex');
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp`;
-  writeFileSync(tmp, `${sum}\n${body}`, { mode: 0o600 });
-  const fd = openSync(tmp, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
+  writeChecksummedFile(path, JSON.stringify(cp));
   return cp;
 }
 
@@ -63,15 +50,8 @@ export async function writeCheckpoint(nc: NatsConnection, registry: ContextRegis
  * stream, or ahead of the stream) with the reason, so the caller folds the whole log instead.
  */
 export async function readCheckpoint(nc: NatsConnection, path: string): Promise<{ cp?: ContextCheckpoint; why?: string }> {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    return { why: 'no checkpoint' };
-  }
-  const nl = text.indexOf('\n');
-  const body = text.slice(nl + 1);
-  if (nl < 0 || createHash('sha256').update(body).digest('hex') !== text.slice(0, nl)) return { why: 'checksum mismatch' };
+  const { body, why } = readChecksummedFile(path);
+  if (body === undefined) return { why };
   let cp: ContextCheckpoint;
   try {
     cp = JSON.parse(body) as ContextCheckpoint;
@@ -79,16 +59,25 @@ export async function readCheckpoint(nc: NatsConnection, path: string): Promise<
     return { why: 'unreadable' };
   }
   if (cp.version !== VERSION) return { why: `format version ${cp.version}` };
-  const jsm = await jetstreamManager(nc);
-  const info = await jsm.streams.info(EVENT_STREAM);
-  if (cp.streamSeq > info.state.last_seq) return { why: 'checkpoint ahead of the event stream' };
-  const id = await messageIdentity(jsm, cp.streamSeq);
-  // A message removed by retention (events.retention_ms) cannot be compared: trust the sequence.
-  if (id !== cp.stream && id !== GONE) return { why: 'checkpoint of another event stream' };
-  return { cp };
+  const foreign = await notOfThisLog(nc, cp.streamSeq, cp.stream);
+  return foreign ? { why: foreign } : { cp };
 }
 
-export const GONE = 'gone';
+/**
+ * Why a checkpoint taken at ES_EVT sequence `seq` of the log identified by `stream` does not belong
+ * to the current ES_EVT, or undefined when it does.
+ */
+export async function notOfThisLog(nc: NatsConnection, seq: number, stream: string): Promise<string | undefined> {
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info(EVENT_STREAM);
+  if (seq > info.state.last_seq) return 'checkpoint ahead of the event stream';
+  const id = await messageIdentity(jsm, seq);
+  // A message removed by retention (events.retention_ms) cannot be compared: trust the sequence.
+  if (id !== stream && id !== GONE) return 'checkpoint of another event stream';
+  return undefined;
+}
+
+const GONE = 'gone';
 
 /** `<subject>@<timestamp>` of message `seq` of ES_EVT; `empty` for seq 0, `gone` when it no longer exists. */
 export async function messageIdentity(jsm: JetStreamManager, seq: number): Promise<string> {

@@ -1,11 +1,9 @@
-import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readChecksummedFile, writeChecksummedFile } from '../checksummedFile';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { EVENT_STREAM, subjects, type Aggregate, type Envelope } from '../../streams';
 import { readFactBatches } from '../../streams/factReader';
-import { GONE, messageIdentity } from '../contexts/checkpoint';
+import { messageIdentity, notOfThisLog } from '../contexts/checkpoint';
 
 /**
  * A compacted copy of the credential facts (users, roles, API keys, tokens, service tokens): every
@@ -25,15 +23,8 @@ const VERSION = 1;
 
 /** Reads a checkpoint of the current ES_EVT, or why none can be used. */
 export async function readFactCheckpoint(nc: NatsConnection, path: string): Promise<{ cp?: FactCheckpoint; why?: string }> {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    return { why: 'no checkpoint' };
-  }
-  const nl = text.indexOf('\n');
-  const body = text.slice(nl + 1);
-  if (nl < 0 || createHash('sha256').update(body).digest('hex') !== text.slice(0, nl)) return { why: 'checksum mismatch' };
+  const { body, why } = readChecksummedFile(path);
+  if (body === undefined) return { why };
   const lines = body.split('\n').filter(Boolean);
   let head: { version: number; seq: number; stream: string };
   let facts: Envelope[];
@@ -44,11 +35,8 @@ export async function readFactCheckpoint(nc: NatsConnection, path: string): Prom
     return { why: 'unreadable' };
   }
   if (head.version !== VERSION) return { why: `format version ${head.version}` };
-  const info = await (await jetstreamManager(nc)).streams.info(EVENT_STREAM);
-  if (head.seq > info.state.last_seq) return { why: 'checkpoint ahead of the event stream' };
-  const id = await messageIdentity(await jetstreamManager(nc), head.seq);
-  if (id !== head.stream && id !== GONE) return { why: 'checkpoint of another event stream' };
-  return { cp: { seq: head.seq, facts } };
+  const foreign = await notOfThisLog(nc, head.seq, head.stream);
+  return foreign ? { why: foreign } : { cp: { seq: head.seq, facts } };
 }
 
 /**
@@ -78,16 +66,6 @@ export async function writeFactCheckpoint(
   }
   const head = JSON.stringify({ version: VERSION, seq, stream: await messageIdentity(jsm, seq) });
   const body = [head, ...facts.map((f) => JSON.stringify(f))].join('\n') + '\n';
-  const sum = createHash('sha256').update(body).digest('hex');
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp`;
-  writeFileSync(tmp, `${sum}\n${body}`, { mode: 0o600 });
-  const fd = openSync(tmp, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
+  writeChecksummedFile(path, body);
   return { seq, facts };
 }
