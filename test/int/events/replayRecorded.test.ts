@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { startNats, type TestNats } from '../../support/natsServer';
 import { Bus, ensureStreams } from '../../../streams';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,9 +40,16 @@ describe('replay of a log recorded by the live context registry', () => {
     nc = await nats.connect();
     await ensureStreams(nc);
   });
+  const dirs: string[] = [];
+  const tempDir = async () => {
+    const d = await mkdtemp(join(tmpdir(), 'cp-'));
+    dirs.push(d);
+    return d;
+  };
   afterAll(async () => {
     await nc.drain();
     await nats.stop();
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
   });
 
   it('reproduces the final state of every scroll and PIT actor, with no divergence', async () => {
@@ -137,7 +144,7 @@ describe('replay of a log recorded by the live context registry', () => {
     expect(types(long.id)).toEqual(['pit.opened', 'pit.extended']);
 
     // A checkpoint, then more history: the next start folds only what came after it.
-    const path = join(await mkdtemp(join(tmpdir(), 'cp-')), 'contexts.json');
+    const path = join(await tempDir(), 'contexts.json');
     const cp = await writeCheckpoint(nc, after, path);
     expect(cp.open.map((x) => x.id)).toEqual([long.id]);
     const tail = after.open({ kind: 'pit', indices: ['books'], shards: pinned(5), keepAliveMs: 60_000 });
@@ -167,7 +174,7 @@ describe('replay of a log recorded by the live context registry', () => {
     const reg = new ContextRegistry(new Bus(nc));
     const rec = reg.open({ kind: 'pit', indices: ['books'], shards: pinned(7), keepAliveMs: 60_000 });
     await rec.appended;
-    const path = join(await mkdtemp(join(tmpdir(), 'cp-')), 'contexts.json');
+    const path = join(await tempDir(), 'contexts.json');
     const cp = await writeCheckpoint(nc, reg, path);
     reg.stopAll();
     await nc.close();
