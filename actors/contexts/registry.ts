@@ -41,6 +41,8 @@ export interface ContextRecord {
   endDetail?: string;
   /** Revived after its keep-alive ran out while the node was down: when it was due to expire. */
   overdueAt?: number;
+  /** Time of the last opened/extended fact (PIT extensions are coalesced against it). */
+  loggedAt?: number;
   /** What the opened fact recorded besides the pinned shards (slice, scroll request, total). */
   opened?: { slice?: ContextState['slice']; request?: ContextState['request']; total?: ContextState['total'] };
   correlationId?: string;
@@ -101,6 +103,7 @@ export class ContextRegistry {
     const now = this.clock.now();
     const rec = this.record(state.id, { ...state, shards: state.pinned as PinnedShard[], scroll }, state.openedAt, state.lastActivityAt);
     rec.opened = { slice: state.slice, request: state.request, total: state.total };
+    rec.loggedAt = state.lastActivityAt;
     rec.correlationId = state.correlationId;
     this.seqs.set(state.id, state.seq);
     const dueAt = state.lastActivityAt + state.keepAliveMs;
@@ -190,11 +193,21 @@ export class ContextRegistry {
     return this.tombstones.get(id);
   }
 
-  /** A search starts using the context; `keepAliveMs` undefined keeps the current keep-alive. */
+  /**
+   * A search starts using the context; `keepAliveMs` undefined keeps the current keep-alive.
+   *
+   * A PIT search that repeats the same keep-alive is a `touch` (no fact) unless the last logged
+   * activity is older than a quarter of the keep-alive: clients send `keep_alive` with every page,
+   * and one fact per page costs more than the page's search. Live expiry is the same either way;
+   * a revived PIT expires at most a quarter of its keep-alive early.
+   */
   use(rec: ContextRecord, keepAliveMs: number | undefined): void {
     rec.inUse++;
-    if (keepAliveMs !== undefined) {
+    const now = this.clock.now();
+    const coalesce = rec.kind === 'pit' && keepAliveMs === rec.keepAliveMs && now - (rec.loggedAt ?? rec.createdAt) < rec.keepAliveMs / 4;
+    if (keepAliveMs !== undefined && !coalesce) {
       rec.keepAliveMs = keepAliveMs;
+      rec.loggedAt = now;
       rec.actor.send({ type: 'extend', keepAliveMs });
     } else rec.actor.send({ type: rec.kind === 'pit' ? 'touch' : 'extend', keepAliveMs: rec.keepAliveMs } as never);
   }
