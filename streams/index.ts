@@ -1,7 +1,7 @@
 export { subjects, Aggregate, ShardOp, EVENT_STREAM, DATA_STREAM } from './subjects';
 export { makeEnvelope, aggregateOf, factOf, upcast } from './envelope';
 export { Bus } from './bus';
-export { ensureStreams, readStream, readFacts } from './eventLog';
+export { ensureStreams, readStream, readFacts, READ_MAX_BYTES } from './eventLog';
 export type { Envelope, MakeEnvelope } from './envelope';
 export type { LoggedMessage, ReadOptions, LogOptions } from './eventLog';
 export type { Slice, ReleaseReason, Owner, ScrollFact, PitFact } from './events';

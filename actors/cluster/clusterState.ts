@@ -1,6 +1,6 @@
 import { v4 as uuidv4 } from 'uuid';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { DATA_STREAM, readStream, subjects } from '../../streams';
+import { DATA_STREAM, READ_MAX_BYTES, readStream, subjects } from '../../streams';
 import type { NodeContext } from '../nodeContext';
 import { EsError, indexNotFound } from '../edge/esErrors';
 import { IndexMapping, ShardStore } from '../shard/engine';
@@ -93,7 +93,7 @@ export class ClusterState {
     const from = (restored?.seq ?? 0) + 1;
     if (info.state.first_seq > from) throw new DocumentLogGap(info.state.first_seq, from - 1, this.snapshots.dir);
     if (restored) this.docLog.replayed(restored.seq, 0);
-    for await (const m of readStream(this.ctx.nc, DATA_STREAM, { onProgress, startSeq: from })) {
+    for await (const m of readStream(this.ctx.nc, DATA_STREAM, { onProgress, startSeq: from, maxBytes: READ_MAX_BYTES })) {
       out.ops += this.applyLogged(m.subject, m.data);
       this.docLog.replayed(m.seq, 0);
     }

@@ -245,9 +245,12 @@ it('GET /_contexts/<id> tells a context\'s history from the log', async () => {
   expect(cleared.json).toMatchObject({ kind: 'scroll', status: 'cleared', by: 'elastic' });
   expect(cleared.json.history.map((h: { type: string }) => h.type)).toEqual(['scroll.opened', 'scroll.cleared']);
 
-  const missing = await call('GET', '/_contexts/8a5f4b3e-0000-4000-8000-000000000000');
-  expect(missing.status).toBe(404);
-  expect(missing.json.error.type).toBe('resource_not_found_exception');
+  for (const junk of ['8a5f4b3e-0000-4000-8000-000000000000', 'not-an-id', encodeURIComponent('es.v1.evt.>')]) {
+    const missing = await call('GET', `/_contexts/${junk}`);
+    expect(missing.status).toBe(404);
+    expect(missing.json.error.type).toBe('resource_not_found_exception');
+    expect(missing.json.status).toBe(404);
+  }
 
   const denied = await call('GET', `/_contexts/${encodeURIComponent(pitId)}`, undefined, BOB);
   expect(denied.status).toBe(403);
