@@ -2,7 +2,7 @@ import { v4 as uuidv4 } from 'uuid';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { DATA_STREAM, READ_MAX_BYTES, readStream, subjects } from '../../streams';
 import type { NodeContext } from '../nodeContext';
-import { EsError, indexNotFound } from '../edge/esErrors';
+import { EsError, indexNotFound } from '../wire/esErrors';
 import { IndexMapping, ShardStore } from '../shard/engine';
 import type { LoggedOp } from '../shard/engine/types';
 import type { LoadedStore } from '../shard/engine/shardStore';

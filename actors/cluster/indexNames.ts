@@ -1,4 +1,4 @@
-import { EsError, indexNotFound } from '../edge/esErrors';
+import { EsError, indexNotFound } from '../wire/esErrors';
 
 const INVALID_CHARS = ['\\', '/', '*', '?', '"', '<', '>', '|', ' ', ',', '#', ':'];
 

@@ -1,4 +1,4 @@
-import { EsError, illegalArgument } from '../edge/esErrors';
+import { EsError, illegalArgument } from '../wire/esErrors';
 import { flatten } from '../config';
 
 /** The index settings this node understands (others are kept and echoed, as ES does). */

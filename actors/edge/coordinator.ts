@@ -1,5 +1,5 @@
-import { allShardsFailed, asEsError, EsError } from './esErrors';
-import { stringify } from './json';
+import { allShardsFailed, asEsError, EsError } from '../wire/esErrors';
+import { stringify } from '../wire/json';
 import { RawJson } from './router';
 import type { EdgeServices } from './services';
 import type { ShardRef } from '../shard/shardActor';

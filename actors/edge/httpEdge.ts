@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { gunzipSync, inflateSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { asEsError, EsError, HttpBodyError, toErrorBody } from './esErrors';
-import { stringify } from './json';
+import { asEsError, EsError, HttpBodyError, toErrorBody } from '../wire/esErrors';
+import { stringify } from '../wire/json';
 import { makeRequest, RawJson, type EsRequest, type EsResponse, type Route, type Router } from './router';
 
 /** The security gate the edge consults (actors/security implements it). */

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { illegalArgument } from './esErrors';
-import { parseJson, stringify } from './json';
+import { illegalArgument } from '../wire/esErrors';
+import { parseJson, stringify } from '../wire/json';
 import type { SortValue } from '../shard/engine/types';
 
 /**

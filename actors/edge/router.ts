@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { parseBody } from './json';
+import { parseBody } from '../wire/json';
 
 /** What a route handler sees of a REST request. */
 export interface EsRequest {

@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { subjects, type ShardOp } from '../../streams';
-import { EsError, errorFromWire } from './esErrors';
-import { parseJson, stringify } from './json';
+import { EsError, errorFromWire } from '../wire/esErrors';
+import { parseJson, stringify } from '../wire/json';
 import { encodeBatch } from '../shard/opCodec';
 import { decodeFramed, type FetchReplyHead, type QueryMessage, type QueryReplyHead, type ShardRef, type ShardReply } from '../shard/shardActor';
 import type { DocWrite, WriteOutcome } from '../shard/engine/types';

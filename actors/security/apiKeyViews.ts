@@ -1,4 +1,4 @@
-import { EsError, validationFailed } from '../edge/esErrors';
+import { EsError, validationFailed } from '../wire/esErrors';
 import type { ApiKeyRecord } from '../../machines/apiKey.machine';
 import { API_KEY_REALM, apiKeyOwnerOf } from './apiKeys';
 import { indexNamesRegExp } from './permission';

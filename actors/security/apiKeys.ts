@@ -1,4 +1,4 @@
-import { EsError, illegalArgument, validationFailed } from '../edge/esErrors';
+import { EsError, illegalArgument, validationFailed } from '../wire/esErrors';
 import { Aggregate, type Envelope } from '../../streams';
 import { apiKeyMachine, apiKeyRecord, evolveApiKey, type ApiKeyCreated, type ApiKeyOwner, type ApiKeyRecord } from '../../machines/apiKey.machine';
 import { CredentialCache } from './credentialCache';

@@ -1,4 +1,4 @@
-import { searchContextMissing, type EsError } from '../edge/esErrors';
+import { searchContextMissing, type EsError } from '../wire/esErrors';
 import { forbidden } from './errors';
 import { ownerOf, sameOwner } from './ownership';
 import { checkCluster, checkIndex, checkIndicesAction, type Permission } from './permission';

@@ -1,4 +1,4 @@
-import { EsError, HttpBodyError } from '../edge/esErrors';
+import { EsError, HttpBodyError } from '../wire/esErrors';
 
 /**
  * Security error bodies in ES's wording (spec security-tokens.md §1–§3). 401s carry the

@@ -1,4 +1,4 @@
-import type { RoleDescriptor } from './types';
+import type { RoleDescriptor } from './roleDescriptor';
 import { implies, patternCovers, patternsRegExp, resolvePrivilege, type PrivilegeDef } from './privileges';
 
 /**

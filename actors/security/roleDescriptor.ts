@@ -1,11 +1,36 @@
-import { EsError, validationFailed } from '../edge/esErrors';
-import { resolvePrivilege, unknownPrivilegeMessage } from './privileges';
-import type { IndicesPrivileges, RoleDescriptor } from './types';
-
 /**
  * Parsing and validation of role descriptors as PUT /_security/role and API keys'
  * `role_descriptors` send them (`indices` may be spelled `index`), and their REST rendering.
  */
+import { EsError, validationFailed } from '../wire/esErrors';
+import { resolvePrivilege, unknownPrivilegeMessage } from './privileges';
+
+/** One `indices` entry of a role descriptor (ES `IndicesPrivileges`). */
+export interface IndicesPrivileges {
+  names: string[];
+  privileges: string[];
+  allow_restricted_indices?: boolean;
+  field_security?: unknown;
+  query?: unknown;
+}
+
+/** An application privilege entry (kept and echoed; not enforced: no application actions here). */
+export interface ApplicationPrivileges {
+  application: string;
+  privileges: string[];
+  resources: string[];
+}
+
+/** ES role descriptor as PUT /_security/role and API keys' `role_descriptors` carry it. */
+export interface RoleDescriptor {
+  cluster: string[];
+  indices: IndicesPrivileges[];
+  applications: ApplicationPrivileges[];
+  run_as: string[];
+  metadata: Record<string, unknown>;
+  transient_metadata?: { enabled: boolean };
+  description?: string;
+}
 
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 

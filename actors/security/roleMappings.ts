@@ -1,4 +1,4 @@
-import { EsError, validationFailed } from '../edge/esErrors';
+import { EsError, validationFailed } from '../wire/esErrors';
 import { indexNamesRegExp } from './permission';
 
 /**

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
-import { EsError, illegalArgument, validationFailed } from '../edge/esErrors';
+import { EsError, illegalArgument, validationFailed } from '../wire/esErrors';
 import { Aggregate, type Envelope } from '../../streams';
 import { evolveServiceToken, serviceTokenMachine, type ServiceTokenRecord } from '../../machines/serviceToken.machine';
 import { CredentialCache } from './credentialCache';

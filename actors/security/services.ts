@@ -1,6 +1,6 @@
 import type { NodeContext } from '../nodeContext';
 import type { EsRequest } from '../edge/router';
-import { EsError } from '../edge/esErrors';
+import { EsError } from '../wire/esErrors';
 import type { ApiKeyService } from './apiKeys';
 import type { FactLog } from './factLog';
 import type { HashAlgorithm } from './hashing';

@@ -1,4 +1,4 @@
-import { EsError } from '../edge/esErrors';
+import { EsError } from '../wire/esErrors';
 
 const UNITS: Record<string, number> = {
   nanos: 1e-6,

@@ -1,32 +1,7 @@
-import type { EsError } from '../edge/esErrors';
+import type { EsError } from '../wire/esErrors';
 import type { Permission } from './permission';
 
-/** One `indices` entry of a role descriptor (ES `IndicesPrivileges`). */
-export interface IndicesPrivileges {
-  names: string[];
-  privileges: string[];
-  allow_restricted_indices?: boolean;
-  field_security?: unknown;
-  query?: unknown;
-}
-
-/** An application privilege entry (kept and echoed; not enforced: no application actions here). */
-export interface ApplicationPrivileges {
-  application: string;
-  privileges: string[];
-  resources: string[];
-}
-
-/** ES role descriptor as PUT /_security/role and API keys' `role_descriptors` carry it. */
-export interface RoleDescriptor {
-  cluster: string[];
-  indices: IndicesPrivileges[];
-  applications: ApplicationPrivileges[];
-  run_as: string[];
-  metadata: Record<string, unknown>;
-  transient_metadata?: { enabled: boolean };
-  description?: string;
-}
+export type { IndicesPrivileges, ApplicationPrivileges, RoleDescriptor } from './roleDescriptor';
 
 /** A user as `_authenticate` shows it. */
 export interface User {

@@ -1,8 +1,8 @@
 import type { NatsConnection, Msg, Subscription } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import { subjects } from '../../streams';
-import { asEsError, errorToWire, type EsErrorBody } from '../edge/esErrors';
-import { parseJson, stringify } from '../edge/json';
+import { asEsError, errorToWire, type EsErrorBody } from '../wire/esErrors';
+import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
 import type { ShardStore } from './engine';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';

@@ -1,4 +1,12 @@
-import type { Row } from './types';
+/** One figure of `npm run bench`. `target` is informative: nothing fails on it (shared machine). */
+export interface Row {
+  section: string;
+  metric: string;
+  value: number;
+  unit: string;
+  target?: string;
+  ok?: boolean;
+}
 
 export const median = (xs: number[]) => {
   if (!xs.length) return NaN;

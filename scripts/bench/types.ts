@@ -1,14 +1,7 @@
 import type { Corpus } from './corpus';
+import type { Row } from './stats';
 
-/** One figure of `npm run bench`. `target` is informative: nothing fails on it (shared machine). */
-export interface Row {
-  section: string;
-  metric: string;
-  value: number;
-  unit: string;
-  target?: string;
-  ok?: boolean;
-}
+export type { Row } from './stats';
 
 export interface BenchOptions {
   /** Documents of the shared corpus index. */

@@ -1,4 +1,4 @@
-import { EsError, illegalArgument, validationFailed } from '../esErrors';
+import { EsError, illegalArgument, validationFailed } from '../../wire/esErrors';
 import type { EsRequest, Router } from '../router';
 import type { EdgeServices } from '../services';
 import type { IndexState } from '../../cluster';

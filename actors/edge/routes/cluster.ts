@@ -1,5 +1,5 @@
 import { flatten } from '../../config';
-import { illegalArgument } from '../esErrors';
+import { illegalArgument } from '../../wire/esErrors';
 import type { Router } from '../router';
 import type { PagingServices } from './search';
 

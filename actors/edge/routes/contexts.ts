@@ -1,4 +1,4 @@
-import { EsError } from '../esErrors';
+import { EsError } from '../../wire/esErrors';
 import type { EsRequest, EsResponse, Router } from '../router';
 import { readFactBatches } from '../../../streams/factReader';
 import { applyContext, type ContextState } from '../../../streams/evolve';

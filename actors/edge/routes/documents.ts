@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { EsError, validationFailed, illegalArgument } from '../esErrors';
+import { EsError, validationFailed, illegalArgument } from '../../wire/esErrors';
 import { RawJson, type EsRequest, type EsResponse, type Router } from '../router';
 import type { EdgeServices } from '../services';
 import type { IndexState } from '../../cluster';

@@ -1,4 +1,4 @@
-import { EsError, illegalArgument } from '../esErrors';
+import { EsError, illegalArgument } from '../../wire/esErrors';
 import type { EsRequest, Router } from '../router';
 import type { EdgeServices } from '../services';
 import { renderSettings, type IndexState, type ResolveOptions } from '../../cluster';

@@ -1,4 +1,4 @@
-import { HttpBodyError, illegalArgument, parseException, validationFailed } from '../esErrors';
+import { HttpBodyError, illegalArgument, parseException, validationFailed } from '../../wire/esErrors';
 import type { EsRequest, EsResponse, Router } from '../router';
 import type { SearcherRef } from '../../shard/engine/types';
 import { parseTimeValue } from '../../shard/engine';

@@ -1,4 +1,4 @@
-import { allShardsFailed, illegalArgument, validationFailed } from '../esErrors';
+import { allShardsFailed, illegalArgument, validationFailed } from '../../wire/esErrors';
 import type { EsRequest, EsResponse, Router } from '../router';
 import { executeSearch, renderSearch } from '../coordinator';
 import { parseTimeValue, type SearchRequest } from '../../shard/engine';

@@ -1,4 +1,4 @@
-import { EsError, allShardsFailed, illegalArgument, searchContextMissing } from '../esErrors';
+import { EsError, allShardsFailed, illegalArgument, searchContextMissing } from '../../wire/esErrors';
 import type { EsRequest, EsResponse, Router } from '../router';
 import type { EdgeServices } from '../services';
 import { executeSearch, renderSearch, sliceTargets, type ShardTarget } from '../coordinator';
@@ -9,7 +9,7 @@ import type { IdCodec } from '../ids';
 import { parseSearchRequest, parseTimeValue, withImplicitShardDoc, type SearchRequest } from '../../shard/engine';
 import type { SortSpec } from '../../shard/engine/types';
 import { checkKeepAlive, KeepAliveTooLarge } from '../../../machines/keepAlive';
-import { parseBody } from '../json';
+import { parseBody } from '../../wire/json';
 
 /** What the paging routes share: registry of contexts and the id codec. */
 export interface PagingServices extends EdgeServices {

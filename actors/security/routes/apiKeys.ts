@@ -1,4 +1,4 @@
-import { validationFailed } from '../../edge/esErrors';
+import { validationFailed } from '../../wire/esErrors';
 import type { EsRequest, Router } from '../../edge/router';
 import { isOwnRequest, queryKeys, renderKey, selectKeys, validateSelector, type KeySelector } from '../apiKeyViews';
 import { authorize, isClusterActionAllowed } from '../authorization';

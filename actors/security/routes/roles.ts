@@ -1,4 +1,4 @@
-import { illegalArgument } from '../../edge/esErrors';
+import { illegalArgument } from '../../wire/esErrors';
 import type { EsRequest, Router } from '../../edge/router';
 import { Aggregate } from '../../../streams';
 import { indexNamesRegExp, hasClusterPrivilege, hasIndexPrivilege } from '../permission';

@@ -1,4 +1,4 @@
-import { EsError, illegalArgument, validationFailed } from '../../edge/esErrors';
+import { EsError, illegalArgument, validationFailed } from '../../wire/esErrors';
 import type { Router } from '../../edge/router';
 import { authorize } from '../authorization';
 import { renderAuthentication } from '../authView';

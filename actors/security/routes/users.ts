@@ -1,4 +1,4 @@
-import { EsError, illegalArgument, validationFailed } from '../../edge/esErrors';
+import { EsError, illegalArgument, validationFailed } from '../../wire/esErrors';
 import type { EsRequest, Router } from '../../edge/router';
 import { Aggregate } from '../../../streams';
 import { authorize } from '../authorization';

@@ -1,4 +1,4 @@
-import { illegalArgument } from '../../edge/esErrors';
+import { illegalArgument } from '../../wire/esErrors';
 import { parseTimeValue } from './timeValue';
 
 /**

@@ -1,5 +1,5 @@
 import type { AggSpec } from './aggSpec';
-import type { AggPartial, BucketPartial, TermKey } from './aggs';
+import type { AggPartial, BucketPartial, TermKey } from './aggPartials';
 import { compareCodePoints } from './sortValues';
 
 /**

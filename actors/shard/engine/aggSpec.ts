@@ -1,4 +1,4 @@
-import { EsError, illegalArgument } from '../../edge/esErrors';
+import { EsError, illegalArgument } from '../../wire/esErrors';
 import { CALENDAR_UNITS } from './aggDates';
 import { parseTimeValue } from './timeValue';
 import { didYouMean, failedToParseField, isObject, Locator, tokenName, unknownField, type JsonPath } from './xcontent';

@@ -1,8 +1,11 @@
-import { illegalArgument } from '../../edge/esErrors';
+import { illegalArgument } from '../../wire/esErrors';
 import { histogramRounding, parseDateValue } from './aggDates';
 import { aggSpecs, type AggSpec } from './aggSpec';
 import { compareKeys, orderComparator } from './aggOrder';
 import type { DocValuesReader, FieldType } from './types';
+import type { AggPartial, BucketPartial, HistogramPartial, MetricPartial, PartialMap, TermKey, TermsKind, TermsPartial, ValueKind } from './aggPartials';
+
+export type { AggPartial, BucketPartial, HistogramPartial, MetricPartial, PartialMap, TermKey, TermsKind, TermsPartial, ValueKind } from './aggPartials';
 
 /**
  * Aggregations on a shard: `createAggregators` collects the docs a query matched into a
@@ -10,44 +13,6 @@ import type { DocValuesReader, FieldType } from './types';
  * shapes the response (both in aggsRender.ts, re-exported here).
  */
 
-/** How values print: dates get `*_as_string`, booleans print true/false. */
-export type ValueKind = 'number' | 'date' | 'boolean' | 'unmapped';
-export type TermsKind = 'string' | 'long' | 'double' | 'boolean' | 'date' | 'unmapped';
-export type TermKey = string | number | bigint;
-
-export type MetricPartial =
-  | { t: 'min' | 'max'; kind: ValueKind; value: number | null }
-  | { t: 'sum'; kind: ValueKind; value: number }
-  | { t: 'avg'; kind: ValueKind; sum: number; count: number }
-  | { t: 'value_count'; count: number };
-
-export interface BucketPartial {
-  key: TermKey;
-  count: number;
-  subs: PartialMap;
-  /** terms: summed doc-count error of the shards that returned this bucket. */
-  err?: number;
-}
-
-export interface TermsPartial {
-  t: 'terms';
-  kind: TermsKind;
-  buckets: BucketPartial[];
-  /** Docs in buckets a shard did not return. */
-  other: number;
-  /** Summed per-shard upper bound of missed doc counts. */
-  error: number;
-  /** Number of shard partials merged into this one. */
-  shards: number;
-}
-
-export interface HistogramPartial {
-  t: 'date_histogram';
-  buckets: BucketPartial[];
-}
-
-export type AggPartial = MetricPartial | TermsPartial | HistogramPartial;
-export type PartialMap = Record<string, AggPartial>;
 
 /** The shard side of an aggs tree. */
 export interface Aggregators {

@@ -1,7 +1,7 @@
-import { EsError } from '../../edge/esErrors';
+import { EsError } from '../../wire/esErrors';
 import { DEFAULT_DATE_FORMAT, formatDate, histogramRounding, parseDateValue } from './aggDates';
 import { compareKeys, orderComparator } from './aggOrder';
-import type { AggPartial, BucketPartial, HistogramPartial, MetricPartial, PartialMap, TermKey, TermsPartial, ValueKind } from './aggs';
+import type { AggPartial, BucketPartial, HistogramPartial, MetricPartial, PartialMap, TermKey, TermsPartial, ValueKind } from './aggPartials';
 import { aggSpecs, type AggSpec } from './aggSpec';
 
 /**

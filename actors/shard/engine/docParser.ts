@@ -1,7 +1,7 @@
-import { EsError } from '../../edge/esErrors';
+import { EsError } from '../../wire/esErrors';
 import type { FieldType } from './types';
 import { DEFAULT_DATE_FORMAT, dateFormatter, type Instant } from './dates';
-import { leafDef, mapperParsing, objectDef, type Dynamic, type FieldDef, type IndexMapping } from './mapping';
+import { leafDef, mapperParsing, objectDef, type Dynamic, type FieldDef, type MappingView } from './fieldDef';
 
 /**
  * A field value after mapping: keyword/text -> string; integer types -> number (bigint beyond 2^53);
@@ -34,7 +34,7 @@ class Ctx {
   readonly out = new Map<string, ParsedField>();
   readonly undo: Array<() => void> = [];
   private floatPaths?: Map<string, boolean>;
-  constructor(readonly m: IndexMapping, readonly id: string, readonly raw?: string) {}
+  constructor(readonly m: MappingView, readonly id: string, readonly raw?: string) {}
   add(def: FieldDef, v: FieldValue): void {
     let f = this.out.get(def.path);
     if (!f) this.out.set(def.path, (f = { def, values: [] }));
@@ -48,8 +48,8 @@ class Ctx {
   }
 }
 
-/** See IndexMapping.parse. */
-export function parseDocument(m: IndexMapping, source: unknown, id: string, raw?: string): ParsedDoc {
+/** See MappingView.parse. */
+export function parseDocument(m: MappingView, source: unknown, id: string, raw?: string): ParsedDoc {
   if (source === null || typeof source !== 'object' || Array.isArray(source)) {
     throw mapperParsing('failed to parse', new EsError('not_x_content_exception', 400, 'Compressor detection can only be called on some xcontent bytes or compressed xcontent bytes'));
   }

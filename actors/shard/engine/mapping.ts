@@ -1,55 +1,23 @@
-import { EsError } from '../../edge/esErrors';
+import { EsError } from '../../wire/esErrors';
 import type { FieldType } from './types';
 import { DEFAULT_DATE_FORMAT, dateFormatter, type DateFormatter } from './dates';
 import { parseDocument, type ParsedDoc } from './docParser';
+import { DEFAULT_DYNAMIC_DATE_FORMATS, mapperParsing, normDynamic, objectDef, leafDef, type Dynamic, type FieldDef, type MappingView } from './fieldDef';
 
-/** `dynamic` of the root or of an object: true adds fields, false ignores them, strict rejects the doc. */
-export type Dynamic = 'true' | 'false' | 'strict' | 'runtime';
-
-/** One mapped field (leaf, multi-field or object). */
-export interface FieldDef {
-  /** Full dotted path, e.g. `user.name` or `title.keyword`. */
-  readonly path: string;
-  readonly type: FieldType;
-  /** Mapping parameters echoed by `toJSON` (all but type/properties/fields). */
-  readonly params: Record<string, unknown>;
-  ignoreAbove?: number;
-  format?: string;
-  nullValue?: unknown;
-  scalingFactor?: number;
-  fielddata?: boolean;
-  /** Objects: `enabled: false` keeps the subtree in `_source` only. */
-  enabled?: boolean;
-  dynamic?: Dynamic;
-  /** Multi-fields (`fields`), keyed by leaf name. */
-  fields?: Map<string, FieldDef>;
-  /** Object children, keyed by leaf name. */
-  properties?: Map<string, FieldDef>;
-}
+export { NUMERIC_TYPES, DEFAULT_DYNAMIC_DATE_FORMATS, mapperParsing, objectDef, leafDef } from './fieldDef';
+export type { Dynamic, FieldDef } from './fieldDef';
 
 const LEAF_TYPES = new Set<FieldType>([
   'keyword', 'text', 'long', 'integer', 'short', 'byte', 'double', 'float', 'half_float', 'scaled_float',
   'unsigned_long', 'boolean', 'date', 'date_nanos',
 ]);
 
-/** Types whose doc values are numbers (slicing and numeric sort accept them). */
-export const NUMERIC_TYPES = new Set<FieldType>([
-  'long', 'integer', 'short', 'byte', 'double', 'float', 'half_float', 'scaled_float', 'unsigned_long', 'boolean', 'date', 'date_nanos',
-]);
-
-/** ES's default `dynamic_date_formats`. */
-export const DEFAULT_DYNAMIC_DATE_FORMATS = ['strict_date_optional_time', 'yyyy/MM/dd HH:mm:ss||yyyy/MM/dd||epoch_millis'];
-
-/** ES's 400 `mapper_parsing_exception`. */
-export const mapperParsing = (reason: string, causedBy?: EsError) =>
-  new EsError('mapper_parsing_exception', 400, reason, causedBy ? { causedBy } : {});
-
 /**
  * The mapping of one index, shared by all its shards: explicit fields from `PUT /idx` plus dynamic
  * additions made while parsing documents (ES rules: strings -> text + `.keyword`, ISO-looking
  * strings -> date, integers -> long, floats -> float, booleans, objects).
  */
-export class IndexMapping {
+export class IndexMapping implements MappingView {
   readonly root: FieldDef;
   dateDetection = true;
   numericDetection = false;
@@ -350,32 +318,6 @@ function checkMerge(cur: FieldDef, inc: FieldDef): void {
       }
     }
   }
-}
-
-function normDynamic(v: unknown): Dynamic | undefined {
-  if (v === undefined || v === null) return undefined;
-  const s = String(v);
-  return s === 'true' || s === 'false' || s === 'strict' || s === 'runtime' ? s : undefined;
-}
-
-/** An object field definition. */
-export function objectDef(path: string, params: Record<string, unknown>): FieldDef {
-  const def: FieldDef = { path, type: 'object', params, properties: new Map() };
-  const d = normDynamic(params.dynamic);
-  if (d) def.dynamic = d;
-  if (params.enabled === false || params.enabled === 'false') def.enabled = false;
-  return def;
-}
-
-/** A leaf field definition from its mapping parameters. */
-export function leafDef(path: string, type: FieldType, params: Record<string, unknown>): FieldDef {
-  const def: FieldDef = { path, type, params };
-  if (params.ignore_above !== undefined) def.ignoreAbove = Number(params.ignore_above);
-  if (params.format !== undefined) def.format = String(params.format);
-  if (params.null_value !== undefined) def.nullValue = params.null_value;
-  if (params.scaling_factor !== undefined) def.scalingFactor = Number(params.scaling_factor);
-  if (params.fielddata === true || params.fielddata === 'true') def.fielddata = true;
-  return def;
 }
 
 function propsJson(props: Map<string, FieldDef>): Record<string, unknown> {

@@ -1,4 +1,4 @@
-import { illegalArgument, validationFailed } from '../../edge/esErrors';
+import { illegalArgument, validationFailed } from '../../wire/esErrors';
 import { queryFromQ } from './queryDsl';
 import { notSupported, parseSearchBody, parseTrackTotalHits, type SearchBody } from './searchBody';
 import { parseSortParam } from './searchSort';

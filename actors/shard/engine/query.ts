@@ -3,10 +3,10 @@
  * read), evaluated by evaluate.ts. Supported: match_all, match_none, match, term, terms, range,
  * exists, ids, bool, constant_score.
  */
-import { EsError, parsingException } from '../../edge/esErrors';
+import { EsError, parsingException } from '../../wire/esErrors';
 import type { SearcherRef } from './types';
 import type { FieldDef } from './mapping';
-import type { ShardStore } from './shardStore';
+import type { StoreView } from './storeView';
 import { Bitset } from './bits';
 import { analyze, bm25, idf, normCache } from './analysis';
 import { KeywordColumn, NumericColumn, TextColumn, docFreq, forEachPosting, type NumVal, type PostingRef } from './columns';
@@ -17,7 +17,7 @@ import { numericRange, keywordRange, type Bound } from './ranges';
 
 /** What a query needs from its surroundings. */
 export interface QueryContext {
-  store: ShardStore;
+  store: StoreView;
   s: SearcherRef;
   /** Epoch millis used for `now` in date math. */
   now: number;

@@ -1,4 +1,4 @@
-import { EsError, illegalArgument } from '../../edge/esErrors';
+import { EsError, illegalArgument } from '../../wire/esErrors';
 import { didYouMean, isObject, Locator, tokenName, unknownField, type JsonPath } from './xcontent';
 
 /**

@@ -6,9 +6,9 @@
  *   (binary search), so a deep page costs about the same as the first;
  * - otherwise: one pass over the matches with a k-sized heap.
  */
-import { illegalArgument } from '../../edge/esErrors';
+import { illegalArgument } from '../../wire/esErrors';
 import type { DocValuesReader, SearcherRef, ShardHit, ShardQueryRequest, ShardQueryResult, SortValue } from './types';
-import type { ShardStore } from './shardStore';
+import type { StoreView } from './storeView';
 import { Bitset } from './bits';
 import { compileQuery, type QueryContext } from './query';
 import { evaluate } from './evaluate';
@@ -40,7 +40,7 @@ interface Candidates {
   forEach: (fn: (d: number) => void) => void;
 }
 
-function candidates(store: ShardStore, s: SearcherRef, bits: Bitset | null, range: [number, number], minScore: ((d: number) => boolean) | null): Candidates {
+function candidates(store: StoreView, s: SearcherRef, bits: Bitset | null, range: [number, number], minScore: ((d: number) => boolean) | null): Candidates {
   const [from, to] = range;
   const deletes = store.deletedCount(s) > 0;
   const accept = (d: number) => d >= from && d < to && (!bits || bits.has(d)) && (!deletes || store.visible(s, d)) && (!minScore || minScore(d));
@@ -57,7 +57,7 @@ function candidates(store: ShardStore, s: SearcherRef, bits: Bitset | null, rang
 }
 
 /** See ShardStore.query. */
-export function executeQuery(store: ShardStore, s: SearcherRef, req: ShardQueryRequest, opts: QueryOptions = {}): ShardQueryResult {
+export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRequest, opts: QueryOptions = {}): ShardQueryResult {
   const from = Math.max(0, req.from ?? 0);
   const size = Math.max(0, req.size ?? 10);
   const k = from + size;
@@ -121,7 +121,7 @@ export function executeQuery(store: ShardStore, s: SearcherRef, req: ShardQueryR
   return { totalHits, totalRelation, maxScore, hits, ...(aggs !== undefined ? { aggs } : {}) };
 }
 
-function checkWindow(store: ShardStore, req: ShardQueryRequest, from: number, size: number): void {
+function checkWindow(store: StoreView, req: ShardQueryRequest, from: number, size: number): void {
   if (!req.checkWindow) return;
   const max = store.settings().maxResultWindow;
   if (req.checkWindow === 'scroll') {
@@ -137,7 +137,7 @@ function checkWindow(store: ShardStore, req: ShardQueryRequest, from: number, si
   }
 }
 
-function countTotal(store: ShardStore, s: SearcherRef, c: Candidates, track: boolean | number, hasMinScore: boolean): { totalHits: number | null; totalRelation: 'eq' | 'gte' } {
+function countTotal(store: StoreView, s: SearcherRef, c: Candidates, track: boolean | number, hasMinScore: boolean): { totalHits: number | null; totalRelation: 'eq' | 'gte' } {
   if (track === false || (typeof track === 'number' && track < 0)) return { totalHits: null, totalRelation: 'eq' };
   const bound = track === true ? Infinity : track;
   let n: number;
@@ -161,7 +161,7 @@ function countTotal(store: ShardStore, s: SearcherRef, c: Candidates, track: boo
 const STOP = Symbol('stop');
 
 function collect(
-  store: ShardStore, s: SearcherRef, c: Candidates, keys: SortKey[] | null,
+  store: StoreView, s: SearcherRef, c: Candidates, keys: SortKey[] | null,
   afterOk: ((d: number) => boolean) | null, k: number, scoreOf: (d: number) => number,
 ): number[] {
   const primary = keys?.[0];
@@ -214,7 +214,7 @@ function walkDocOrder(c: Candidates, primary: SortKey, afterOk: ((d: number) => 
  * collect k hits plus the rest of the last tie run and sort those.
  */
 function walkSorted(
-  store: ShardStore, s: SearcherRef, c: Candidates, keys: SortKey[],
+  store: StoreView, s: SearcherRef, c: Candidates, keys: SortKey[],
   afterOk: ((d: number) => boolean) | null, k: number, cmp: (a: number, b: number) => number,
 ): number[] {
   const primary = keys[0];
@@ -244,7 +244,7 @@ function walkSorted(
 }
 
 /** See ShardStore.count. */
-export function executeCount(store: ShardStore, s: SearcherRef, query?: unknown): number {
+export function executeCount(store: StoreView, s: SearcherRef, query?: unknown): number {
   const ctx: QueryContext = { store, s, now: Date.now() };
   const { bits } = evaluate(compileQuery(query, ctx), ctx, false);
   const c = candidates(store, s, bits, [0, s.maxDoc], null);

@@ -1,4 +1,4 @@
-import { EsError, illegalArgument } from '../../edge/esErrors';
+import { EsError, illegalArgument } from '../../wire/esErrors';
 import { parseAggs } from './aggSpec';
 import { parseQuery, type Query } from './queryDsl';
 import { parseSort } from './searchSort';

@@ -1,4 +1,4 @@
-import { illegalArgument, type EsError } from '../../edge/esErrors';
+import { illegalArgument, type EsError } from '../../wire/esErrors';
 import type { SortSpec, SortValue } from './types';
 import { failedToParseField, isObject, Locator, tokenName, unknownField, type JsonPath } from './xcontent';
 

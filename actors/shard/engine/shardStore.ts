@@ -1,5 +1,5 @@
-import { EsError } from '../../edge/esErrors';
-import { parseJson } from '../../edge/json';
+import { EsError } from '../../wire/esErrors';
+import { parseJson } from '../../wire/json';
 import type {
   DocValuesReader, DocWrite, FieldType, LoggedOp, SearcherRef, ShardQueryRequest, ShardQueryResult, WriteOutcome,
 } from './types';
@@ -9,12 +9,9 @@ import { KeywordColumn, NumericColumn, TextColumn, columnFor, type Column } from
 import { grow, upperBoundF64 } from './bits';
 import { executeCount, executeQuery, type QueryOptions } from './search';
 import { SearchCaches } from './caches';
+import type { ShardSettings, StoreView } from './storeView';
 
-/** Index settings a shard consults at search time (read on every call, so they can change). */
-export interface ShardSettings {
-  maxResultWindow: number;
-  maxSlicesPerScroll: number;
-}
+export type { ShardSettings } from './storeView';
 
 /** Constructor options of a ShardStore. */
 export interface ShardStoreOptions {
@@ -75,7 +72,7 @@ const conflict = (reason: string): WriteOutcome => ({ ok: false, status: 409, er
  * inverted indexes. A searcher `{maxDoc, seqNo}` sees doc d iff d < maxDoc && deletedSeqNo[d] > seqNo,
  * so pinned searchers (PIT, scroll) cost nothing and never change.
  */
-export class ShardStore implements DocValuesReader {
+export class ShardStore implements StoreView {
   readonly index: string;
   readonly shardId: number;
   readonly mapping: IndexMapping;

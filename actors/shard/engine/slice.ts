@@ -5,9 +5,9 @@
  * - `field` (numeric doc values): floorMod(BitMixer.mix(first value), max) == id, missing -> slice 0.
  * Filters depend only on docs < maxDoc, so they are cached per (maxDoc, slice).
  */
-import { illegalArgument } from '../../edge/esErrors';
+import { illegalArgument } from '../../wire/esErrors';
 import type { LocalSlice, SearcherRef } from './types';
-import type { ShardStore } from './shardStore';
+import type { StoreView } from './storeView';
 import { Bitset, grow } from './bits';
 import { NumericColumn } from './columns';
 import { NUMERIC_TYPES } from './mapping';
@@ -17,7 +17,7 @@ import { bitMix, floorMod, javaStringHashCode } from './routing';
 export type SliceFilter = { bits: Bitset; range?: undefined } | { range: [number, number]; bits?: undefined } | null;
 
 /** Builds (or takes from cache) the filter of `slice` for searcher `s`; throws ES's shard errors. */
-export function sliceFilter(store: ShardStore, s: SearcherRef, slice: LocalSlice | undefined): SliceFilter {
+export function sliceFilter(store: StoreView, s: SearcherRef, slice: LocalSlice | undefined): SliceFilter {
   if (!slice) return null;
   const limit = store.settings().maxSlicesPerScroll;
   const requested = slice.requestMax ?? slice.max;
@@ -39,7 +39,7 @@ export function sliceFilter(store: ShardStore, s: SearcherRef, slice: LocalSlice
   return { bits: store.caches.slice(`f|${field}|${n}|${id}|${max}`, () => fieldSlice(store, field, n, id, max)) };
 }
 
-function checkField(store: ShardStore, field: string): void {
+function checkField(store: StoreView, field: string): void {
   const def = store.mapping.field(field);
   if (!def) throw illegalArgument(`field ${field} not found`);
   if (!NUMERIC_TYPES.has(def.type)) throw illegalArgument(`cannot load numeric doc values on ${field}`);
@@ -53,7 +53,7 @@ export function docRange(maxDoc: number, i: number, n: number): [number, number]
   return [start, start + q];
 }
 
-function idSlice(store: ShardStore, n: number, id: number, max: number): Bitset {
+function idSlice(store: StoreView, n: number, id: number, max: number): Bitset {
   const c = store.caches;
   if (c.idHashCount < n) {
     c.idHashes = grow(c.idHashes, n);
@@ -96,7 +96,7 @@ function rawLong(col: NumericColumn, d: number, scaling?: number): number | bigi
   }
 }
 
-function fieldSlice(store: ShardStore, field: string, n: number, id: number, max: number): Bitset {
+function fieldSlice(store: StoreView, field: string, n: number, id: number, max: number): Bitset {
   const def = store.mapping.field(field)!;
   const col = store.columns.get(def.path);
   const bits = new Bitset(n);

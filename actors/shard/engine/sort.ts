@@ -3,9 +3,9 @@
  * numeric_type, missing sentinels, format) and keyword fields; comparison of docs, the strictly-after
  * test for `search_after`, and the values printed in `hits[].sort`.
  */
-import { EsError, illegalArgument } from '../../edge/esErrors';
+import { EsError, illegalArgument } from '../../wire/esErrors';
 import type { SortSpec, SortValue } from './types';
-import type { ShardStore } from './shardStore';
+import type { StoreView } from './storeView';
 import { compareStrings } from './bits';
 import { KeywordColumn, NumericColumn, cmpNum, type NumVal } from './columns';
 import { floatValue } from './analysis';
@@ -30,7 +30,7 @@ export interface SortKey {
 
 /** Everything sorting needs beyond the store. */
 export interface SortEnv {
-  store: ShardStore;
+  store: StoreView;
   shardIndex: number;
   scoreOf: (doc: number) => number;
 }

@@ -1,4 +1,4 @@
-import { EsError, illegalArgument } from '../../edge/esErrors';
+import { EsError, illegalArgument } from '../../wire/esErrors';
 
 /**
  * ES time values (`scroll`, `keep_alive`, `timeout`, `fixed_interval`): `<n><unit>` with unit

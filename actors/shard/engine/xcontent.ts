@@ -1,4 +1,4 @@
-import { EsError, parsingException } from '../../edge/esErrors';
+import { EsError, parsingException } from '../../wire/esErrors';
 
 /**
  * Helpers for reproducing ES's request-parsing errors on already-parsed JSON: token names

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { IdCodec } from '../../../actors/edge/ids';
-import { EsError } from '../../../actors/edge/esErrors';
+import { EsError } from '../../../actors/wire/esErrors';
 
 const codec = new IdCodec(randomBytes(32));
 const ctx = '0190a1b2-c3d4-4e5f-8a9b-0c1d2e3f4a5b';

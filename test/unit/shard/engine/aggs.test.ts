@@ -1,8 +1,8 @@
 import { createAggregators, parseAggs, reduceAggs, renderAggs } from '../../../../actors/shard/engine/aggs';
 import { formatDate } from '../../../../actors/shard/engine/aggDates';
-import { EsError } from '../../../../actors/edge/esErrors';
+import { EsError } from '../../../../actors/wire/esErrors';
 import type { DocValuesReader, FieldType } from '../../../../actors/shard/engine/types';
-import { stringify, parseJson } from '../../../../actors/edge/json';
+import { stringify, parseJson } from '../../../../actors/wire/json';
 
 type Doc = Record<string, unknown>;
 

@@ -1,6 +1,6 @@
-import { EsError } from '../../../../actors/edge/esErrors';
+import { EsError } from '../../../../actors/wire/esErrors';
 import { IndexMapping } from '../../../../actors/shard/engine';
-import { parseJson } from '../../../../actors/edge/json';
+import { parseJson } from '../../../../actors/wire/json';
 
 const parse = (m: IndexMapping, src: string, id = '1') => m.parse(parseJson(src), id, src);
 const props = (m: IndexMapping) => (m.toJSON() as { properties?: Record<string, unknown> }).properties;

@@ -1,7 +1,7 @@
 import { parseSearchRequest, type SearchRequestContext } from '../../../../actors/shard/engine/parseSearch';
 import { parseSort, parseSortParam, withImplicitShardDoc } from '../../../../actors/shard/engine/searchSort';
 import { parseQuery, queryFromQ } from '../../../../actors/shard/engine/queryDsl';
-import { EsError, toErrorBody } from '../../../../actors/edge/esErrors';
+import { EsError, toErrorBody } from '../../../../actors/wire/esErrors';
 import type { SortSpec } from '../../../../actors/shard/engine/types';
 
 const plain: SearchRequestContext = { scroll: false, indicesInPath: true };

@@ -1,4 +1,4 @@
-import { EsError } from '../../../../actors/edge/esErrors';
+import { EsError } from '../../../../actors/wire/esErrors';
 import { ids, search, shardWith } from './engineFixture';
 
 const MAPPING = {

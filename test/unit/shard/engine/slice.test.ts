@@ -1,4 +1,4 @@
-import { EsError } from '../../../../actors/edge/esErrors';
+import { EsError } from '../../../../actors/wire/esErrors';
 import { bitMix, docRange, floorMod, javaStringHashCode, type LocalSlice } from '../../../../actors/shard/engine';
 import { sliceFilter } from '../../../../actors/shard/engine/slice';
 import { by, ids, search, shardWith } from './engineFixture';

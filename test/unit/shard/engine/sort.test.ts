@@ -1,4 +1,4 @@
-import { EsError } from '../../../../actors/edge/esErrors';
+import { EsError } from '../../../../actors/wire/esErrors';
 import type { SortSpec, SortValue } from '../../../../actors/shard/engine';
 import { by, ids, search, shardWith, sorts } from './engineFixture';
 

@@ -1,6 +1,6 @@
 import { filterSource, parseSourceBody, parseSourceParams, type SourceFilter } from '../../../../actors/shard/engine/sourceFilter';
 import { Locator } from '../../../../actors/shard/engine/xcontent';
-import type { EsError } from '../../../../actors/edge/esErrors';
+import type { EsError } from '../../../../actors/wire/esErrors';
 
 const f = (includes: string[], excludes: string[] = []): SourceFilter => ({ fetch: true, includes, excludes });
 const DOC = '{"user":{"name":"kim","id":9223372036854775807,"tags":["a","b"]},"age":1.50,"obj":{},"list":[{"x":1,"y":2},{"y":3},4],"z":null}';

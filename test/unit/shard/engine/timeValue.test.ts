@@ -1,5 +1,5 @@
 import { formatTimeValue, keepAliveTooLarge, parseTimeValue } from '../../../../actors/shard/engine/timeValue';
-import { EsError } from '../../../../actors/edge/esErrors';
+import { EsError } from '../../../../actors/wire/esErrors';
 
 function failure(v: string, name = 'scroll'): EsError {
   try {
