@@ -11,7 +11,7 @@ import { bootstrapElastic } from './bootstrap';
 import { defaultChallenges, securityDisabled } from './errors';
 import { readFactCheckpoint, writeFactCheckpoint } from './factCheckpoint';
 import { FactLog, type InvalidateMessage } from './factLog';
-import { algorithmFromSetting, CacheDigest } from './hashing';
+import { CacheDigest, storedHashAlgorithm } from './hashing';
 import { TokenService } from './oauth2Tokens';
 import { ownerOf, sameOwner } from './ownership';
 import { RealmChain } from './realms/realmChain';
@@ -100,8 +100,10 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   // No HTTP TLS here, so the token service is on unless disabled (ES ties its default to TLS).
   const tokensEnabled = st.bool(`${PREFIX}token.enabled`, true);
   const apiKeysEnabled = st.bool(`${PREFIX}api_key.enabled`, true);
-  const passwordAlgorithm = algorithmFromSetting(st.str(`${PREFIX}password_hashing.algorithm`, 'pbkdf2'), 'pbkdf2');
-  const serviceTokenAlgorithm = algorithmFromSetting(st.str(`${PREFIX}service_token_hashing.algorithm`, 'pbkdf2_stretch'), 'pbkdf2_stretch');
+  // Unknown names stop the start (as ES refuses to start); ES's default for passwords is bcrypt, ours
+  // PBKDF2 (native, on the libuv pool; bcrypt here is pure JavaScript on a worker thread).
+  const passwordAlgorithm = storedHashAlgorithm(st.str(`${PREFIX}password_hashing.algorithm`, 'pbkdf2'), `${PREFIX}password_hashing.algorithm`);
+  const serviceTokenAlgorithm = storedHashAlgorithm(st.str(`${PREFIX}service_token_hashing.algorithm`, 'pbkdf2_stretch'), `${PREFIX}service_token_hashing.algorithm`);
 
   let tokens!: TokenService;
   let apiKeys!: ApiKeyService;
