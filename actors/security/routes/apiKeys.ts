@@ -1,6 +1,7 @@
 import { validationFailed } from '../../wire/esErrors';
 import type { EsRequest, Router } from '../../edge/router';
-import { isOwnRequest, queryKeys, renderKey, selectKeys, validateSelector, type KeySelector } from '../apiKeyViews';
+import { queryKeys } from '../apiKeyQuery';
+import { isOwnRequest, renderKey, selectKeys, validateSelector, type KeySelector } from '../apiKeyViews';
 import { authorize, isClusterActionAllowed } from '../authorization';
 import { featureNotEnabled, forbidden, unauthorized } from '../errors';
 import { authOf, bodyOf, descriptorsOf, type SecurityServices } from '../services';
