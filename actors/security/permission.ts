@@ -1,5 +1,6 @@
 import type { RoleDescriptor } from './roleDescriptor';
-import { implies, patternCovers, patternsRegExp, resolvePrivilege, type PrivilegeDef } from './privileges';
+import { subsetOf } from './actionSets';
+import { patternCovers, patternsRegExp, resolvePrivilege, type PrivilegeDef } from './privileges';
 
 /**
  * What a set of role descriptors allows, compiled for fast checks: cluster actions by pattern, index
@@ -156,10 +157,16 @@ export function checkIndicesAction(p: Permission, action: string): boolean {
   return remember(p, key, v);
 }
 
+/**
+ * ES Role.grants(ClusterPrivilege): a role's plain cluster privileges form one merged automaton (each
+ * privilege's actions minus its exclusions), so `[manage, manage_security, delegate_pki]` implies
+ * `all`; manage_own_api_key is a separate check that only implies itself.
+ */
 function roleHasCluster(p: RolePermission, name: string): boolean {
   const want = resolvePrivilege('cluster', name);
   if (!want) return false;
-  return p.cluster.some((g) => implies(g.def, want)) || (want.include.length > 0 && want.include.every((a) => !a.includes('*') && roleCluster(p, a, false)));
+  if (want.ownApiKeysOnly) return p.cluster.some((g) => g.def.ownApiKeysOnly);
+  return subsetOf(want, p.cluster.filter((g) => !g.def.ownApiKeysOnly).map((g) => g.def));
 }
 
 /** `_has_privileges` for a cluster privilege name. */
@@ -176,10 +183,9 @@ function groupCoversName(g: IndexGroup, requested: string): boolean {
 function roleHasIndex(p: RolePermission, index: string, name: string): boolean {
   const want = resolvePrivilege('index', name);
   if (!want) return false;
+  // ES IndicesPermission.checkResourcePrivileges: the union of the groups covering the name
   const covering = p.groups.filter((g) => groupCoversName(g, index));
-  if (!covering.length) return want.include.length === 0;
-  const union: PrivilegeDef = { include: covering.flatMap((g) => g.defs.flatMap((d) => d.include)) };
-  return implies(union, want);
+  return subsetOf(want, covering.flatMap((g) => g.defs));
 }
 
 /** `_has_privileges` for an index privilege name on an index name or pattern. */
