@@ -17,6 +17,7 @@ import { ownerOf, sameOwner } from './ownership';
 import { RealmChain } from './realms/realmChain';
 import { RoleStore } from './roleStore';
 import { apiKeyRoutes } from './routes/apiKeys';
+import { privilegeRoutes } from './routes/privileges';
 import { roleRoutes } from './routes/roles';
 import { serviceAccountRoutes } from './routes/serviceAccounts';
 import { tokenRoutes } from './routes/tokens';
@@ -73,7 +74,7 @@ function tokenTimeout(ctx: NodeContext): number {
 function disabledModule(router: Router): SecurityModule {
   const stub = { add: (m: string | string[], p: string) => router.add(m, p, () => { throw securityDisabled(); }, { kind: 'none' }) } as unknown as Router;
   const none = {} as SecurityServices;
-  for (const f of [userRoutes, roleRoutes, tokenRoutes, apiKeyRoutes, serviceAccountRoutes]) f(stub, none);
+  for (const f of [userRoutes, roleRoutes, privilegeRoutes, tokenRoutes, apiKeyRoutes, serviceAccountRoutes]) f(stub, none);
   stub.add('GET', '/_security/_authenticate', () => ({}));
   return {
     enabled: false,
@@ -130,6 +131,7 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
     else if (m.kind === 'user') for (const u of m.ids) realms.forget(u);
     else if (m.kind === 'role') {
       tokens.clearCache();
+      apiKeys.clearCache();
       realms.clearJwtCaches();
     }
   };
@@ -143,8 +145,10 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   apiKeys = new ApiKeyService(facts, roles, digest, apiKeysEnabled, now);
   const files = new FileServiceTokens(ctx.configDir, () => serviceAccounts?.fileReloaded());
   serviceAccounts = new ServiceAccountService(facts, roles, files, digest, serviceTokenAlgorithm, now);
+  // Cached authentications hold compiled permissions: a role or application privilege change drops them.
   roles.onChange(() => {
     tokens.clearCache();
+    apiKeys.clearCache();
     realms.clearJwtCaches();
   });
   users.onChange((u) => realms.forget(u));
@@ -178,6 +182,7 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   r.add('GET', '/_security/_authenticate', (req) => ({ body: renderAuthentication(authOf(req)) }), { kind: 'none' });
   userRoutes(r, services);
   roleRoutes(r, services);
+  privilegeRoutes(r, services);
   tokenRoutes(r, services);
   apiKeyRoutes(r, services);
   serviceAccountRoutes(r, services);

@@ -1,5 +1,6 @@
 import type { RoleDescriptor } from './roleDescriptor';
 import { subsetOf } from './actionSets';
+import { compileApplications, grantsApplication, type AppEntry, type StoredAppPrivileges } from './appPrivileges';
 import { patternCovers, patternsRegExp, resolvePrivilege, type PrivilegeDef } from './privileges';
 
 /**
@@ -30,6 +31,8 @@ export interface RolePermission {
   clusterNames: string[];
   cluster: ClusterGrant[];
   groups: IndexGroup[];
+  /** Application privileges, resolved against the stored ones when compiled. */
+  apps: AppEntry[];
   /** The descriptors it was built from (for `_privileges` and API key `limited_by`). */
   descriptors: Record<string, RoleDescriptor>;
   /** Memo of index checks: `action\0index` → allowed. */
@@ -68,8 +71,13 @@ export function indexNamesRegExp(patterns: string[]): RegExp {
   return new RegExp(`^(?:${parts.join('|')})$`);
 }
 
-/** Compiles role descriptors (already validated) into a permission. */
-export function compileRoles(descriptors: Record<string, RoleDescriptor>): RolePermission {
+const NO_STORED: StoredAppPrivileges = new Map();
+
+/**
+ * Compiles role descriptors (already validated) into a permission; application privilege names are
+ * resolved against `stored` (the role store recompiles on every change).
+ */
+export function compileRoles(descriptors: Record<string, RoleDescriptor>, stored: StoredAppPrivileges = NO_STORED): RolePermission {
   const cluster: ClusterGrant[] = [];
   const clusterNames = new Set<string>();
   const groups: IndexGroup[] = [];
@@ -97,6 +105,10 @@ export function compileRoles(descriptors: Record<string, RoleDescriptor>): RoleP
     clusterNames: [...clusterNames],
     cluster,
     groups,
+    apps: compileApplications(
+      Object.values(descriptors).flatMap((rd) => rd.applications ?? []),
+      stored,
+    ),
     descriptors,
     memo: new Map(),
   };
@@ -192,4 +204,14 @@ function roleHasIndex(p: RolePermission, index: string, name: string): boolean {
 export function hasIndexPrivilege(p: Permission, index: string, name: string): boolean {
   if (p.kind === 'role') return roleHasIndex(p, index, name);
   return (!p.own || roleHasIndex(p.own, index, name)) && roleHasIndex(p.limitedBy, index, name);
+}
+
+/**
+ * `_has_privileges` for an application privilege (a stored name or an action pattern) on a resource
+ * (ES Role.checkApplicationResourcePrivileges; an API key needs it from both its descriptors and its
+ * owner's). Nothing not granted is ever true.
+ */
+export function hasApplicationPrivilege(p: Permission, application: string, resource: string, privilege: string, stored: StoredAppPrivileges): boolean {
+  if (p.kind === 'role') return grantsApplication(p.apps, application, resource, privilege, stored);
+  return (!p.own || grantsApplication(p.own.apps, application, resource, privilege, stored)) && grantsApplication(p.limitedBy.apps, application, resource, privilege, stored);
 }

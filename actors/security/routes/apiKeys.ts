@@ -119,6 +119,21 @@ export function apiKeyRoutes(router: Router, s: SecurityServices): void {
     { kind: 'handler' },
   );
 
+  // ES RestClearApiKeyCacheAction (ClearSecurityCacheAction): drops cached verifications, here and
+  // (through the role broadcast) on every other node.
+  router.add(
+    'POST',
+    '/_security/api_key/{ids}/_clear_cache',
+    (req) => {
+      const ids = req.params.ids.split(',').map((x) => x.trim()).filter(Boolean);
+      s.apiKeys.clearCache(ids.includes('*') ? undefined : ids);
+      s.facts.broadcastInvalidate('role', ['_api_key_cache']);
+      const n = s.ctx.node;
+      return { body: { _nodes: { total: 1, successful: 1, failed: 0 }, cluster_name: n.clusterName, nodes: { [n.id]: { name: n.name } } } };
+    },
+    { kind: 'cluster', action: 'cluster:admin/xpack/security/cache/clear' },
+  );
+
   const query = (req: EsRequest) => {
     enabled();
     const caller = authOf(req);
