@@ -10,7 +10,7 @@ import { FactHub, type Resolver } from './factHub';
 import { openFeed, parseFeedFilters, AGGREGATES } from './feed';
 import { credentialHistory, logBounds, openContextsSeries, stateAt, timeParam } from './history';
 import { LastUse, recordingGate } from './lastUse';
-import { SECURITY_HEADERS, staticRoutes } from './static';
+import { addPublic, SECURITY_HEADERS, staticRoutes } from './static';
 import { clusterView, contextsView, credentialsView, localShardCopies, ServiceTokenIndex, type ShardCopySource } from './views';
 
 export { LastUse } from './lastUse';
@@ -78,6 +78,8 @@ export function startConsole(router: Router, s: PagingServices, security: Securi
   const api = (path: string) => `/_console/api/${path}`;
 
   staticRoutes(router);
+  // Public like the page: whether to ask for credentials at all (ES tells as much with a 401 on any route).
+  addPublic(router, api('security'), () => json({ enabled: !!gate }));
 
   router.add('GET', api('session'), (req) => {
     const a = req.auth as Authentication | undefined;

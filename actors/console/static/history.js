@@ -5,6 +5,8 @@ import { renderChart } from './chart.js';
 
 export function createHistory(ctx) {
   const { call } = ctx.api;
+  /** Listeners on the page's fixed elements end with the session (ctx.signal), not with the page. */
+  const on = (el, type, fn) => el.addEventListener(type, fn, { signal: ctx.signal });
   const access = ctx.session.access;
   let bounds = null;
   let asOfController = null;
@@ -14,7 +16,7 @@ export function createHistory(ctx) {
   // ---------- timeline ----------
 
   const tform = $('timeline-form');
-  tform.addEventListener('submit', (ev) => {
+  on(tform, 'submit', (ev) => {
     ev.preventDefault();
     const id = tform.elements.id.value.trim();
     if (id) void openTimeline(tform.elements.aggregate.value, id);
@@ -116,23 +118,23 @@ export function createHistory(ctx) {
     slider.title = label;
   }
 
-  slider.addEventListener('input', () => {
+  on(slider, 'input', () => {
     const iso = new Date(Number(slider.value)).toISOString();
     timeInput.value = iso;
     slider.setAttribute('aria-valuetext', iso);
     clearTimeout(debounce);
     debounce = setTimeout(() => void loadState(slider.value), 300);
   });
-  aform.addEventListener('submit', (ev) => {
+  on(aform, 'submit', (ev) => {
     ev.preventDefault();
     void loadState(timeInput.value.trim() || 'now');
   });
-  $('asof-now').addEventListener('click', async () => {
+  on($('asof-now'), 'click', async () => {
     await loadBounds();
     slider.value = slider.max;
     void loadState('now');
   });
-  $('asof-ended').addEventListener('change', () => void loadState(timeInput.value.trim() || 'now'));
+  on($('asof-ended'), 'change', () => void loadState(timeInput.value.trim() || 'now'));
 
   async function loadState(at) {
     asOfController?.abort();
@@ -171,11 +173,11 @@ export function createHistory(ctx) {
   $('chart-denied').hidden = access.monitor;
   $('chart').hidden = !access.monitor;
   cform.hidden = !access.monitor;
-  cform.addEventListener('submit', (ev) => {
+  on(cform, 'submit', (ev) => {
     ev.preventDefault();
     void loadChart();
   });
-  cform.elements.range.addEventListener('change', () => void loadChart());
+  on(cform.elements.range, 'change', () => void loadChart());
 
   async function loadChart() {
     if (!access.monitor) return;

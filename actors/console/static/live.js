@@ -8,6 +8,8 @@ const TIMELINE_KINDS = new Set(['scroll', 'pit', 'apikey', 'token', 'servicetoke
 
 export function createLive(ctx) {
   const { stream, ApiError } = ctx.api;
+  /** Listeners on the page's fixed elements end with the session (ctx.signal), not with the page. */
+  const on = (el, type, fn) => el.addEventListener(type, fn, { signal: ctx.signal });
   const entries = [];
   let received = 0;
   let paused = false;
@@ -18,17 +20,19 @@ export function createLive(ctx) {
 
   const form = $('feed-filters');
   const select = form.elements.aggregate;
-  for (const a of ctx.session.aggregates) select.append(h('option', { value: a }, a));
-  form.addEventListener('input', () => render());
-  form.addEventListener('submit', (ev) => ev.preventDefault());
+  replace(select, h('option', { value: '' }, 'all'), ctx.session.aggregates.map((a) => h('option', { value: a }, a)));
+  on(form, 'input', () => render());
+  on(form, 'submit', (ev) => ev.preventDefault());
   const pause = $('feed-pause');
-  pause.addEventListener('click', () => {
+  pause.setAttribute('aria-pressed', 'false');
+  setText(pause, 'Pause');
+  on(pause, 'click', () => {
     paused = !paused;
     pause.setAttribute('aria-pressed', String(paused));
     setText(pause, paused ? 'Resume' : 'Pause');
     if (!paused) render();
   });
-  $('feed-clear').addEventListener('click', () => {
+  on($('feed-clear'), 'click', () => {
     entries.length = 0;
     render();
   });

@@ -8,6 +8,8 @@ const TICK_MS = 250;
 
 export function createNow(ctx) {
   const { call } = ctx.api;
+  /** Listeners on the page's fixed elements end with the session (ctx.signal), not with the page. */
+  const on = (el, type, fn) => el.addEventListener(type, fn, { signal: ctx.signal });
   const access = ctx.session.access;
   let contexts = null;
   let creds = null;
@@ -44,8 +46,8 @@ export function createNow(ctx) {
   }
 
   const filterForm = $('context-filters');
-  filterForm.addEventListener('input', () => contexts && renderContexts());
-  filterForm.addEventListener('submit', (ev) => ev.preventDefault());
+  on(filterForm, 'input', () => contexts && renderContexts());
+  on(filterForm, 'submit', (ev) => ev.preventDefault());
 
   function contextFilter() {
     const f = filterForm.elements;
@@ -87,7 +89,7 @@ export function createNow(ctx) {
   }
 
   function createContextRow(c) {
-    const bar = h('div', { class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-label': 'Keep-alive left' }, h('span', { class: 'fill' }), h('span', { class: 'label' }));
+    const bar = h('div', { class: 'ka' }, h('div', { class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-label': 'Keep-alive left' }, h('span', { class: 'fill' })), h('span', { class: 'label', 'aria-hidden': 'true' }));
     const timeline = h('button', { type: 'button' }, 'Timeline');
     timeline.addEventListener('click', () => ctx.openTimeline('context', c.id));
     return h('tr', { 'data-id': c.id, 'data-kind': c.kind },
@@ -117,14 +119,14 @@ export function createNow(ctx) {
       setText(tr.children[3], duration(now - Number(tr.dataset.created)));
       const bar = tr.querySelector('.bar');
       const fill = bar.firstChild;
-      const label = bar.lastChild;
+      const label = bar.nextSibling;
       bar.setAttribute('aria-valuemax', String(Math.round(ka / 1000)));
       if (exp === null) {
         bar.className = 'bar inuse';
         fill.style.width = '100%';
         bar.setAttribute('aria-valuenow', String(Math.round(ka / 1000)));
         bar.setAttribute('aria-valuetext', 'in use: the keep-alive restarts when the search is done');
-        setText(label, `in use · ${duration(ka)}`);
+        setText(label, 'in use');
         continue;
       }
       const left = Math.max(0, exp - now);
@@ -133,7 +135,7 @@ export function createNow(ctx) {
       fill.style.width = `${(frac * 100).toFixed(1)}%`;
       bar.setAttribute('aria-valuenow', String(Math.ceil(left / 1000)));
       bar.setAttribute('aria-valuetext', `${duration(left)} of ${duration(ka)} left`);
-      setText(label, left > 0 ? `${duration(left)} of ${duration(ka)}` : 'expiring…');
+      setText(label, left > 0 ? `${duration(left)} / ${duration(ka)}` : 'expiring…');
       tr.classList.toggle('ending', left === 0);
       if (left === 0) ending = true;
     }
@@ -153,8 +155,8 @@ export function createNow(ctx) {
   }
 
   const keyForm = $('key-filters');
-  keyForm.addEventListener('input', () => creds && renderCredentials());
-  keyForm.addEventListener('submit', (ev) => ev.preventDefault());
+  on(keyForm, 'input', () => creds && renderCredentials());
+  on(keyForm, 'submit', (ev) => ev.preventDefault());
 
   const since = (ms) => (ms === null ? 'never on this node' : `${duration(Date.now() + offset - ms)} ago`);
   const until = (ms) => (ms === null ? 'never' : time(ms, ms > Date.now() + offset ? `in ${duration(ms - Date.now() - offset)}` : `${duration(Date.now() + offset - ms)} ago`));
@@ -165,7 +167,7 @@ export function createNow(ctx) {
     const keys = creds.api_keys.keys.filter((k) => (all || k.status === 'active') && (!owner || ownerLabel(k.owner).toLowerCase().includes(owner)));
     syncRows($('keys-rows'), keys, (k) => k.id, (k) => h('tr', { 'data-id': k.id }, h('td', {}), h('td', {}), h('td', {}), h('td', {}), h('td', {}), h('td', {}), h('td', {})), (tr, k) => {
       const c = tr.children;
-      replace(c[0], k.name, h('br'), h('code', { title: 'API key id' }, k.id));
+      replace(c[0], k.name, h('br'), h('code', { class: 'id', title: 'API key id' }, k.id));
       setText(c[1], ownerLabel(k.owner));
       replace(c[2], time(k.creation));
       replace(c[3], until(k.expiration));

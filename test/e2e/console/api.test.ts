@@ -306,3 +306,29 @@ describe('cluster', () => {
     expect(r.json.unassigned).toContainEqual({ index: 'books', shard: 0, primary: false, state: 'UNASSIGNED', node: null });
   });
 });
+
+describe('with security disabled', () => {
+  it('needs no login: the page is told so, and every view is open', async () => {
+    const { startTestNode } = await import('../../support/node');
+    const open = await startTestNode({ security: false });
+    try {
+      const sec = await fetch(`${open.url}/_console/api/security`).then((r) => r.json());
+      expect(sec).toEqual({ enabled: false });
+      const session = await fetch(`${open.url}/_console/api/session`).then((r) => r.json());
+      expect(session.user).toBeNull();
+      expect(session.access).toEqual({ monitor: true, api_keys: 'all', tokens: true, service_tokens: true, users: true });
+      const contexts = await fetch(`${open.url}/_console/api/contexts`);
+      expect(contexts.status).toBe(200);
+      const creds = await fetch(`${open.url}/_console/api/credentials`).then((r) => r.json());
+      expect(creds.api_keys).toEqual({ visible: 'none', total: 0, keys: [] });
+    } finally {
+      await open.stop();
+    }
+  });
+
+  it('tells a secured node apart without credentials', async () => {
+    const r = await n.as(undefined, 'GET', '/_console/api/security');
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ enabled: true });
+  });
+});
