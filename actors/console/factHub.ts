@@ -22,6 +22,7 @@ export interface Resolver {
 }
 
 const MAX_REMEMBERED = 50_000;
+const RECENT_IDS = 4096;
 
 /**
  * One core NATS subscription on `es.v1.evt.>` for every console feed of this node (started with the
@@ -35,6 +36,8 @@ export class FactHub {
   private readonly listeners = new Set<(f: HubFact) => void>();
   /** aggregate id -> owner and indices, from creation facts (bounded, oldest dropped first). */
   private readonly known = new Map<string, { owner?: Owner; indices: string[] }>();
+  /** Envelope ids of the latest facts (duplicates are dropped). */
+  private readonly seen = new Set<string>();
 
   constructor(private readonly nc: NatsConnection, private readonly resolver: Resolver, private readonly log: Logger) {}
 
@@ -64,6 +67,10 @@ export class FactHub {
           this.log.warn({ subject: msg.subject, err: (x as Error).message }, 'console: not a fact');
           return;
         }
+        // A publish retried after a lost ack reaches core subscribers twice (JetStream stores it once).
+        if (this.seen.has(e.id)) return;
+        this.seen.add(e.id);
+        if (this.seen.size > RECENT_IDS) this.seen.delete(this.seen.values().next().value as string);
         const f = { envelope: e, view: factView(e, this.resolve(e)) };
         for (const l of this.listeners) {
           try {

@@ -16,10 +16,42 @@ export const MAX_STATE_ROWS = 1000;
 /** A time parameter the way `npm run replay --at` reads it (ISO-8601, epoch ms, `now`, `-15m`); 400 otherwise. */
 export function timeParam(name: string, v: string | undefined, fallback: number, now = Date.now()): number {
   if (v === undefined || v === '') return fallback;
+  let t: number;
   try {
-    return parseTime(v, now);
+    t = parseTime(v, now);
   } catch {
-    throw illegalArgument(`failed to parse [${name}] with value [${v}]: use ISO-8601, epoch milliseconds, now, or -<n><ms|s|m|h|d>`);
+    t = NaN;
+  }
+  // ECMAScript dates end at ±8.64e15 ms.
+  if (!Number.isFinite(t) || Math.abs(t) > 8.64e15) {
+    throw illegalArgument(`failed to parse [${name}] with value [${v.slice(0, 100)}]: use ISO-8601, epoch milliseconds, now, or -<n><ms|s|m|h|d>`);
+  }
+  return t;
+}
+
+/**
+ * Folds that read the whole log run at most `max` at a time on this node; a few more wait, the rest
+ * get ES's 429 (a slider dragged over a million-fact log must not start a read per position).
+ */
+export class FoldGate {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+  constructor(private readonly max = 2, private readonly queue = 4) {}
+
+  async run<T>(fold: () => Promise<T>): Promise<T> {
+    if (this.running >= this.max) {
+      if (this.waiting.length >= this.queue) {
+        throw new EsError('es_rejected_execution_exception', 429, `rejected console fold: ${this.running} running and ${this.waiting.length} waiting on this node`);
+      }
+      await new Promise<void>((r) => this.waiting.push(r));
+    } else this.running++;
+    try {
+      return await fold();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
   }
 }
 

@@ -8,7 +8,7 @@ import type { Authentication } from '../security/types';
 import { accessOf, ACTIONS, renderAccess, type Access } from './access';
 import { FactHub, type Resolver } from './factHub';
 import { openFeed, parseFeedFilters, AGGREGATES } from './feed';
-import { credentialHistory, logBounds, openContextsSeries, stateAt, timeParam } from './history';
+import { credentialHistory, FoldGate, logBounds, openContextsSeries, stateAt, timeParam } from './history';
 import { LastUse, recordingGate } from './lastUse';
 import { addPublic, SECURITY_HEADERS, staticRoutes } from './static';
 import { clusterView, contextsView, credentialsView, localShardCopies, ServiceTokenIndex, type ShardCopySource } from './views';
@@ -73,6 +73,7 @@ export function startConsole(router: Router, s: PagingServices, security: Securi
   const serviceTokens = new ServiceTokenIndex(nc);
   const copies = opts.shardCopies ?? localShardCopies(s);
   const maxFeeds = opts.maxFeeds ?? 100;
+  const folds = new FoldGate();
   const access = (req: EsRequest): Access => accessOf(req.auth);
   const none = { kind: 'none' as const };
   const api = (path: string) => `/_console/api/${path}`;
@@ -110,7 +111,7 @@ export function startConsole(router: Router, s: PagingServices, security: Securi
     const at = timeParam('at', req.query.at, now, now);
     const aggregate = req.query.aggregate || undefined;
     if (aggregate && !(AGGREGATES as readonly string[]).includes(aggregate)) throw illegalArgument(`unknown aggregate [${aggregate.slice(0, 50)}]`);
-    return json(await stateAt(nc, at, access(req), { ended: boolParam(req.query.ended), aggregate }));
+    return json(await folds.run(() => stateAt(nc, at, access(req), { ended: boolParam(req.query.ended), aggregate })));
   }, none);
 
   router.add('GET', api('chart'), async (req) => {
@@ -119,7 +120,7 @@ export function startConsole(router: Router, s: PagingServices, security: Securi
     const from = timeParam('from', req.query.from, to - 3_600_000, now);
     if (!(from < to)) throw illegalArgument(`[from] must be before [to]`);
     const buckets = intParam(req.query, 'buckets', 60, 1, 500);
-    return json(await openContextsSeries(nc, { from, to, buckets }));
+    return json(await folds.run(() => openContextsSeries(nc, { from, to, buckets })));
   }, { kind: 'cluster', action: ACTIONS.chart });
 
   router.add('GET', api('cluster'), () => json(clusterView(s, copies)), { kind: 'cluster', action: ACTIONS.cluster });

@@ -58,7 +58,9 @@ export function contextsView(s: PagingServices, now = Date.now()) {
     now,
     node,
     limit: { setting: 'search.max_open_scroll_context', max, open_scroll_shard_contexts: open },
-    contexts: live.sort((a, b) => a.createdAt - b.createdAt).map((rec) => contextRow(s.contexts, rec, node, now)),
+    total: live.length,
+    // The oldest first: a leak shows as old contexts that stay.
+    contexts: live.sort((a, b) => a.createdAt - b.createdAt).slice(0, MAX_ROWS).map((rec) => contextRow(s.contexts, rec, node, now)),
     owners: [...owners.values()]
       .map((o) => ({ ...o, share: max > 0 ? o.scroll_shard_contexts / max : 0 }))
       .sort((a, b) => b.scroll_shard_contexts - a.scroll_shard_contexts || b.pits - a.pits),

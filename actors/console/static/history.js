@@ -82,7 +82,9 @@ export function createHistory(ctx) {
       h('li', { 'data-type': st.type },
         h('strong', {}, st.type), ' ', h('span', { class: 'meta' }, '#', st.seq, ' · ', time(st.time)),
         st.detail.length || st.correlation ? h('div', { class: 'meta' }, [...st.detail.map(([k, v]) => `${k} ${v}`), ...(st.correlation ? [`X-Opaque-Id ${st.correlation}`] : [])].join(' · ')) : '')));
-    replace(box, h('h3', { 'data-id': t.id }, t.title, ' ', badge(t.status)), lifeline(t), dl, steps);
+    const heading = h('h3', { 'data-id': t.id, tabindex: '-1' }, t.title, ' ', badge(t.status));
+    replace(box, heading, lifeline(t), dl, steps);
+    heading.focus(); // keyboard and screen-reader users land on what they asked for
   }
 
   /** The life as a line: one mark per fact, running on to now while it is still open. */

@@ -17,6 +17,8 @@ export function createLive(ctx) {
   let controller = null;
   let stopped = false;
   let retryMs = 1000;
+  let fresh = []; // received since the last draw
+  let flushing = null;
 
   const form = $('feed-filters');
   const select = form.elements.aggregate;
@@ -82,6 +84,7 @@ export function createLive(ctx) {
 
   function render() {
     if (!visible || paused) return;
+    fresh = []; // drawn below with the rest
     const shown = entries.filter(filter()).slice(0, SHOW);
     replace($('feed'), shown.map(item));
     const empty = $('feed-empty');
@@ -89,19 +92,28 @@ export function createLive(ctx) {
     setText(empty, entries.length ? 'No fact matches the filters.' : 'No facts yet: they appear here as they happen. You see the facts your privileges allow (contexts need monitor).');
   }
 
+  // Facts are drawn at most every 100 ms: a burst of thousands costs one DOM update, not thousands.
   function add(e) {
     entries.unshift(e);
     if (entries.length > KEEP) entries.length = KEEP;
     received++;
-    setText($('live-count'), received);
     ctx.fact(e);
+    fresh.push(e);
+    flushing ??= setTimeout(flush, 100);
+  }
+
+  function flush() {
+    flushing = null;
+    const batch = fresh;
+    fresh = [];
+    setText($('live-count'), received);
     if (!visible || paused) return;
-    if (filter()(e)) {
-      const list = $('feed');
-      list.prepend(item(e));
-      while (list.children.length > SHOW) list.lastChild.remove();
-      $('feed-empty').hidden = true;
-    }
+    const shown = batch.filter(filter()).slice(-SHOW);
+    if (!shown.length) return;
+    const list = $('feed');
+    list.prepend(...shown.reverse().map(item));
+    while (list.children.length > SHOW) list.lastChild.remove();
+    $('feed-empty').hidden = true;
   }
 
   async function connect() {
@@ -150,6 +162,7 @@ export function createLive(ctx) {
     stop() {
       stopped = true;
       controller?.abort();
+      clearTimeout(flushing);
     },
     onFact() {},
   };

@@ -85,6 +85,8 @@ export function createNow(ctx) {
     const empty = $('contexts-empty');
     empty.hidden = shown.length > 0;
     setText(empty, contexts.contexts.length ? 'No open context matches the filters.' : 'No open scroll contexts or PITs on this node.');
+    const more = contexts.total - contexts.contexts.length;
+    setText($('contexts-more'), more > 0 ? `Showing the oldest ${contexts.contexts.length} of ${contexts.total} open contexts; the filters apply to these.` : '\u00a0');
     tick();
   }
 
@@ -178,6 +180,8 @@ export function createNow(ctx) {
     const keysEmpty = $('keys-empty');
     keysEmpty.hidden = keys.length > 0;
     setText(keysEmpty, creds.api_keys.total ? 'No API key matches the filters.' : access.api_keys === 'own' ? 'You own no API keys.' : 'No API keys.');
+    const moreKeys = creds.api_keys.total - creds.api_keys.keys.length;
+    setText($('keys-more'), moreKeys > 0 ? `Showing the newest ${creds.api_keys.keys.length} of ${creds.api_keys.total} API keys; the filters apply to these.` : '\u00a0');
 
     const pairs = creds.tokens.pairs;
     syncRows($('tokens-rows'), pairs, (t) => t.id, (t) => h('tr', { 'data-id': t.id }, h('td', {}), h('td', {}), h('td', {}), h('td', {}), h('td', {}), h('td', {}), h('td', {}), h('td', {})), (tr, t) => {

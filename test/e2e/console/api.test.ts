@@ -312,14 +312,14 @@ describe('with security disabled', () => {
     const { startTestNode } = await import('../../support/node');
     const open = await startTestNode({ security: false });
     try {
-      const sec = await fetch(`${open.url}/_console/api/security`).then((r) => r.json());
+      const sec = await fetch(`${open.url}/_console/api/security`).then((r) => r.json() as Promise<any>);
       expect(sec).toEqual({ enabled: false });
-      const session = await fetch(`${open.url}/_console/api/session`).then((r) => r.json());
+      const session = await fetch(`${open.url}/_console/api/session`).then((r) => r.json() as Promise<any>);
       expect(session.user).toBeNull();
       expect(session.access).toEqual({ monitor: true, api_keys: 'all', tokens: true, service_tokens: true, users: true });
       const contexts = await fetch(`${open.url}/_console/api/contexts`);
       expect(contexts.status).toBe(200);
-      const creds = await fetch(`${open.url}/_console/api/credentials`).then((r) => r.json());
+      const creds = await fetch(`${open.url}/_console/api/credentials`).then((r) => r.json() as Promise<any>);
       expect(creds.api_keys).toEqual({ visible: 'none', total: 0, keys: [] });
     } finally {
       await open.stop();
