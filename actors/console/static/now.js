@@ -166,7 +166,10 @@ export function createNow(ctx) {
   function renderCredentials() {
     const owner = keyForm.elements.owner.value.trim().toLowerCase();
     const all = keyForm.elements.all.checked;
-    const keys = creds.api_keys.keys.filter((k) => (all || k.status === 'active') && (!owner || ownerLabel(k.owner).toLowerCase().includes(owner)));
+    // By owner (who holds what), newest first within an owner.
+    const keys = creds.api_keys.keys
+      .filter((k) => (all || k.status === 'active') && (!owner || ownerLabel(k.owner).toLowerCase().includes(owner)))
+      .sort((a, b) => ownerLabel(a.owner).localeCompare(ownerLabel(b.owner)) || b.creation - a.creation);
     syncRows($('keys-rows'), keys, (k) => k.id, (k) => h('tr', { 'data-id': k.id }, h('td', {}), h('td', {}), h('td', {}), h('td', {}), h('td', {}), h('td', {}), h('td', {})), (tr, k) => {
       const c = tr.children;
       replace(c[0], k.name, h('br'), h('code', { class: 'id', title: 'API key id' }, k.id));
