@@ -108,3 +108,13 @@ export function announce(text) {
 
 /** A badge with the status as text (colour is never the only signal). */
 export const badge = (status) => h('span', { class: `badge ${status}` }, status);
+
+const TIME_FIELDS = /^(?:at|creation|expiration|invalidation|createdAt|refreshedAt|accessExpiresAt|refreshExpiresAt)$/;
+/** A fact field for people: epoch-ms fields as ISO times, keep-alives as durations, objects as owners or JSON. */
+export function fieldText(key, v) {
+  if (typeof v === 'number' && TIME_FIELDS.test(key)) return new Date(v).toISOString();
+  if (typeof v === 'number' && key === 'keepAliveMs') return duration(v);
+  if (key === 'total' && v && typeof v.value === 'number') return `${v.value}${v.relation === 'gte' ? '+' : ''} hits`;
+  if (v && typeof v === 'object') return typeof v.username === 'string' ? ownerLabel(v) : JSON.stringify(v);
+  return String(v);
+}

@@ -1,6 +1,6 @@
 // "History": one context's or credential's timeline from the log, the whole state "as of" a moment
 // (the node folds the log up to it, as `npm run replay -- --at` does), and a chart of open contexts.
-import { $, h, s, replace, setText, syncRows, duration, time, ownerLabel, badge } from './dom.js';
+import { $, h, s, replace, setText, syncRows, duration, time, ownerLabel, badge, fieldText } from './dom.js';
 import { renderChart } from './chart.js';
 
 export function createHistory(ctx) {
@@ -39,7 +39,7 @@ export function createHistory(ctx) {
   const fields = (data, skip = []) =>
     Object.entries(data ?? {})
       .filter(([k, v]) => !skip.includes(k) && v !== undefined && v !== null)
-      .map(([k, v]) => [k, typeof v === 'object' ? (v.username ? ownerLabel(v) : JSON.stringify(v)) : String(v)]);
+      .map(([k, v]) => [k === 'keepAliveMs' ? 'keep-alive' : k, fieldText(k, v)]);
 
   function contextTimeline(c) {
     const ms = (iso) => (iso ? Date.parse(iso) : null);

@@ -1,6 +1,6 @@
 // "Live": lifecycle facts as they happen, from the node's server-sent events (a NATS subscription on
 // es.v1.evt.> behind it). The server sends only what the user may see; the filters here narrow it.
-import { $, h, replace, setText, ownerLabel, announce } from './dom.js';
+import { $, h, replace, setText, ownerLabel, announce, fieldText } from './dom.js';
 
 const KEEP = 500;
 const SHOW = 200;
@@ -65,7 +65,7 @@ export function createLive(ctx) {
     if (e.indices.length) parts.push(h('span', {}, `indices ${e.indices.join(', ')}`));
     for (const [k, v] of Object.entries(e.data)) {
       if (k === 'indices' || k === 'owner') continue;
-      parts.push(h('span', {}, `${k} ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`));
+      parts.push(h('span', {}, `${k === 'keepAliveMs' ? 'keep-alive' : k} ${fieldText(k, v)}`));
     }
     if (e.correlation_id) parts.push(h('span', {}, `X-Opaque-Id ${e.correlation_id}`));
     return parts;

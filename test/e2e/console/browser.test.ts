@@ -37,6 +37,7 @@ suite(`the console in headless Chromium${HAVE_CHROMIUM ? '' : ` (skipped: ${CHRO
     n = await startConsoleNode();
     browser = await chromium.launch({
       executablePath: CHROMIUM,
+      timeout: 30_000,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
