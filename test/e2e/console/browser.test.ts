@@ -42,6 +42,19 @@ suite(`the console in headless Chromium${HAVE_CHROMIUM ? '' : ` (skipped: ${CHRO
     });
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
     page = await context.newPage();
+    // Cumulative layout shift not caused by input (web-vitals' definition), summed over the whole run.
+    await page.addInitScript(() => {
+      const w = globalThis as unknown as { __cls: number; __shifts: string[] };
+      w.__cls = 0;
+      w.__shifts = [];
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries() as unknown as Array<{ value: number; hadRecentInput: boolean; sources?: Array<{ node?: { id?: string; nodeName?: string } }> }>) {
+          if (e.hadRecentInput) continue;
+          w.__cls += e.value;
+          w.__shifts.push(`${e.value.toFixed(4)} ${(e.sources ?? []).map((x) => x.node?.id || x.node?.nodeName).join(',')}`);
+        }
+      }).observe({ type: 'layout-shift', buffered: true } as never);
+    });
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('console', (m) => {
       if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`);
@@ -167,6 +180,11 @@ suite(`the console in headless Chromium${HAVE_CHROMIUM ? '' : ` (skipped: ${CHRO
     await node.locator('.copies li', { hasText: 'books[0] P' }).waitFor();
     await page.locator('#unassigned li', { hasText: 'books[0] R' }).waitFor();
     await shot('10-cluster');
+
+    // No layout shift worth the name while data arrives, rows come and go and tabs change (web-vitals' "good" is < 0.1).
+    const [cls, shifts] = (await page.evaluate('[window.__cls, window.__shifts]')) as [number, string[]];
+    expect(cls).toBeLessThan(0.05); // measured: ≈0.004 (a per-owner row arriving)
+    expect(shifts.length).toBeLessThan(5);
 
     // Dark mode: the same page under prefers-color-scheme: dark.
     await page.emulateMedia({ colorScheme: 'dark' });
