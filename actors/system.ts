@@ -24,6 +24,7 @@ import { scrollRoutes } from './edge/routes/scroll';
 import { pitRoutes } from './edge/routes/pit';
 import { contextRoutes } from './edge/routes/contexts';
 import { clusterRoutes } from './edge/routes/cluster';
+import { documentApiRoutes } from './edge/routes/documentApis';
 
 export interface SystemOptions {
   host?: string;
@@ -164,6 +165,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     scrollRoutes(router, services);
     pitRoutes(router, services);
     contextRoutes(router, services);
+    const docApis = documentApiRoutes(router, services);
+    stops.push(() => docApis.stop());
 
     const edge: Edge = await startEdge({
       host: node.host,

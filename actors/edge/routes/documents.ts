@@ -20,10 +20,15 @@ export function refreshParam(req: EsRequest): string | undefined {
 
 /** Index for a write: existing, or auto-created as ES does. */
 export async function writeTarget(s: EdgeServices, name: string): Promise<IndexState> {
-  return s.cluster.get(name) ?? (await s.cluster.createIndex(name).catch((e) => {
-    // Lost a race with another auto-create of the same name: use the winner.
-    const idx = s.cluster.get(name);
-    if (idx) return idx;
+  return s.cluster.get(name) ?? (await s.cluster.createIndex(name).catch(async (e) => {
+    // Lost a race with another auto-create of the same name: use the winner, which may still be
+    // being logged (its name is taken before it appears), so wait for it a little.
+    for (let i = 0; i < 2000; i++) {
+      const idx = s.cluster.get(name);
+      if (idx) return idx;
+      if ((e as { type?: string }).type !== 'resource_already_exists_exception') break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
     throw e;
   }));
 }
