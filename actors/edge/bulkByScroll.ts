@@ -1,4 +1,5 @@
 import { stringify } from '../wire/json';
+import { filterSource } from '../shard/engine';
 import type { ContextRecord } from '../contexts';
 import { indexNames, parseSearchCall, startScroll, type PagingServices, type SearchCall } from './routes/search';
 import { scrollPage } from './routes/scroll';
@@ -150,7 +151,8 @@ export async function runWorker(
     auth: job.auth,
     opaqueId: job.opaqueId,
   };
-  const first = await startScroll(s, call, parseSearchCall(call));
+  const sr = parseSearchCall(call);
+  const first = await startScroll(s, call, sr);
   let rec: ContextRecord | undefined = first.rec;
   let page: { out: SearchOutcome; targets: ShardTarget[]; scrollId?: string } = first;
   st.total = maxDocs === undefined ? first.total.value : Math.min(first.total.value, maxDocs);
@@ -164,7 +166,9 @@ export async function runWorker(
       const nameOf = indexNames(page.targets);
       const shardOf = new Map(page.targets.map((t) => [t.shardIndex, t.ref.n]));
       const ops: BulkOp[] = hits.map((h) => {
-        const src = (h as unknown as { source?: string }).source;
+        const raw = (h as unknown as { source?: string }).source;
+        // source._source filtering applies to what is copied (reindex's `_source` includes/excludes).
+        const src = raw !== undefined && sr.source ? filterSource(raw, sr.source) : raw;
         if (job.kind === 'delete_by_query') {
           const index = nameOf(h.shardIndex);
           touched.add(index);
