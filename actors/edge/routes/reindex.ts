@@ -87,8 +87,8 @@ function scrollBody(body: Json, batchSize: number | undefined): Json {
 }
 
 /** Validates the source search now, so a bad request is ES's 400 before any task starts. */
-function checkSearch(job: ByScrollJob): void {
-  parseSearchCall({ params: job.search.index ? { index: job.search.index } : {}, query: { ...job.search.params, scroll: job.scroll }, body: job.search.body });
+function checkSearch(job: ByScrollJob, path: string): void {
+  parseSearchCall({ params: job.search.index ? { index: job.search.index } : {}, query: { ...job.search.params, scroll: job.scroll }, body: job.search.body }, path);
 }
 
 /** `POST /_reindex` body and params (ReindexRequest.fromXContent, RestReindexAction). */
@@ -314,7 +314,7 @@ function description(job: ByScrollJob): string {
  */
 async function startJob(s: PagingServices, tasks: TaskRegistry, controls: Map<string, JobControl>, job: ByScrollJob, req: EsRequest): Promise<EsResponse> {
   const wait = parseBool(req.query.wait_for_completion, 'wait_for_completion', true);
-  checkSearch(job);
+  checkSearch(job, req.path);
   const control: JobControl = { workers: [], wakes: [] };
   const holder: { status: () => unknown } = { status: () => new ByScrollStatus(job.rps).toJSON() };
   const task = tasks.start(job.kind === 'reindex' ? REINDEX_ACTION : DELETE_BY_QUERY_ACTION, description(job), () => holder.status(), {

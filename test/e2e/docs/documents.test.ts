@@ -9,6 +9,8 @@ import { shardFor } from '../../../actors/shard/engine';
 import { bulkIndex, failure, raw } from '../search/helpers';
 
 let t: TestNode;
+/** The v8 or the v9 client (typed as v8: both take the same request shapes here). */
+const cl = (v: 'es' | 'es9'): TestNode['es'] => t[v] as unknown as TestNode['es'];
 const ndjson = (lines: unknown[]) => lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
 const MAPPINGS = { properties: { n: { type: 'long' }, name: { type: 'keyword' }, nested: { type: 'object' } } };
 
@@ -29,13 +31,13 @@ afterAll(async () => {
 describe('_mget', () => {
   for (const v of ['es', 'es9'] as const) {
     it(`${v}: gets docs by ids and by docs, found or not, a missing index as that doc's error`, async () => {
-      const byIds = await t[v].mget({ index: 'docs', ids: ['1', '3', 'nope'] });
+      const byIds = await cl(v).mget({ index: 'docs', ids: ['1', '3', 'nope'] });
       expect(byIds.docs).toEqual([
         { _index: 'docs', _id: '1', _version: 1, _seq_no: expect.any(Number), _primary_term: 1, found: true, _source: { id: 1, n: 1, name: 'name1', nested: { a: 1, b: 'x' } } },
         { _index: 'docs', _id: '3', _version: 1, _seq_no: expect.any(Number), _primary_term: 1, found: true, _source: { id: 3, n: 3, name: 'name3', nested: { a: 3, b: 'x' } } },
         { _index: 'docs', _id: 'nope', found: false },
       ]);
-      const byDocs = await t[v].mget({ docs: [{ _index: 'docs', _id: '2' }, { _index: 'missing', _id: '1' }] });
+      const byDocs = await cl(v).mget({ docs: [{ _index: 'docs', _id: '2' }, { _index: 'missing', _id: '1' }] });
       expect(byDocs.docs[0]).toMatchObject({ _id: '2', found: true });
       expect(byDocs.docs[1]).toEqual({
         _index: 'missing',
@@ -98,8 +100,8 @@ describe('_update', () => {
   for (const v of ['es', 'es9'] as const) {
     it(`${v}: merges a partial doc, returns _source when asked, and a second identical update is a noop`, async () => {
       const id = `u-${v}`;
-      await t[v].index({ index: 'docs', id, document: { n: 1, name: 'a', nested: { a: 1, b: 'x' } } });
-      const r = await t[v].update({ index: 'docs', id, doc: { name: 'b', nested: { b: 'y' } }, _source: true } as never);
+      await cl(v).index({ index: 'docs', id, document: { n: 1, name: 'a', nested: { a: 1, b: 'x' } } });
+      const r = await cl(v).update({ index: 'docs', id, doc: { name: 'b', nested: { b: 'y' } }, _source: true } as never);
       expect(r).toEqual({
         _index: 'docs',
         _id: id,
@@ -110,23 +112,23 @@ describe('_update', () => {
         _primary_term: 1,
         get: { _seq_no: r._seq_no, _primary_term: 1, found: true, _source: { n: 1, name: 'b', nested: { a: 1, b: 'y' } } },
       });
-      const again = await t[v].update({ index: 'docs', id, doc: { name: 'b' } });
+      const again = await cl(v).update({ index: 'docs', id, doc: { name: 'b' } });
       expect(again).toEqual({ _index: 'docs', _id: id, _version: 2, result: 'noop', _shards: { total: 0, successful: 0, failed: 0 }, _seq_no: r._seq_no, _primary_term: 1 });
-      const forced = await t[v].update({ index: 'docs', id, doc: { name: 'b' }, detect_noop: false });
+      const forced = await cl(v).update({ index: 'docs', id, doc: { name: 'b' }, detect_noop: false });
       expect([forced.result, forced._version]).toEqual(['updated', 3]);
-      expect((await t[v].get({ index: 'docs', id }))._source).toEqual({ n: 1, name: 'b', nested: { a: 1, b: 'y' } });
+      expect((await cl(v).get({ index: 'docs', id }))._source).toEqual({ n: 1, name: 'b', nested: { a: 1, b: 'y' } });
     });
 
     it(`${v}: upserts a missing doc (doc_as_upsert, upsert) with 201, and refuses one without upsert with ES's 404`, async () => {
-      const a = await t[v].update({ index: 'docs', id: `up1-${v}`, doc: { n: 10 }, doc_as_upsert: true });
+      const a = await cl(v).update({ index: 'docs', id: `up1-${v}`, doc: { n: 10 }, doc_as_upsert: true });
       expect([a.result, a._version]).toEqual(['created', 1]);
-      const b = await t[v].update({ index: 'docs', id: `up2-${v}`, doc: { n: 11 }, upsert: { n: 0, name: 'fresh' } });
+      const b = await cl(v).update({ index: 'docs', id: `up2-${v}`, doc: { n: 11 }, upsert: { n: 0, name: 'fresh' } });
       expect(b.result).toBe('created');
-      expect((await t[v].get({ index: 'docs', id: `up2-${v}` }))._source).toEqual({ n: 0, name: 'fresh' });
-      const c = await t[v].update({ index: 'docs', id: `up2-${v}`, doc: { n: 11 }, upsert: { n: 0 } });
+      expect((await cl(v).get({ index: 'docs', id: `up2-${v}` }))._source).toEqual({ n: 0, name: 'fresh' });
+      const c = await cl(v).update({ index: 'docs', id: `up2-${v}`, doc: { n: 11 }, upsert: { n: 0 } });
       expect(c.result).toBe('updated');
-      expect((await t[v].get({ index: 'docs', id: `up2-${v}` }))._source).toEqual({ n: 11, name: 'fresh' });
-      const f = await failure(t[v].update({ index: 'docs', id: 'never', doc: { n: 1 } }));
+      expect((await cl(v).get({ index: 'docs', id: `up2-${v}` }))._source).toEqual({ n: 11, name: 'fresh' });
+      const f = await failure(cl(v).update({ index: 'docs', id: 'never', doc: { n: 1 } }));
       expect(f.status).toBe(404);
       expect(f.body.error).toMatchObject({ type: 'document_missing_exception', reason: '[never]: document missing', index: 'docs', shard: String(shardFor('never', 3)) });
       expect(f.body.error.root_cause[0].type).toBe('document_missing_exception');
@@ -275,17 +277,17 @@ describe('bulk update', () => {
 
   for (const v of ['es', 'es9'] as const) {
     it(`${v}: client.bulk and helpers.bulk send update actions`, async () => {
-      const r = await t[v].bulk({
+      const r = await cl(v).bulk({
         operations: [{ update: { _index: 'docs', _id: `hb-${v}` } }, { doc: { n: 1 }, doc_as_upsert: true }, { update: { _index: 'docs', _id: `hb-${v}` } }, { doc: { name: 'x' } }],
       });
       expect(r.errors).toBe(false);
-      const stats = await t[v].helpers.bulk({
+      const stats = await cl(v).helpers.bulk({
         datasource: [{ key: `hb-${v}`, name: 'y' }, { key: `hb2-${v}`, n: 5 }],
         onDocument: (d: { key: string }) => [{ update: { _index: 'docs', _id: d.key } }, { doc_as_upsert: true }],
         refresh: 'true',
       } as never);
       expect([stats.total, stats.successful, stats.failed]).toEqual([2, 2, 0]);
-      const got = await t[v].mget({ index: 'docs', ids: [`hb-${v}`, `hb2-${v}`] });
+      const got = await cl(v).mget({ index: 'docs', ids: [`hb-${v}`, `hb2-${v}`] });
       expect(got.docs.map((d: any) => d._source)).toEqual([{ n: 1, name: 'y', key: `hb-${v}` }, { key: `hb2-${v}`, n: 5 }]);
     });
   }

@@ -7,6 +7,8 @@ import { startTestNode, type TestNode } from '../../support/node';
 import { bulkIndex, failure, raw } from '../search/helpers';
 
 let t: TestNode;
+/** The v8 or the v9 client (typed as v8: both take the same request shapes here). */
+const cl = (v: 'es' | 'es9'): TestNode['es'] => t[v] as unknown as TestNode['es'];
 const N = 23;
 const seqDocs = Array.from({ length: N }, (_, i) => ({ id: i + 1, k: (i * 7) % 5, tag: i % 2 ? 'odd' : 'even' }));
 const ndjson = (lines: unknown[]) => lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
@@ -28,7 +30,7 @@ afterAll(async () => {
 describe('msearch through the official clients', () => {
   for (const v of ['es', 'es9'] as const) {
     it(`${v}: answers every search in order, a missing index as that item's 404`, async () => {
-      const res = (await t[v].msearch({
+      const res = (await cl(v).msearch({
         searches: [
           { index: 'test*' },
           { query: { term: { foo: 'bar' } } },
@@ -193,7 +195,7 @@ describe('msearch request errors (the whole request, as ES)', () => {
 describe('helpers.msearch', () => {
   for (const v of ['es', 'es9'] as const) {
     it(`${v}: batches searches and resolves each with its documents; a failed item rejects with its error`, async () => {
-      const m = t[v].helpers.msearch({ operations: 3, flushInterval: 50 });
+      const m = cl(v).helpers.msearch({ operations: 3, flushInterval: 50 });
       const searches = [1, 2, 3, 4, 5].map((i) => m.search({ index: 'seq' }, { query: { term: { id: i } } }));
       const missing = failure(m.search({ index: 'nope' }, { query: { match_all: {} } }));
       const results = await Promise.all(searches);
