@@ -265,7 +265,8 @@ async function execute(s: PagingServices, tasks: TaskRegistry, job: ByScrollJob,
   } else {
     const done: Array<ByScrollStatus | null> = new Array(n).fill(null);
     holder.status = () => mergedStatus(done, task.cancelReason);
-    results = await Promise.all(
+    // As ES's leader task: wait for every slice, then fail with the first slice's error if any.
+    const settled = await Promise.allSettled(
       Array.from({ length: n }, async (_, id) => {
         const st = new ByScrollStatus(job.rps === Infinity ? Infinity : job.rps / n, id);
         control.workers.push(st);
@@ -283,6 +284,9 @@ async function execute(s: PagingServices, tasks: TaskRegistry, job: ByScrollJob,
         }
       }),
     );
+    const failed = settled.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+    if (failed) throw failed.reason;
+    results = settled.map((x) => (x as PromiseFulfilledResult<SliceResult>).value);
     statusBody = (o) => mergedStatus(done, task.cancelReason, o);
   }
   const failures = results.flatMap((r) => r.failures);
