@@ -216,7 +216,12 @@ async function runShardGroup(
 }
 
 const metaInt = (m: Record<string, unknown> | undefined, ...keys: string[]): number | undefined => {
-  for (const k of keys) if (m?.[k] !== undefined && m[k] !== null) return Number(m[k]);
+  for (const k of keys) {
+    const v = m?.[k];
+    if (v === undefined || v === null) continue;
+    if (!/^[+-]?\d+$/.test(String(v))) throw new EsError('number_format_exception', 400, `For input string: "${String(v)}"`);
+    return Number(v);
+  }
   return undefined;
 };
 

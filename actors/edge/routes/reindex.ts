@@ -124,7 +124,7 @@ function parseReindex(req: EsRequest): ByScrollJob {
   const slices = parseSlices(q.slices);
   const job: ByScrollJob = {
     kind: 'reindex',
-    search: { index: indexExpr(srcIndex), params: {}, body: scrollBody(searchBody, batchSize === undefined ? undefined : Number(batchSize)) },
+    search: { index: indexExpr(srcIndex), params: {}, body: scrollBody(searchBody, batchSize === undefined ? undefined : intValue(batchSize)) },
     dest: destSpec.dest,
     maxDocs: maxDocs.value,
     abortOnConflict,
@@ -146,6 +146,13 @@ function parseReindex(req: EsRequest): ByScrollJob {
   if (errs.length) throw validationFailed(errs);
   if (script !== undefined) throw scriptRefused(script).extra.causedBy!; // ES compiles the script up front
   return job;
+}
+
+/** XContentMapValues.nodeIntegerValue: a number, or a string Integer.parseInt accepts. */
+function intValue(v: unknown): number {
+  const t = String(v);
+  if (typeof v === 'number' ? Number.isInteger(v) : /^[+-]?\d+$/.test(t)) return Number(t);
+  throw new EsError('number_format_exception', 400, `For input string: "${t}"`);
 }
 
 function indexExpr(v: unknown): string | undefined {

@@ -272,6 +272,8 @@ describe('bulk update', () => {
     expect([invalid.status, invalid.json.error.reason]).toEqual([400, 'Validation Failed: 1: script or doc is missing;']);
     const malformed = await raw(t, 'POST', '/docs/_bulk', ndjson([{ update: { _id: 'v1' } }, { doc: 5 }]));
     expect([malformed.status, malformed.json.error.type]).toEqual([400, 'x_content_parse_exception']);
+    const badRetry = await raw(t, 'POST', '/docs/_bulk', ndjson([{ update: { _id: 'v1', retry_on_conflict: 'x' } }, { doc: {} }]));
+    expect([badRetry.status, badRetry.json.error.type, badRetry.json.error.reason]).toEqual([400, 'number_format_exception', 'For input string: "x"']);
     expect((await raw(t, 'GET', '/docs/_doc/v1')).status).toBe(404); // nothing was written
   });
 

@@ -109,6 +109,7 @@ describe('reindex', () => {
     [{ source: { index: 'src' }, dest: { index: 'd', junk: {} } }, '', 'x_content_parse_exception', '[1:47] [dest] unknown field [junk]'],
     [{ source: { index: 'src' }, dest: {} }, '', 'action_request_validation_exception', 'Validation Failed: 1: index must be specified;'],
     [{ source: { index: 'src', from: 1 }, dest: { index: 'd' } }, '', 'action_request_validation_exception', 'Validation Failed: 1: from is not supported in this context;'],
+    [{ source: { index: 'src', size: 'cat' }, dest: { index: 'd' } }, '', 'number_format_exception', 'For input string: "cat"'],
     [{ source: { index: 'src', _source: false }, dest: { index: 'd' } }, '', 'action_request_validation_exception', 'Validation Failed: 1: _source:false is not supported in this context;'],
     [{ conflicts: 'cat', source: { index: 'src' }, dest: { index: 'd' } }, '', 'illegal_argument_exception', 'conflicts may only be "proceed" or "abort" but was [cat]'],
     [{ max_docs: -4, source: { index: 'src' }, dest: { index: 'd' } }, '', 'illegal_argument_exception', '[max_docs] parameter cannot be negative, found [-4]'],
