@@ -5,7 +5,7 @@
  */
 import { parse as losslessParse, stringify as losslessStringify } from 'lossless-json';
 import { mergeSource, parseUpdateBody, scriptRefused, validateUpdate } from '../../../../actors/edge/routes/update';
-import { parseRequestsPerSecond, parseSlices } from '../../../../actors/edge/routes/reindex';
+import { parseRequestsPerSecond, parseSlices } from '../../../../actors/edge/reindexRequest';
 import { ByScrollStatus, mergedStatus } from '../../../../actors/edge/bulkByScroll';
 import { TaskRegistry, parseTaskId } from '../../../../actors/edge/taskRegistry';
 import { EsError, toErrorBody } from '../../../../actors/wire/esErrors';
