@@ -1,5 +1,5 @@
 import { stringify } from '../wire/json';
-import { filterSource } from '../shard/engine';
+import { filterSource, parseTimeValue } from '../shard/engine';
 import type { ContextRecord } from '../contexts';
 import { indexNames, parseSearchCall, startScroll, type PagingServices, type SearchCall } from './routes/search';
 import { scrollPage } from './routes/scroll';
@@ -118,7 +118,7 @@ export interface WorkerControl {
 
 const sleep = (ms: number, control: { wake?: () => void }) =>
   new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
+    const t = setTimeout(resolve, Math.min(ms, 2_147_483_647)); // setTimeout's largest delay
     control.wake = () => {
       clearTimeout(t);
       resolve();
@@ -152,6 +152,7 @@ export async function runWorker(
     opaqueId: job.opaqueId,
   };
   const sr = parseSearchCall(call);
+  const keepAliveMs = parseTimeValue(job.scroll, 'scroll');
   const first = await startScroll(s, call, sr);
   let rec: ContextRecord | undefined = first.rec;
   let page: { out: SearchOutcome; targets: ShardTarget[]; scrollId?: string } = first;
@@ -185,19 +186,18 @@ export async function runWorker(
       const stop = count(job, st, results, failures);
       if (stop || (maxDocs !== undefined && st.processed >= maxDocs)) break;
       // requests_per_second: the next batch starts no earlier than batchSize / rps after this one.
-      if (st.rps !== Infinity) {
-        const wait = batchStart + (hits.length / st.rps) * 1000 - Date.now();
-        if (wait > 0) {
-          st.throttledUntil = Date.now() + wait;
-          const t0 = Date.now();
-          await sleep(wait, control);
-          st.throttledMs += Date.now() - t0;
-          st.throttledUntil = 0;
-          if ((st.canceled = control.cancelled()) !== undefined) break;
-        }
+      // As ES, the next page is fetched at once with its keep-alive stretched by that wait, and the
+      // wait delays the next bulk (a long throttle never lets the scroll context expire).
+      const due = st.rps === Infinity ? 0 : batchStart + (hits.length / st.rps) * 1000;
+      const wait = Math.max(0, Math.ceil(due - Date.now()));
+      page = await scrollPage(s, { auth: job.auth }, page.scrollId!, wait > 0 ? `${keepAliveMs + wait}ms` : job.scroll);
+      if (due > Date.now() && page.out.hits.length) {
+        st.throttledUntil = due;
+        const t0 = Date.now();
+        await sleep(due - t0, control);
+        st.throttledMs += Date.now() - t0;
+        st.throttledUntil = 0;
       }
-      const next = await scrollPage(s, { auth: job.auth }, page.scrollId!, job.scroll);
-      page = next;
     }
   } finally {
     if (rec) await s.contexts.clear(rec, s.security?.ownerOf(job.auth)?.username).catch(() => 0);

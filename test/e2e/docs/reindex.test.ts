@@ -187,6 +187,13 @@ describe('reindex as a task (wait_for_completion=false)', () => {
     expect((await raw(t, 'GET', '/_scroll')).json.count).toBe(0);
   });
 
+  it('stretches its scroll keep-alive over a throttle longer than it (as ES), so the scroll never expires', async () => {
+    // 40-doc batches at 20 docs/s: 2 s between batches, against a 1 s scroll keep-alive
+    const r = await raw(t, 'POST', '/_reindex?scroll=1s&requests_per_second=20', { source: { index: 'src', size: 40 }, dest: { index: 'stretched' } });
+    expect([r.status, r.json.created, r.json.batches]).toEqual([200, N, 3]);
+    expect(r.json.throttled_millis).toBeGreaterThan(3000);
+  });
+
   it('speeds up when rethrottled to -1', async () => {
     const r = await raw(t, 'POST', '/_reindex?wait_for_completion=false&requests_per_second=1', { source: { index: 'src', size: 10 }, dest: { index: 'rethrottled' } });
     const task = r.json.task;
