@@ -24,6 +24,7 @@ import { scrollRoutes } from './edge/routes/scroll';
 import { pitRoutes } from './edge/routes/pit';
 import { contextRoutes } from './edge/routes/contexts';
 import { clusterRoutes } from './edge/routes/cluster';
+import { documentApiRoutes } from './edge/routes/documentApis';
 import { startConsole } from './console';
 
 export interface SystemOptions {
@@ -165,6 +166,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     scrollRoutes(router, services);
     pitRoutes(router, services);
     contextRoutes(router, services);
+    const docApis = documentApiRoutes(router, services);
+    stops.push(() => docApis.stop());
     stops.push(startConsole(router, services, security)); // the web console (actors/console); wraps security.gate before the edge starts
 
     const edge: Edge = await startEdge({

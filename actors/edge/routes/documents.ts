@@ -21,10 +21,15 @@ export function refreshParam(req: EsRequest): string | undefined {
 
 /** Index for a write: existing, or auto-created as ES does. */
 export async function writeTarget(s: EdgeServices, name: string): Promise<IndexState> {
-  return s.cluster.get(name) ?? (await s.cluster.createIndex(name).catch((e) => {
-    // Lost a race with another auto-create of the same name: use the winner.
-    const idx = s.cluster.get(name);
-    if (idx) return idx;
+  return s.cluster.get(name) ?? (await s.cluster.createIndex(name).catch(async (e) => {
+    // Lost a race with another auto-create of the same name: use the winner, which may still be
+    // being logged (its name is taken before it appears), so wait for it a little.
+    for (let i = 0; i < 2000; i++) {
+      const idx = s.cluster.get(name);
+      if (idx) return idx;
+      if ((e as { type?: string }).type !== 'resource_already_exists_exception') break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
     throw e;
   }));
 }
@@ -61,10 +66,10 @@ async function writeOne(s: EdgeServices, req: EsRequest, op: DocWrite['op'], id:
   let idx: IndexState;
   if (op === 'delete') idx = s.cluster.require(req.params.index);
   else {
-    if (!s.cluster.get(req.params.index)) await authorizeOn(s, req, AUTO_CREATE_ACTION, req.params.index);
+    if (!s.cluster.get(req.params.index)) await authorizeOn(s, req.auth, AUTO_CREATE_ACTION, req.params.index);
     idx = await writeTarget(s, req.params.index);
   }
-  await authorizeWrite(s, req, op, req.params.index);
+  await authorizeWrite(s, req.auth, op, req.params.index);
   const docId = id ?? autoId();
   const routing = req.query.routing;
   const n = shardFor(routing ?? docId, idx.settings.numberOfShards);

@@ -4,7 +4,7 @@ import type { EdgeServices } from '../services';
 import { renderSettings, type IndexState, type ResolveOptions } from '../../cluster';
 import type { SearcherRef } from '../../shard/engine/types';
 
-export function resolveOptions(req: EsRequest): ResolveOptions {
+export function resolveOptions(req: Pick<EsRequest, 'query'>): ResolveOptions {
   const q = req.query;
   return {
     ignoreUnavailable: q.ignore_unavailable === 'true',
