@@ -64,7 +64,8 @@ describe('update needs a write privilege', () => {
     const r = await as('copier', 'POST', '/_bulk', ndjson([{ update: { _index: 'pub', _id: '1' } }, { doc: { n: 1 } }, { update: { _index: 'copy-upd', _id: '1' } }, { doc: { n: 2 } }]));
     expect(r.json.errors).toBe(true);
     expect(r.json.items[0].update.status).toBe(403);
-    expect(r.json.items[0].update.error.reason).toBe(denied('copier', 'copier', 'indices:data/write/update', 'index,write,all', 'pub'));
+    // ES authorizes the shard-level bulk[s] before the item's own action (AuthorizationService.authorizeBulkItems)
+    expect(r.json.items[0].update.error.reason).toBe(denied('copier', 'copier', 'indices:data/write/bulk[s]', 'create_doc,delete,create,index,write,all', 'pub'));
     expect(r.json.items[1].update.result).toBe('updated');
   });
 });
@@ -96,7 +97,7 @@ describe('reindex and delete_by_query run as the caller', () => {
     const r = await as('reader', 'POST', '/pub/_delete_by_query', { query: { match_all: {} } });
     expect(r.status).toBe(403);
     expect(r.json.deleted).toBe(0);
-    expect(r.json.failures[0].cause.reason).toBe(denied('reader', 'pub_reader', 'indices:data/write/delete', 'delete,write,all'));
+    expect(r.json.failures[0].cause.reason).toBe(denied('reader', 'pub_reader', 'indices:data/write/bulk[s]', 'create_doc,delete,create,index,write,all'));
     expect((await t.es.count({ index: 'pub' })).count).toBe(6);
   });
 
