@@ -24,6 +24,7 @@ import { scrollRoutes } from './edge/routes/scroll';
 import { pitRoutes } from './edge/routes/pit';
 import { contextRoutes } from './edge/routes/contexts';
 import { clusterRoutes } from './edge/routes/cluster';
+import { viewRoutes } from './edge/routes/views';
 
 export interface SystemOptions {
   host?: string;
@@ -164,6 +165,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     scrollRoutes(router, services);
     pitRoutes(router, services);
     contextRoutes(router, services);
+    viewRoutes(router, services);
 
     const edge: Edge = await startEdge({
       host: node.host,

@@ -4,7 +4,7 @@ import type { EdgeServices } from '../services';
 import type { IndexState } from '../../cluster';
 import { shardFor } from '../../shard/engine';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
-import { autoId, outcomeError, refreshParam, writeResponse, writeTarget } from './documents';
+import { aliasIndexRouting, autoId, outcomeError, refreshParam, writeResponse, writeTarget } from './documents';
 
 type Action = 'index' | 'create' | 'delete' | 'update';
 interface Item {
@@ -87,7 +87,7 @@ async function bulk(s: EdgeServices, req: EsRequest) {
     try {
       // Per-index authorization: a forbidden index fails its items, not the whole request (as ES).
       if (s.security) await s.security.authorize(req.auth, it.action === 'delete' ? 'indices:data/write/delete' : 'indices:data/write/index', [it.index]);
-      targets.set(it.index, it.action === 'delete' ? s.cluster.require(it.index) : await writeTarget(s, it.index));
+      targets.set(it.index, it.action === 'delete' ? (s.cluster.writeIndex(it.index) ?? s.cluster.require(it.index)) : await writeTarget(s, it.index));
     } catch (e) {
       targets.set(it.index, e as EsError);
     }
@@ -103,6 +103,7 @@ async function bulk(s: EdgeServices, req: EsRequest) {
     }
     const id = it.id ?? autoId();
     it.id = id;
+    it.routing ??= aliasIndexRouting(s, it.index, t);
     const n = shardFor(it.routing ?? id, t.settings.numberOfShards);
     const key = `${t.uuid}/${n}`;
     let g = groups.get(key);

@@ -18,14 +18,19 @@ export function refreshParam(req: EsRequest): string | undefined {
   return r === '' ? 'true' : r;
 }
 
-/** Index for a write: existing, or auto-created as ES does. */
+/** Index for a write: existing, the write index of an alias, or auto-created as ES does. */
 export async function writeTarget(s: EdgeServices, name: string): Promise<IndexState> {
-  return s.cluster.get(name) ?? (await s.cluster.createIndex(name).catch((e) => {
+  return s.cluster.writeIndex(name) ?? (await s.cluster.createIndex(name).catch((e) => {
     // Lost a race with another auto-create of the same name: use the winner.
     const idx = s.cluster.get(name);
     if (idx) return idx;
     throw e;
   }));
+}
+
+/** The `index_routing` of the alias a request named instead of the index (undefined otherwise). */
+export function aliasIndexRouting(s: EdgeServices, name: string, idx: IndexState): string | undefined {
+  return name === idx.name ? undefined : s.cluster.metadata.aliases.meta(idx.uuid, name)?.index_routing;
 }
 
 export function shardsHeader(idx: IndexState) {
@@ -56,9 +61,9 @@ async function writeOne(s: EdgeServices, req: EsRequest, op: DocWrite['op'], id:
   const source = op === 'delete' ? undefined : req.body?.toString('utf8');
   if (op !== 'delete' && !source?.trim()) throw validationFailed(['source is missing', 'content type is missing']);
   if (op !== 'delete' && source) req.json(); // malformed JSON -> ES's parse error before anything is written
-  const idx = op === 'delete' ? s.cluster.require(req.params.index) : await writeTarget(s, req.params.index);
+  const idx = op === 'delete' ? (s.cluster.writeIndex(req.params.index) ?? s.cluster.require(req.params.index)) : await writeTarget(s, req.params.index);
   const docId = id ?? autoId();
-  const routing = req.query.routing;
+  const routing = req.query.routing ?? aliasIndexRouting(s, req.params.index, idx);
   const n = shardFor(routing ?? docId, idx.settings.numberOfShards);
   const w: DocWrite = { op, id: docId, ...(source !== undefined ? { source } : {}), ...(routing ? { routing } : {}) };
   if (req.query.if_seq_no !== undefined) w.ifSeqNo = Number(req.query.if_seq_no);
@@ -96,18 +101,18 @@ export function documentRoutes(r: Router, s: EdgeServices): void {
     indices: idx,
   });
   r.add(['GET', 'HEAD'], '/{index}/_doc/{id}', async (req) => {
-    const index = s.cluster.require(req.params.index);
+    const index = s.cluster.single(req.params.index);
     const id = req.params.id;
-    const n = shardFor(req.query.routing ?? id, index.settings.numberOfShards);
+    const n = shardFor(req.query.routing ?? aliasIndexRouting(s, req.params.index, index) ?? id, index.settings.numberOfShards);
     const doc = await s.shards.call<{ source: string; version: number; seqNo: number } | null>(index.shards[n].ref, 'get', { id });
     if (!doc) return { status: 404, body: { _index: index.name, _id: id, found: false } };
     const head = JSON.stringify({ _index: index.name, _id: id, _version: doc.version, _seq_no: doc.seqNo, _primary_term: 1, found: true });
     return { body: new RawJson([head.slice(0, -1), ',"_source":', doc.source, '}']) };
   }, { kind: 'indices', action: 'indices:data/read/get', indices: idx });
   r.add(['GET', 'HEAD'], '/{index}/_source/{id}', async (req) => {
-    const index = s.cluster.require(req.params.index);
+    const index = s.cluster.single(req.params.index);
     const id = req.params.id;
-    const n = shardFor(req.query.routing ?? id, index.settings.numberOfShards);
+    const n = shardFor(req.query.routing ?? aliasIndexRouting(s, req.params.index, index) ?? id, index.settings.numberOfShards);
     const doc = await s.shards.call<{ source: string } | null>(index.shards[n].ref, 'get', { id });
     if (!doc) throw new EsError('resource_not_found_exception', 404, `Document not found [${index.name}]/[${id}]`);
     return { body: new RawJson([doc.source]) };

@@ -3,6 +3,7 @@ import type { EsRequest, Router } from '../router';
 import type { EdgeServices } from '../services';
 import { renderSettings, type IndexState, type ResolveOptions } from '../../cluster';
 import type { SearcherRef } from '../../shard/engine/types';
+import { renderAliasMeta } from '../../cluster/aliases';
 
 export function resolveOptions(req: EsRequest): ResolveOptions {
   const q = req.query;
@@ -58,7 +59,8 @@ export function indexRoutes(r: Router, s: EdgeServices): void {
   r.add('GET', '/{index}', (req) => {
     const out: Record<string, unknown> = {};
     for (const i of s.cluster.resolve(req.params.index, resolveOptions(req))) {
-      out[i.name] = { aliases: {}, mappings: i.mapping.toJSON(), settings: renderSettings(i.settings, i) };
+      const aliases = Object.fromEntries(s.cluster.metadata.aliases.of(i.uuid).map(([a, m]) => [a, renderAliasMeta(m)]));
+      out[i.name] = { aliases, mappings: i.mapping.toJSON(), settings: renderSettings(i.settings, i) };
     }
     return { body: out };
   }, { kind: 'indices', action: 'indices:admin/get', indices: named });
