@@ -24,7 +24,7 @@ import { scrollRoutes } from './edge/routes/scroll';
 import { pitRoutes } from './edge/routes/pit';
 import { contextRoutes } from './edge/routes/contexts';
 import { clusterRoutes } from './edge/routes/cluster';
-import { viewRoutes } from './edge/routes/views';
+import { viewRoutes, viewsAttach } from './edge/routes/views';
 
 export interface SystemOptions {
   host?: string;
@@ -175,6 +175,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       log,
     });
     stops.push(() => edge.close());
+    viewsAttach(edge.server);
     log.info({ url: edge.url, security: security.enabled }, 'node started');
     return { url: edge.url, ctx, services, security, nats, stop };
   } catch (e) {
