@@ -65,7 +65,7 @@ describe('_cat', () => {
   it('reports cluster health (cat.health)', async () => {
     const [row] = await t.es.cat.health({ format: 'json' });
     expect(row).toMatchObject({ cluster: 'elasticsearch', status: 'yellow', 'node.total': '1', shards: '4', pri: '4', unassign: '3', active_shards_percent: '57.1%' });
-    const text = await t.es9.cat.health({ ts: false, v: true });
+    const text = (await t.es9.cat.health({ ts: false, v: true })) as unknown as string;
     expect(text.split('\n')[0].trim().split(/\s+/)[0]).toBe('cluster');
   });
 
