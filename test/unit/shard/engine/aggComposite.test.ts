@@ -110,14 +110,15 @@ describe('composite', () => {
       }));
       const split: Doc[][] = Array.from({ length: nShards }, () => []);
       for (const d of docs) split[Math.floor(r() * nShards)].push(d);
+      const nMissingBucket = r() < 0.5;
       const sources = [
         { t: { terms: { field: 'tag', missing_bucket: true, order: r() < 0.5 ? 'asc' : 'desc' } } },
-        { h: { histogram: { field: 'n', interval: 3, missing_bucket: r() < 0.5 } } },
+        { h: { histogram: { field: 'n', interval: 3, missing_bucket: nMissingBucket } } },
       ];
       // Expected: every (tag, bucket) pair with its count, computed directly.
       const want = new Map<string, number>();
       for (const d of docs) {
-        if (d.n === undefined && !sources[1].h.histogram.missing_bucket) continue;
+        if (d.n === undefined && !nMissingBucket) continue;
         const k = JSON.stringify([d.tag ?? null, d.n === undefined ? null : Math.floor((d.n as number) / 3) * 3]);
         want.set(k, (want.get(k) ?? 0) + 1);
       }
