@@ -42,6 +42,11 @@ export function indexRoutes(r: Router, s: EdgeServices): void {
     if (expr === '_all' || expr === '*' || expr.includes('*')) {
       throw illegalArgument('Wildcard expressions or all indices are not allowed');
     }
+    // An alias names indices but is not one: ES refuses to delete through it.
+    const viaAlias = expr.split(',').find((n) => !s.cluster.get(n) && s.cluster.metadata.aliases.has(n));
+    if (viaAlias !== undefined) {
+      throw illegalArgument(`The provided expression [${viaAlias}] matches an alias, specify the corresponding concrete indices instead.`);
+    }
     const targets = s.cluster.resolve(expr, resolveOptions(req));
     for (const t of targets) await s.cluster.deleteIndex(t);
     return { body: { acknowledged: true } };

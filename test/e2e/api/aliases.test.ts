@@ -187,6 +187,16 @@ describe('aliases as targets', () => {
     expect(await t.es.indices.existsAlias({ name: 'spring' })).toBe(true);
   });
 
+  it('refuses to delete indices through an alias name', async () => {
+    const res = await raw(t, 'DELETE', '/year');
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatchObject({
+      type: 'illegal_argument_exception',
+      reason: 'The provided expression [year] matches an alias, specify the corresponding concrete indices instead.',
+    });
+    expect(await t.es.indices.exists({ index: 'jan' })).toBe(true);
+  });
+
   it('removes an index with remove_index, and its aliases with it', async () => {
     await t.es.indices.create({ index: 'gone', aliases: { gonealias: {} } });
     await t.es.indices.updateAliases({ actions: [{ remove_index: { index: 'gone' } }] });
