@@ -1,9 +1,10 @@
-import type { EsRequest, EsResponse, Router } from '../router';
+import { RawJson, type EsRequest, type EsResponse, type Router } from '../router';
 import type { PagingServices } from './search';
 import { VERSION } from './cluster';
 import { clusterNodes, nodesHeader, selectNodes, type NodeDescriptor } from '../views/nodes';
 import { collectShardStats, commonStats, INDEX_METRICS, parseMetrics, type IndexMetric, type ShardStat } from '../views/indexStats';
 import { illegalArgument } from '../../wire/esErrors';
+import { uptimeMs } from '../views/runtime';
 
 /** `GET /_nodes` metrics (NodesInfoMetrics). */
 const INFO_METRICS = ['settings', 'os', 'process', 'jvm', 'thread_pool', 'transport', 'http', 'remote_cluster_server', 'plugins', 'ingest', 'aggregations', 'indices'] as const;
@@ -213,6 +214,29 @@ async function nodesStats(s: PagingServices, req: EsRequest): Promise<EsResponse
   return { body: { _nodes: nodesHeader(chosen.length), cluster_name: s.ctx.node.clusterName, nodes } };
 }
 
+/** `GET /_nodes[/<filter>]/usage`: no REST or aggregation usage is counted here (empty maps). */
+function nodesUsage(s: PagingServices, req: EsRequest): EsResponse {
+  const chosen = selectNodes(clusterNodes(s), req.params.node_id);
+  const since = Date.now() - uptimeMs();
+  return {
+    body: {
+      _nodes: nodesHeader(chosen.length),
+      cluster_name: s.ctx.node.clusterName,
+      nodes: Object.fromEntries(chosen.map((n) => [n.id, { timestamp: Date.now(), since, rest_actions: {}, aggregations: {} }])),
+    },
+  };
+}
+
+/** `GET /_nodes[/<filter>]/hot_threads`: ES's text header per node; one event loop has no thread dump to show. */
+function hotThreads(s: PagingServices, req: EsRequest): EsResponse {
+  delete (req.query as Record<string, string>).pretty; // text, not JSON
+  const chosen = selectNodes(clusterNodes(s), req.params.node_id);
+  const text = chosen
+    .map((n) => `::: {${n.name}}{${n.id}}{${n.ip}}{${n.transportAddress}}\n   Hot threads at ${new Date().toISOString()}, interval=500ms, busiestThreads=3, ignoreIdleThreads=true:\n`)
+    .join('\n');
+  return { body: new RawJson([text]), headers: { 'content-type': 'text/plain; charset=UTF-8' } };
+}
+
 export function nodeRoutes(r: Router, s: PagingServices): void {
   const info = { kind: 'cluster' as const, action: 'cluster:monitor/nodes/info' };
   const stats = { kind: 'cluster' as const, action: 'cluster:monitor/nodes/stats' };
@@ -220,6 +244,10 @@ export function nodeRoutes(r: Router, s: PagingServices): void {
   r.add('GET', '/_nodes/{node_id}', (req) => nodesInfo(s, req), info);
   r.add('GET', '/_nodes/{node_id}/{metric}', (req) => nodesInfo(s, req), info);
   r.add('GET', '/_nodes/{node_id}/info/{metric}', (req) => nodesInfo(s, req), info);
+  r.add('GET', '/_nodes/usage', (req) => nodesUsage(s, req), { kind: 'cluster', action: 'cluster:monitor/nodes/usage' });
+  r.add('GET', '/_nodes/{node_id}/usage', (req) => nodesUsage(s, req), { kind: 'cluster', action: 'cluster:monitor/nodes/usage' });
+  r.add('GET', '/_nodes/hot_threads', (req) => hotThreads(s, req), { kind: 'cluster', action: 'cluster:monitor/nodes/hot_threads' });
+  r.add('GET', '/_nodes/{node_id}/hot_threads', (req) => hotThreads(s, req), { kind: 'cluster', action: 'cluster:monitor/nodes/hot_threads' });
   for (const p of ['/_nodes/stats', '/_nodes/stats/{metric}', '/_nodes/stats/{metric}/{index_metric}', '/_nodes/{node_id}/stats', '/_nodes/{node_id}/stats/{metric}', '/_nodes/{node_id}/stats/{metric}/{index_metric}']) {
     r.add('GET', p, (req) => nodesStats(s, req), stats);
   }

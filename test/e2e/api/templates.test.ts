@@ -131,6 +131,20 @@ describe('composable index templates', () => {
   });
 });
 
+describe('through the v9 client', () => {
+  it('puts, gets and checks a composable template and a component template', async () => {
+    await t.es9.cluster.putComponentTemplate({ name: 'c9', template: { mappings: { properties: { k9: { type: 'keyword' } } } } });
+    expect(await t.es9.indices.putIndexTemplate({ name: 't9', index_patterns: ['nine-*'], composed_of: ['c9'], priority: 3, template: { settings: { number_of_shards: 2 } } })).toEqual({ acknowledged: true });
+    const got = await t.es9.indices.getIndexTemplate({ name: 't9' });
+    expect(got.index_templates[0]).toMatchObject({ name: 't9', index_template: { index_patterns: ['nine-*'], composed_of: ['c9'], priority: 3 } });
+    expect(await t.es9.indices.existsIndexTemplate({ name: 't9' })).toBe(true);
+    await t.es9.index({ index: 'nine-1', document: { k9: 'x' }, refresh: true });
+    expect(await shardsOf('nine-1')).toBe(2);
+    expect((await t.es9.indices.getMapping({ index: 'nine-1' }))['nine-1'].mappings.properties).toEqual({ k9: { type: 'keyword' } });
+    expect((await t.es9.cluster.getComponentTemplate({ name: 'c9' })).component_templates[0].name).toBe('c9');
+  });
+});
+
 describe('legacy templates', () => {
   it('merges matching legacy templates by order and applies them on creation', async () => {
     await t.es.indices.putTemplate({ name: 'old-base', index_patterns: ['old-*'], order: 0, settings: { number_of_shards: 2 }, mappings: { properties: { a: { type: 'keyword' } } }, aliases: { 'old-all': {} } });

@@ -157,6 +157,14 @@ describe('_nodes', () => {
     expect(gcAfter.young.collection_count + gcAfter.old.collection_count).toBeGreaterThan(gcBefore.young.collection_count + gcBefore.old.collection_count);
   });
 
+  it('answers nodes usage and hot threads', async () => {
+    const usage = await t.es.nodes.usage();
+    expect(Object.keys(usage.nodes)).toEqual([t.sys.ctx.node.id]);
+    const hot = await raw(t, 'GET', '/_nodes/hot_threads');
+    expect(hot.status).toBe(200);
+    expect(hot.text).toContain(`{${t.sys.ctx.node.id}}`);
+  });
+
   it('reports node stats per index with level=indices', async () => {
     const res = (await raw(t, 'GET', '/_nodes/stats/indices/docs?level=indices')).json;
     const n = Object.values(res.nodes)[0] as { indices: { indices: Record<string, { docs: { count: number } }> } };
