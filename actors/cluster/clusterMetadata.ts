@@ -32,6 +32,17 @@ export interface PreparedIndex {
 export class ClusterMetadata {
   readonly aliases = new AliasTable();
   readonly templates = new TemplateTable();
+  private tail: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Runs alias and template changes one at a time (as ES's master applies cluster state updates),
+   * so a change is checked against the state the one before it left.
+   */
+  serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(fn, fn);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
 
   /** Applies an alias or template fact (index removals of `aliases_updated` are the caller's). */
   apply(e: MetadataEvent): void {

@@ -304,29 +304,36 @@ export class ClusterState {
   /** `POST /_aliases`: every action of the request is one fact (all or nothing, as ES). */
   async updateAliases(body: unknown): Promise<void> {
     const actions = parseAliasActions(body);
-    await this.docLog.write(async () => {
-      const changes = planAliasActions(actions, this.metadata.aliases, this.names(), this.lookup);
-      const e: MetaEvent = { kind: 'aliases_updated', changes };
-      await this.appendMeta(e);
-      this.applyMeta(e);
-    });
+    await this.metadata.serial(() =>
+      this.docLog.write(async () => {
+        const changes = planAliasActions(actions, this.metadata.aliases, this.names(), this.lookup);
+        const e: MetaEvent = { kind: 'aliases_updated', changes };
+        await this.appendMeta(e);
+        this.applyMeta(e);
+      }),
+    );
   }
 
-  /** Puts a template of one kind (already parsed and validated by TemplateTable.parse*). */
-  async putTemplate(template: TemplateKind, name: string, body: unknown): Promise<void> {
-    await this.docLog.write(async () => {
-      const e: MetaEvent = { kind: 'template_put', template, name, body };
-      await this.appendMeta(e);
-      this.applyMeta(e);
-    });
+  /** Puts a template of one kind; `parse` (TemplateTable.parse*) validates it against the templates of that moment. */
+  async putTemplate(template: TemplateKind, name: string, parse: () => unknown): Promise<void> {
+    await this.metadata.serial(() =>
+      this.docLog.write(async () => {
+        const e: MetaEvent = { kind: 'template_put', template, name, body: parse() };
+        await this.appendMeta(e);
+        this.applyMeta(e);
+      }),
+    );
   }
 
-  async deleteTemplates(template: TemplateKind, names: string[]): Promise<void> {
-    await this.docLog.write(async () => {
-      const e: MetaEvent = { kind: 'template_deleted', template, names };
-      await this.appendMeta(e);
-      this.applyMeta(e);
-    });
+  /** Deletes templates; `select` picks the names (and checks them) at that moment. */
+  async deleteTemplates(template: TemplateKind, select: () => string[]): Promise<void> {
+    await this.metadata.serial(() =>
+      this.docLog.write(async () => {
+        const e: MetaEvent = { kind: 'template_deleted', template, names: select() };
+        await this.appendMeta(e);
+        this.applyMeta(e);
+      }),
+    );
   }
 
   /** Registers an index and its (empty) shards; their actors start now if the node is live. */

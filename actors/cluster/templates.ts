@@ -72,6 +72,11 @@ export function mergeMappings(a: Record<string, unknown>, b: Record<string, unkn
   return out;
 }
 
+function objectOf(field: string, v: unknown): unknown {
+  if (v !== null && v !== undefined && !isObj(v)) throw illegalArgument(`[${field}] must be an object, got [${JSON.stringify(v)}]`);
+  return v;
+}
+
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]).map(String);
 
 function invalid(name: string, cause: string, kind: TemplateKind): EsError {
@@ -96,7 +101,7 @@ function parseTemplateBody(name: string, kind: TemplateKind, v: unknown): Templa
   if (!isObj(v)) throw illegalArgument(`[template] expected an object for [${name}]`);
   const out: TemplateBody = {};
   for (const [k, x] of Object.entries(v)) {
-    if (k === 'settings') out.settings = normalizeSettings(x);
+    if (k === 'settings') out.settings = normalizeSettings(objectOf('settings', x));
     else if (k === 'mappings') {
       if (!isObj(x)) throw illegalArgument('[mappings] must be an object');
       out.mappings = x;
@@ -276,7 +281,7 @@ export class TemplateTable {
           if (v !== null) t.version = num('version', v);
           break;
         case 'settings':
-          t.settings = normalizeSettings(v);
+          t.settings = normalizeSettings(objectOf('settings', v));
           break;
         case 'mappings':
           if (!isObj(v)) throw illegalArgument('[mappings] must be an object');

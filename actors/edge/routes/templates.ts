@@ -38,19 +38,19 @@ const notFound = (what: string) => (name: string) => new EsError('resource_not_f
 const templateMissing = (name: string) => new EsError('index_template_missing_exception', 404, `index_template [${name}] missing`);
 
 async function deleteTemplates(s: EdgeServices, kind: TemplateKind, req: EsRequest, missing: (name: string) => EsError): Promise<EsResponse> {
-  const names = select(s, kind, req.params.name, missing);
-  if (!names.length) throw missing(req.params.name);
-  if (kind === 'component') {
-    const users = s.cluster.metadata.templates
-      .entries<ComposableTemplate>('index')
-      .filter(([, t]) => t.composed_of.some((c) => names.includes(c)))
-      .map(([n]) => n);
-    if (users.length) {
-      const inUse = names.filter((n) => s.cluster.metadata.templates.entries<ComposableTemplate>('index').some(([, t]) => t.composed_of.includes(n)));
-      throw illegalArgument(`component templates [${inUse.join(', ')}] cannot be removed as they are still in use by index templates [${users.join(', ')}]`);
+  await s.cluster.deleteTemplates(kind, () => {
+    const names = select(s, kind, req.params.name, missing);
+    if (!names.length) throw missing(req.params.name);
+    if (kind === 'component') {
+      const index = s.cluster.metadata.templates.entries<ComposableTemplate>('index');
+      const users = index.filter(([, t]) => t.composed_of.some((c) => names.includes(c))).map(([n]) => n);
+      if (users.length) {
+        const inUse = names.filter((n) => index.some(([, t]) => t.composed_of.includes(n)));
+        throw illegalArgument(`component templates [${inUse.join(', ')}] cannot be removed as they are still in use by index templates [${users.join(', ')}]`);
+      }
     }
-  }
-  await s.cluster.deleteTemplates(kind, names);
+    return names;
+  });
   return { body: { acknowledged: true } };
 }
 
@@ -61,8 +61,8 @@ export function templateRoutes(r: Router, s: EdgeServices): void {
 
   // ---- composable index templates ----
   r.add(['PUT', 'POST'], '/_index_template/{name}', async (req) => {
-    const parsed = t().parseComposable(req.params.name, req.json(), boolParam(req.query.create));
-    await s.cluster.putTemplate('index', req.params.name, parsed);
+    const body = req.json();
+    await s.cluster.putTemplate('index', req.params.name, () => t().parseComposable(req.params.name, body, boolParam(req.query.create)));
     return { body: { acknowledged: true } };
   }, cluster('indices:admin/index_template/put'));
   const getComposable = (req: EsRequest): EsResponse => {
@@ -76,8 +76,8 @@ export function templateRoutes(r: Router, s: EdgeServices): void {
 
   // ---- component templates ----
   r.add(['PUT', 'POST'], '/_component_template/{name}', async (req) => {
-    const parsed = t().parseComponent(req.params.name, req.json(), boolParam(req.query.create));
-    await s.cluster.putTemplate('component', req.params.name, parsed);
+    const body = req.json();
+    await s.cluster.putTemplate('component', req.params.name, () => t().parseComponent(req.params.name, body, boolParam(req.query.create)));
     return { body: { acknowledged: true } };
   }, cluster('cluster:admin/component_template/put'));
   const getComponent = (req: EsRequest): EsResponse => {
@@ -91,8 +91,8 @@ export function templateRoutes(r: Router, s: EdgeServices): void {
 
   // ---- legacy templates ----
   r.add(['PUT', 'POST'], '/_template/{name}', async (req) => {
-    const parsed = t().parseLegacy(req.params.name, req.json(), boolParam(req.query.create), req.query.order);
-    await s.cluster.putTemplate('legacy', req.params.name, parsed);
+    const body = req.json();
+    await s.cluster.putTemplate('legacy', req.params.name, () => t().parseLegacy(req.params.name, body, boolParam(req.query.create), req.query.order));
     return { body: { acknowledged: true } };
   }, cluster('indices:admin/template/put'));
   const getLegacy = (req: EsRequest): EsResponse => {

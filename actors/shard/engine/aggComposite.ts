@@ -87,6 +87,9 @@ export function compositeSources(name: string, params: Record<string, unknown>):
       if (ci === undefined && fi === undefined) throw illegalArgument('Invalid interval specified, must be non-null and non-empty');
       if (ci !== undefined && !(String(ci) in CALENDAR_UNITS)) throw illegalArgument(`The supplied interval [${String(ci)}] could not be parsed as a calendar interval.`);
       if (fi !== undefined) parseTimeValue(String(fi), 'date_histogram.fixedInterval');
+      if (p.time_zone !== undefined && !['utc', 'z', '+00:00', '-00:00', '+00', 'etc/utc', 'gmt', 'utc+00:00'].includes(String(p.time_zone).toLowerCase())) {
+        throw illegalArgument(`[time_zone] [${String(p.time_zone)}] is not supported, only UTC`);
+      }
     }
     const asc = order === 'asc';
     return {

@@ -105,6 +105,15 @@ describe('alias APIs through the official clients', () => {
     expect(asIndex.json.error).toMatchObject({ type: 'invalid_index_name_exception', reason: 'Invalid index name [year], already exists as alias' });
   });
 
+  it('applies concurrent alias changes one after the other: two write indices cannot both win', async () => {
+    const names = Array.from({ length: 8 }, (_, i) => `w${i}`);
+    for (const n of names) await t.es.indices.create({ index: n });
+    const res = await Promise.all(names.map((n) => raw(t, 'POST', '/_aliases', { actions: [{ add: { index: n, alias: 'race', is_write_index: true } }] })));
+    expect(res.map((r) => r.status).sort()).toEqual([200, ...Array(7).fill(400)]);
+    expect(Object.keys(await t.es.indices.getAlias({ name: 'race' }))).toHaveLength(1);
+    await t.es.indices.delete({ index: names.join(',') });
+  });
+
   it('applies nothing of a request when one action fails', async () => {
     const res = await raw(t, 'POST', '/_aliases', { actions: [{ add: { index: 'jan', alias: 'half' } }, { remove: { index: 'jan', alias: 'ghost' } }] });
     expect(res.status).toBe(404);

@@ -66,6 +66,12 @@ describe('composable index templates', () => {
     );
   });
 
+  it('checks concurrent template puts one after the other: overlapping same-priority templates cannot both win', async () => {
+    const res = await Promise.all(Array.from({ length: 8 }, (_, i) => raw(t, 'PUT', `/_index_template/race-${i}`, { index_patterns: [`race-${i}*`, 'race-all-*'], priority: 50 })));
+    expect(res.map((r) => r.status).sort()).toEqual([200, ...Array(7).fill(400)]);
+    await raw(t, 'DELETE', '/_index_template/race-*');
+  });
+
   it('gets templates by name and pattern, 404 for a missing name', async () => {
     const one = await t.es.indices.getIndexTemplate({ name: 'logs' });
     expect(one.index_templates).toEqual([
