@@ -30,6 +30,9 @@ export interface CompositePartial {
 
 type SourceType = 'terms' | 'histogram' | 'date_histogram';
 
+/** `search.max_buckets` default (aggsRender.ts counts rendered buckets against the same bound). */
+const MAX_BUCKETS = 65_536;
+
 interface Source {
   name: string;
   type: SourceType;
@@ -218,6 +221,12 @@ export function compositeCollector(spec: AggSpec, reader: DocValuesReader, subs:
   const sources = compositeSources(spec.name, spec.params);
   const size = spec.params.size === undefined ? 10 : Number(spec.params.size);
   const after = spec.params.after !== undefined ? afterKey(sources, spec.params.after) : undefined;
+  if (size > MAX_BUCKETS) {
+    // ES sizes its queue up front and trips search.max_buckets at once.
+    throw new EsError('too_many_buckets_exception', 400,
+      `Trying to create too many buckets. Must be less than or equal to: [${MAX_BUCKETS}] but was [${size}]. This limit can be set by changing the [search.max_buckets] cluster level setting.`,
+      { meta: { max_buckets: MAX_BUCKETS } });
+  }
   const cmp = keyComparator(sources);
   const readers = sources.map((s) => valuesOf(s, reader));
   return () => {

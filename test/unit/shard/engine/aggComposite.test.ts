@@ -154,6 +154,12 @@ describe('composite', () => {
       '[composite] aggregation cannot be used with a parent aggregation of type: [TermsAggregatorFactory]',
     );
     expect(fail(() => parseAggs({ c: { composite: { sources: [{ a: { geotile_grid: { field: 'x' } } }] } } })).status).toBe(400);
+    const tooMany = fail(() => run({ c: { composite: { size: 1_000_000_000, sources: [{ t: { terms: { field: 'tag' } } }] } } }, [[{ tag: 'a' }]]));
+    expect([tooMany.type, tooMany.message]).toEqual([
+      'too_many_buckets_exception',
+      'Trying to create too many buckets. Must be less than or equal to: [65536] but was [1000000000]. This limit can be set by changing the [search.max_buckets] cluster level setting.',
+    ]);
+    expect(fail(() => parseAggs({ c: { composite: { sources: [] } } })).message).toBe('Composite [sources] cannot be null or empty');
   });
 });
 
