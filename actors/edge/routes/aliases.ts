@@ -3,6 +3,7 @@ import type { EdgeServices } from '../services';
 import { resolveOptions } from './indices';
 import { globMatch, renderAliasMeta } from '../../cluster/aliases';
 import type { IndexState } from '../../cluster';
+import { visibleIndices } from '../views/visible';
 
 const isPattern = (p: string) => p === '_all' || p.includes('*');
 const split = (s: string | undefined) => (s ?? '').split(',').map((x) => x.trim()).filter(Boolean);
@@ -37,7 +38,8 @@ function getAliases(s: EdgeServices, req: EsRequest): EsResponse {
   const namesProvided = req.params.name !== undefined;
   const requested = namesProvided ? split(req.params.name).filter((n) => n !== '_all') : [];
   const all = namesProvided && split(req.params.name).includes('_all');
-  const indices: IndexState[] = req.params.index !== undefined ? s.cluster.resolve(req.params.index, resolveOptions(req)) : s.cluster.resolve('*', { expandWildcards: 'all' });
+  const indices: IndexState[] = visibleIndices(s, req, 'indices:admin/aliases/get',
+    req.params.index !== undefined ? s.cluster.resolve(req.params.index, resolveOptions(req)) : s.cluster.resolve('*', { expandWildcards: 'all' }));
   const out: Record<string, unknown> = {};
   const returned = new Set<string>();
   for (const i of [...indices].sort((a, b) => (a.name < b.name ? -1 : 1))) {

@@ -9,6 +9,7 @@ import { collectShardStats, type ShardStat } from '../views/indexStats';
 import { globMatch } from '../../cluster/aliases';
 import type { ComposableTemplate, LegacyTemplate } from '../../cluster/templates';
 import { formatDate } from '../../shard/engine/aggDates';
+import { visibleIndices } from '../views/visible';
 
 /**
  * `_cat` APIs (ES RestIndicesAction, RestHealthAction, RestCountAction, RestNodesAction,
@@ -42,7 +43,7 @@ const INDICES: Column[] = [
 ];
 
 async function catIndices(s: PagingServices, req: EsRequest): Promise<EsResponse> {
-  const indices = s.cluster.resolve(req.params.index, { ...resolveOptions(req), expandWildcards: req.query.expand_wildcards ?? 'all' });
+  const indices = visibleIndices(s, req, 'indices:monitor/settings/get', s.cluster.resolve(req.params.index, { ...resolveOptions(req), expandWildcards: req.query.expand_wildcards ?? 'all' }));
   const nodes = clusterNodes(s);
   const stats = await collectShardStats(s, indices);
   const wantHealth = req.query.health;
@@ -124,7 +125,7 @@ const COUNT: Column[] = [
 ];
 
 async function catCount(s: PagingServices, req: EsRequest): Promise<EsResponse> {
-  const indices = s.cluster.resolve(req.params.index, resolveOptions(req));
+  const indices = visibleIndices(s, req, 'indices:data/read/search', s.cluster.resolve(req.params.index, resolveOptions(req)));
   const refs = indices.flatMap((i) => i.shards.map((sh) => sh.ref));
   const counts = await Promise.all(refs.map((ref) => s.shards.call<number>(ref, 'count', {})));
   return catResponse(req, COUNT, [{ ...ts(Date.now()), count: counts.reduce((a, n) => a + n, 0) }]);
@@ -223,7 +224,7 @@ const SHARDS: Column[] = [
 ];
 
 async function catShards(s: PagingServices, req: EsRequest): Promise<EsResponse> {
-  const indices = s.cluster.resolve(req.params.index, { ...resolveOptions(req), expandWildcards: 'all' }).sort((a, b) => (a.name < b.name ? -1 : 1));
+  const indices = visibleIndices(s, req, 'indices:monitor/stats', s.cluster.resolve(req.params.index, { ...resolveOptions(req), expandWildcards: 'all' })).sort((a, b) => (a.name < b.name ? -1 : 1));
   const nodes = clusterNodes(s);
   const home = nodes.find((n) => n.roles.includes('data'));
   const stats = await collectShardStats(s, indices);
@@ -256,7 +257,7 @@ const ALIASES: Column[] = [
 function catAliases(s: PagingServices, req: EsRequest): EsResponse {
   const wanted = split(req.params.name);
   const rows: Row[] = [];
-  for (const i of s.cluster.resolve('*', { expandWildcards: 'all' })) {
+  for (const i of visibleIndices(s, req, 'indices:admin/aliases/get', s.cluster.resolve('*', { expandWildcards: 'all' }))) {
     for (const [alias, m] of s.cluster.metadata.aliases.of(i.uuid)) {
       if (wanted.length && !wanted.some((w) => w === '_all' || globMatch(w, alias))) continue;
       rows.push({

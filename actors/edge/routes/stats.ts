@@ -6,6 +6,7 @@ import { resolveOptions } from './indices';
 import { collectShardStats, commonStats, INDEX_METRICS, parseMetrics, type IndexMetric, type ShardStat } from '../views/indexStats';
 import { clusterNodes, type NodeDescriptor } from '../views/nodes';
 import { assignedReplicas, indexHealth } from '../views/health';
+import { visibleIndices } from '../views/visible';
 
 /**
  * `GET /_stats[/<metric>]`, `GET /<index>/_stats[/<metric>]` (`level=cluster|indices|shards`):
@@ -31,7 +32,7 @@ export async function indicesStats(s: PagingServices, req: EsRequest): Promise<E
   const metrics = parseMetrics(req.params.metric, INDEX_METRICS, req.uri);
   const level = (req.query.level ?? 'indices').toLowerCase();
   if (!['cluster', 'indices', 'shards'].includes(level)) throw illegalArgument(`level parameter must be one of [cluster] or [indices] or [shards] but was [${req.query.level}]`);
-  const indices = s.cluster.resolve(req.params.index, resolveOptions(req)).sort((a, b) => (a.name < b.name ? -1 : 1));
+  const indices = visibleIndices(s, req, 'indices:monitor/stats', s.cluster.resolve(req.params.index, resolveOptions(req))).sort((a, b) => (a.name < b.name ? -1 : 1));
   const nodes = clusterNodes(s);
   const shards = await collectShardStats(s, indices);
   // Replica copies live on other nodes: their figures equal the primary's.
