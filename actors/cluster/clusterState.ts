@@ -13,7 +13,8 @@ import { resolveExpression, validateIndexName, type ResolveOptions } from './ind
 import { DocumentLog } from './documentLog';
 import { Snapshotter, type ClusterImage, type RestoredCluster } from './snapshots';
 import { ClusterMetadata, type MetadataEvent } from './clusterMetadata';
-import { planAliasActions, parseAliasActions, type AliasMeta, type IndexLookup } from './aliases';
+import { type AliasMeta, type IndexLookup } from './aliases';
+import { planAliasActions, parseAliasActions } from './aliasActions';
 import type { TemplateKind } from './templates';
 
 /** Metadata facts of the document log (subject es.v1.data.meta). */
