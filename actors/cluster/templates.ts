@@ -1,7 +1,7 @@
 import { EsError, illegalArgument } from '../wire/esErrors';
 import { IndexMapping } from '../shard/engine';
 import { applySettings, defaultIndexSettings, normalizeSettings } from './indexSettings';
-import { globMatch, parseAliasMeta, renderAliasMeta, validateAliasName, type AliasMeta } from './aliases';
+import { globMatch, parseAliasMeta, validateAliasName, type AliasMeta } from './aliases';
 
 /**
  * Index templates as metadata: composable templates (`_index_template`), the component templates
@@ -367,37 +367,4 @@ function patternsOverlap(x: string, y: string): boolean {
   const prefixOk = px.startsWith(py) || py.startsWith(px);
   const suffixOk = sx.endsWith(sy) || sy.endsWith(sx);
   return prefixOk && suffixOk;
-}
-
-/** `GET /_template` rendering of one legacy template (settings nested under `index`). */
-export function renderLegacy(t: LegacyTemplate): Record<string, unknown> {
-  return {
-    order: t.order,
-    ...(t.version !== undefined ? { version: t.version } : {}),
-    index_patterns: t.index_patterns,
-    settings: nestSettings(t.settings),
-    mappings: t.mappings,
-    aliases: Object.fromEntries(Object.entries(t.aliases).map(([a, m]) => [a, renderAliasMeta(m)])),
-  };
-}
-
-/** `template` part rendering of composable/component templates. */
-export function renderTemplateBody(b: TemplateBody): Record<string, unknown> {
-  return {
-    ...(b.settings && Object.keys(b.settings).length ? { settings: nestSettings(b.settings) } : {}),
-    ...(b.mappings ? { mappings: b.mappings } : {}),
-    ...(b.aliases ? { aliases: Object.fromEntries(Object.entries(b.aliases).map(([a, m]) => [a, renderAliasMeta(m)])) } : {}),
-  };
-}
-
-/** `{"index.number_of_shards":"1"}` -> `{index:{number_of_shards:"1"}}` (ES prints settings nested). */
-export function nestSettings(flat: Record<string, string>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(flat)) {
-    const parts = k.split('.');
-    let o = out;
-    for (const p of parts.slice(0, -1)) o = (isObj(o[p]) ? o[p] : (o[p] = {})) as Record<string, unknown>;
-    o[parts[parts.length - 1]] = v;
-  }
-  return out;
 }

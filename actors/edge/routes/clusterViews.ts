@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { IndexState } from '../../cluster';
 import { renderSettings } from '../../cluster';
-import { renderLegacy, renderTemplateBody, type ComponentTemplate, type ComposableTemplate, type LegacyTemplate } from '../../cluster/templates';
+import type { ComponentTemplate, ComposableTemplate, LegacyTemplate } from '../../cluster/templates';
+import { renderLegacy, renderTemplateBody } from '../../cluster/templateRender';
 import type { EsRequest, EsResponse, Router } from '../router';
 import type { PagingServices } from './search';
 import { VERSION } from './cluster';

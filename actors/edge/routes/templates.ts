@@ -1,7 +1,8 @@
 import { EsError, illegalArgument } from '../../wire/esErrors';
 import type { EsRequest, EsResponse, Router } from '../router';
 import type { EdgeServices } from '../services';
-import { renderLegacy, renderTemplateBody, type ComponentTemplate, type ComposableTemplate, type LegacyTemplate, type TemplateKind } from '../../cluster/templates';
+import type { ComponentTemplate, ComposableTemplate, LegacyTemplate, TemplateKind } from '../../cluster/templates';
+import { renderLegacy, renderTemplateBody } from '../../cluster/templateRender';
 
 const isPattern = (p: string) => p === '_all' || p.includes('*');
 const split = (s: string | undefined) => (s ?? '').split(',').map((x) => x.trim()).filter(Boolean);
