@@ -26,6 +26,7 @@ import { contextRoutes } from './edge/routes/contexts';
 import { clusterRoutes } from './edge/routes/cluster';
 import { documentApiRoutes } from './edge/routes/documentApis';
 import { startConsole } from './console';
+import { viewRoutes, viewsAttach } from './edge/routes/views';
 
 export interface SystemOptions {
   host?: string;
@@ -166,6 +167,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     scrollRoutes(router, services);
     pitRoutes(router, services);
     contextRoutes(router, services);
+    viewRoutes(router, services);
     const docApis = documentApiRoutes(router, services);
     stops.push(() => docApis.stop());
     stops.push(startConsole(router, services, security)); // the web console (actors/console); wraps security.gate before the edge starts
@@ -178,6 +180,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       log,
     });
     stops.push(() => edge.close());
+    viewsAttach(edge.server);
     log.info({ url: edge.url, security: security.enabled }, 'node started');
     return { url: edge.url, ctx, services, security, nats, stop };
   } catch (e) {

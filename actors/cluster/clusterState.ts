@@ -12,14 +12,19 @@ import { applySettings, defaultIndexSettings, normalizeSettings, type IndexSetti
 import { resolveExpression, validateIndexName, type ResolveOptions } from './indexNames';
 import { DocumentLog } from './documentLog';
 import { Snapshotter, type ClusterImage, type RestoredCluster } from './snapshots';
+import { ClusterMetadata, type MetadataEvent } from './clusterMetadata';
+import { type AliasMeta, type IndexLookup } from './aliases';
+import { planAliasActions, parseAliasActions } from './aliasActions';
+import type { TemplateKind } from './templates';
 
 /** Metadata facts of the document log (subject es.v1.data.meta). */
 export type MetaEvent =
-  | { kind: 'index_created'; name: string; uuid: string; creationDate: number; settings: Record<string, string>; mappings: unknown }
+  | { kind: 'index_created'; name: string; uuid: string; creationDate: number; settings: Record<string, string>; mappings: unknown; aliases?: Record<string, AliasMeta> }
   | { kind: 'index_deleted'; uuid: string }
   | { kind: 'settings_updated'; uuid: string; settings: Record<string, string> }
   | { kind: 'mapping_updated'; uuid: string; mappings: unknown }
-  | { kind: 'cluster_settings'; settings: Record<string, unknown> };
+  | { kind: 'cluster_settings'; settings: Record<string, unknown> }
+  | MetadataEvent;
 
 export interface IndexState {
   name: string;
@@ -72,6 +77,8 @@ export class ClusterState {
   /** Fold of `cluster_settings` facts (what a snapshot records). */
   private readonly clusterSettings: Record<string, unknown> = {};
   private live = false;
+  /** Aliases and templates (clusterMetadata.ts). */
+  readonly metadata = new ClusterMetadata();
   /** What the last `start` did (snapshot used, ops replayed). */
   startResult?: StartResult;
   /** Every append to ES_DATA goes through here (write sections, the sequence S of snapshots). */
@@ -148,11 +155,12 @@ export class ClusterState {
       this.clusterSettings[k] = v;
       this.ctx.settings.setDynamic(k, v);
     }
+    this.metadata.load(r.metadata);
   }
 
   /** Metadata and frozen shards at a quiet instant (see DocumentLog.quiet). */
   private capture(): ClusterImage {
-    const image: ClusterImage = { indices: [], clusterSettings: { ...this.clusterSettings }, shards: [] };
+    const image: ClusterImage = { indices: [], clusterSettings: { ...this.clusterSettings }, shards: [], metadata: this.metadata.image() };
     for (const idx of this.byName.values()) {
       image.indices.push({ name: idx.name, uuid: idx.uuid, creationDate: idx.creationDate, settings: idx.settings, mapping: idx.mapping.toSnapshot(), shards: idx.shards.length });
       idx.shards.forEach((s, n) => image.shards.push({ uuid: idx.uuid, n, store: s.store, frozen: s.store.freeze() }));
@@ -179,8 +187,48 @@ export class ClusterState {
     if (!s) throw indexNotFound(name);
     return s;
   }
+  /** Indices an expression names: index names, aliases (their indices), wildcards over both. */
   resolve(expr: string | undefined, opts?: ResolveOptions): IndexState[] {
-    return resolveExpression(expr, this.names(), opts).map((n) => this.byName.get(n)!);
+    return resolveExpression(expr, this.names(), opts, this.aliasIndexNames()).map((n) => this.byName.get(n)!);
+  }
+
+  /** Alias name -> names of its indices. */
+  private aliasIndexNames(): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const [a, uuids] of this.metadata.aliases.map()) out.set(a, uuids.map((u) => this.byUuid.get(u)?.name).filter((n): n is string => !!n));
+    return out;
+  }
+
+  /** Name and uuid lookups the alias rules use. */
+  get lookup(): IndexLookup {
+    return { nameOf: (u) => this.byUuid.get(u)?.name, uuidOf: (n) => this.byName.get(n)?.uuid };
+  }
+
+  /**
+   * Where a write to `name` goes: the index of that name, or the write index of the alias of
+   * that name (ES's 400 when the alias has none); undefined when neither exists.
+   */
+  writeIndex(name: string): IndexState | undefined {
+    const direct = this.byName.get(name);
+    if (direct) return direct;
+    const uuid = this.metadata.aliases.writeIndex(name);
+    return uuid === undefined ? undefined : this.byUuid.get(uuid);
+  }
+
+  /**
+   * The one index `name` stands for (a real-time get through an alias): ES's 400 when the alias
+   * has several, 404 when nothing has that name.
+   */
+  single(name: string): IndexState {
+    const direct = this.byName.get(name);
+    if (direct) return direct;
+    const uuids = this.metadata.aliases.indicesOf(name);
+    if (uuids.length === 1) return this.byUuid.get(uuids[0])!;
+    if (uuids.length > 1) {
+      const names = uuids.map((u) => this.byUuid.get(u)?.name).sort();
+      throw new EsError('illegal_argument_exception', 400, `alias [${name}] has more than one index associated with it [${names.join(', ')}], can't execute a single index op`);
+    }
+    throw indexNotFound(name);
   }
   shardRefs(idx: IndexState): ShardRef[] {
     return idx.shards.map((s) => s.ref);
@@ -200,11 +248,17 @@ export class ClusterState {
         meta: { index_uuid: existing.uuid, index: name },
       });
     }
-    const settings = normalizeSettings(body.settings);
+    const uuid = uuidv4().replace(/-/g, '').slice(0, 22);
+    // Templates first, then the request (clusterMetadata.ts); the fact records the outcome.
+    const prepared = this.metadata.prepareIndex(name, body, this.lookup, uuid);
+    const settings = prepared.settings;
     applySettings(defaultIndexSettings(), settings, true); // validate before logging
-    const mappings = body.mappings ?? {};
+    const mappings = prepared.mappings;
     new IndexMapping(mappings as never); // validate before logging
-    const ev: MetaEvent = { kind: 'index_created', name, uuid: uuidv4().replace(/-/g, '').slice(0, 22), creationDate: Date.now(), settings, mappings };
+    const ev: MetaEvent = {
+      kind: 'index_created', name, uuid, creationDate: Date.now(), settings, mappings,
+      ...(Object.keys(prepared.aliases).length ? { aliases: prepared.aliases } : {}),
+    };
     // The name is taken from now on: a concurrent create of it gets ES's 400 instead of logging a
     // second index_created that a replay would apply over the first.
     this.creating.set(name, { uuid: ev.uuid });
@@ -248,6 +302,41 @@ export class ClusterState {
     });
   }
 
+  /** `POST /_aliases`: every action of the request is one fact (all or nothing, as ES). */
+  async updateAliases(body: unknown): Promise<void> {
+    const actions = parseAliasActions(body);
+    await this.metadata.serial(() =>
+      this.docLog.write(async () => {
+        const changes = planAliasActions(actions, this.metadata.aliases, this.names(), this.lookup);
+        const e: MetaEvent = { kind: 'aliases_updated', changes };
+        await this.appendMeta(e);
+        this.applyMeta(e);
+      }),
+    );
+  }
+
+  /** Puts a template of one kind; `parse` (TemplateTable.parse*) validates it against the templates of that moment. */
+  async putTemplate(template: TemplateKind, name: string, parse: () => unknown): Promise<void> {
+    await this.metadata.serial(() =>
+      this.docLog.write(async () => {
+        const e: MetaEvent = { kind: 'template_put', template, name, body: parse() };
+        await this.appendMeta(e);
+        this.applyMeta(e);
+      }),
+    );
+  }
+
+  /** Deletes templates; `select` picks the names (and checks them) at that moment. */
+  async deleteTemplates(template: TemplateKind, select: () => string[]): Promise<void> {
+    await this.metadata.serial(() =>
+      this.docLog.write(async () => {
+        const e: MetaEvent = { kind: 'template_deleted', template, names: select() };
+        await this.appendMeta(e);
+        this.applyMeta(e);
+      }),
+    );
+  }
+
   /** Registers an index and its (empty) shards; their actors start now if the node is live. */
   private addIndex(name: string, uuid: string, creationDate: number, settings: IndexSettings, mapping: IndexMapping): IndexState {
     const idx: IndexState = { name, uuid, creationDate, settings, mapping, shards: [] };
@@ -277,12 +366,14 @@ export class ClusterState {
       case 'index_created':
         // Logs written before create was exclusive may hold a second create of a live name: the first wins.
         if (this.byName.has(e.name)) return this.byName.get(e.name);
+        this.metadata.aliases.apply(ClusterMetadata.createdAliases(e.uuid, e.aliases));
         return this.addIndex(e.name, e.uuid, e.creationDate, applySettings(defaultIndexSettings(), e.settings, true), new IndexMapping(e.mappings as never));
       case 'index_deleted': {
         const idx = this.byUuid.get(e.uuid);
         if (!idx) return undefined;
         this.byUuid.delete(e.uuid);
         this.byName.delete(idx.name);
+        this.metadata.aliases.dropIndex(e.uuid);
         for (const s of idx.shards) void s.stop();
         for (const fn of this.deletedListeners) fn(idx);
         return idx;
@@ -305,6 +396,14 @@ export class ClusterState {
         }
         return undefined;
       }
+      case 'aliases_updated':
+        this.metadata.apply(e);
+        for (const c of e.changes) if (c.op === 'remove_index') this.applyMeta({ kind: 'index_deleted', uuid: c.uuid });
+        return undefined;
+      case 'template_put':
+      case 'template_deleted':
+        this.metadata.apply(e);
+        return undefined;
     }
   }
 }

@@ -8,6 +8,7 @@ import type { NodeContext } from '../nodeContext';
 import type { FrozenStore, LoadedStore, ShardStore } from '../shard/engine/shardStore';
 import { SnapshotWriter, listSnapshots, pruneSnapshots, readSnapshot, type IndexImage, type SnapshotHeader } from '../shard/snapshot';
 import type { DocumentLog } from './documentLog';
+import type { MetadataImage } from './clusterMetadata';
 
 /**
  * Snapshot settings (node settings, YAML or `ES_SETTING_*`; also dynamic via PUT _cluster/settings):
@@ -43,6 +44,8 @@ export interface ClusterImage {
   indices: IndexImage[];
   clusterSettings: Record<string, unknown>;
   shards: Array<{ uuid: string; n: number; store: ShardStore; frozen: FrozenStore }>;
+  /** Aliases and templates (absent in snapshots written before they existed). */
+  metadata?: MetadataImage;
 }
 
 /** A snapshot decoded and verified, ready to install. */
@@ -51,6 +54,7 @@ export interface RestoredCluster {
   path: string;
   indices: IndexImage[];
   clusterSettings: Record<string, unknown>;
+  metadata?: MetadataImage;
   /** uuid -> shard images by shard number. */
   shards: Map<string, LoadedStore[]>;
 }
@@ -127,7 +131,7 @@ export class Snapshotter {
           this.ctx.log.warn({ snapshot: path, seq: h.seq, stream: h.stream, lastSeq: info.state.last_seq, why }, 'snapshot belongs to another document log; ignored');
           return undefined;
         }
-        out = { seq: h.seq, path, indices: h.indices, clusterSettings: h.clusterSettings, shards: new Map(h.indices.map((i) => [i.uuid, new Array<LoadedStore>(i.shards)])) };
+        out = { seq: h.seq, path, indices: h.indices, clusterSettings: h.clusterSettings, metadata: h.metadata as MetadataImage | undefined, shards: new Map(h.indices.map((i) => [i.uuid, new Array<LoadedStore>(i.shards)])) };
         continue;
       }
       const slots = out!.shards.get(s.indexUuid);
@@ -228,6 +232,7 @@ export class Snapshotter {
       takenAt: new Date().toISOString(),
       indices: image.indices,
       clusterSettings: image.clusterSettings,
+      ...(image.metadata ? { metadata: image.metadata } : {}),
     };
     const w = await SnapshotWriter.create(this.dir, header);
     let maxBlockMs = 0;

@@ -14,6 +14,14 @@ export interface ShardTarget {
   /** Pinned searcher (PIT/scroll); absent = the shard's current one. */
   searcher?: SearcherRef;
   slice?: LocalSlice;
+  /** Alias filter of this shard's index (a search through a filtered alias), ANDed with the query. */
+  filter?: unknown;
+}
+
+/** The query a target runs: the request's, restricted by the target's alias filter if any. */
+export function targetQuery(query: unknown, t: { filter?: unknown }): unknown {
+  if (t.filter === undefined) return query;
+  return { bool: { must: [query ?? { match_all: {} }], filter: [t.filter] } };
 }
 
 export interface ShardFailure {
@@ -80,7 +88,7 @@ export async function executeSearch(s: EdgeServices, req: SearchRequest, targets
   const start = Date.now();
   const single = targets.length === 1;
   const shardReq = (t: ShardTarget): ShardQueryRequest => ({
-    query: req.query,
+    query: targetQuery(req.query, t),
     postFilter: req.postFilter,
     sort: req.sort,
     from: single ? req.from : 0,
@@ -200,7 +208,7 @@ async function walkShardDocOrder(s: EdgeServices, req: SearchRequest, targets: S
     if (want <= 0) break;
     asked++;
     const shardReq: ShardQueryRequest = {
-      query: req.query,
+      query: targetQuery(req.query, t),
       postFilter: req.postFilter,
       sort: req.sort,
       from: 0,

@@ -4,7 +4,7 @@ import type { EdgeServices } from '../services';
 import type { IndexState } from '../../cluster';
 import { parseSourceBody, shardFor } from '../../shard/engine';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
-import { autoId, outcomeError, refreshParam, writeResponse, writeTarget } from './documents';
+import { aliasIndexRouting, autoId, outcomeError, refreshParam, writeResponse, writeTarget } from './documents';
 import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite, BULK_ACTION } from './writeAuthz';
 import { checkSeqNoParams, executeUpdate, losslessBody, parseUpdateBody, updateResponse, validateUpdate, type UpdateOutcome, type UpdateSpec } from './update';
 
@@ -124,7 +124,7 @@ export async function executeBulk(s: EdgeServices, auth: unknown, items: BulkOp[
   for (const it of items) {
     if (targets.has(it.index) || deniedOf(it)) continue;
     try {
-      let idx = s.cluster.get(it.index);
+      let idx = s.cluster.writeIndex(it.index); // an alias writes to its write index
       if (!idx) {
         if (!writesTo.has(it.index)) idx = s.cluster.require(it.index);
         else {
@@ -148,6 +148,7 @@ export async function executeBulk(s: EdgeServices, auth: unknown, items: BulkOp[
       return;
     }
     it.id ??= autoId();
+    it.routing ??= aliasIndexRouting(s, it.index, t);
     const n = it.shard ?? shardFor(it.routing ?? it.id, t.settings.numberOfShards);
     const key = `${t.uuid}/${n}`;
     let g = groups.get(key);

@@ -42,33 +42,7 @@ export function clusterRoutes(r: Router, s: PagingServices): void {
     },
   }), { kind: 'cluster', action: 'cluster:monitor/main' });
 
-  const health = () => {
-    const indices = s.cluster.names().map((n) => s.cluster.get(n)!);
-    const shards = indices.reduce((a, i) => a + i.settings.numberOfShards, 0);
-    const unassigned = indices.reduce((a, i) => a + i.settings.numberOfShards * i.settings.numberOfReplicas, 0);
-    return {
-      body: {
-        cluster_name: node.clusterName,
-        status: unassigned ? 'yellow' : 'green',
-        timed_out: false,
-        number_of_nodes: 1,
-        number_of_data_nodes: 1,
-        active_primary_shards: shards,
-        active_shards: shards,
-        relocating_shards: 0,
-        initializing_shards: 0,
-        unassigned_shards: unassigned,
-        unassigned_primary_shards: 0,
-        delayed_unassigned_shards: 0,
-        number_of_pending_tasks: 0,
-        number_of_in_flight_fetch: 0,
-        task_max_waiting_in_queue_millis: 0,
-        active_shards_percent_as_number: shards + unassigned ? (100 * shards) / (shards + unassigned) : 100,
-      },
-    };
-  };
-  r.add('GET', '/_cluster/health', health, { kind: 'cluster', action: 'cluster:monitor/health' });
-  r.add('GET', '/_cluster/health/{index}', health, { kind: 'cluster', action: 'cluster:monitor/health' });
+  // Health, node info and stats: routes/health.ts and routes/nodes.ts (views over clusterNodes()).
 
   r.add('GET', '/_cluster/settings', () => ({
     body: { persistent: nestedSettings(s.ctx.settings.dynamicEntries()), transient: {} },
@@ -91,46 +65,4 @@ export function clusterRoutes(r: Router, s: PagingServices): void {
       },
     };
   }, { kind: 'cluster', action: 'cluster:admin/settings/update' });
-
-  const nodeStats = () => {
-    const st = s.stats;
-    const search = {
-      open_contexts: s.contexts.shardContexts(),
-      query_total: st.queryTotal,
-      query_time_in_millis: st.queryTimeMs,
-      query_current: st.queryCurrent,
-      query_failure: st.queryFailure,
-      fetch_total: st.fetchTotal,
-      fetch_time_in_millis: st.fetchTimeMs,
-      fetch_current: st.fetchCurrent,
-      fetch_failure: st.fetchFailure,
-      scroll_total: s.contexts.freed.scrollTotal,
-      scroll_time_in_millis: s.contexts.freed.scrollTimeMs,
-      scroll_current: s.contexts.shardContexts('scroll'),
-      suggest_total: 0,
-      suggest_time_in_millis: 0,
-      suggest_current: 0,
-    };
-    return {
-      body: {
-        _nodes: { total: 1, successful: 1, failed: 0 },
-        cluster_name: node.clusterName,
-        nodes: {
-          [node.id]: {
-            timestamp: Date.now(),
-            name: node.name,
-            transport_address: `${node.host}:9300`,
-            host: node.host,
-            ip: node.host,
-            roles: ['data', 'ingest', 'master'],
-            indices: { search },
-          },
-        },
-      },
-    };
-  };
-  const monitor = { kind: 'cluster' as const, action: 'cluster:monitor/nodes/stats' };
-  for (const p of ['/_nodes/stats', '/_nodes/stats/{metric}', '/_nodes/stats/{metric}/{index_metric}', '/_nodes/{node_id}/stats', '/_nodes/{node_id}/stats/{metric}', '/_nodes/{node_id}/stats/{metric}/{index_metric}']) {
-    r.add('GET', p, nodeStats, monitor);
-  }
 }

@@ -19,9 +19,9 @@ export function refreshParam(req: EsRequest): string | undefined {
   return r === '' ? 'true' : r;
 }
 
-/** Index for a write: existing, or auto-created as ES does. */
+/** Index for a write: existing, the write index of an alias, or auto-created as ES does. */
 export async function writeTarget(s: EdgeServices, name: string): Promise<IndexState> {
-  return s.cluster.get(name) ?? (await s.cluster.createIndex(name).catch(async (e) => {
+  return s.cluster.writeIndex(name) ?? (await s.cluster.createIndex(name).catch(async (e) => {
     // Lost a race with another auto-create of the same name: use the winner, which may still be
     // being logged (its name is taken before it appears), so wait for it a little.
     for (let i = 0; i < 2000; i++) {
@@ -32,6 +32,11 @@ export async function writeTarget(s: EdgeServices, name: string): Promise<IndexS
     }
     throw e;
   }));
+}
+
+/** The `index_routing` of the alias a request named instead of the index (undefined otherwise). */
+export function aliasIndexRouting(s: EdgeServices, name: string, idx: IndexState): string | undefined {
+  return name === idx.name ? undefined : s.cluster.metadata.aliases.meta(idx.uuid, name)?.index_routing;
 }
 
 export function shardsHeader(idx: IndexState) {
@@ -64,14 +69,14 @@ async function writeOne(s: EdgeServices, req: EsRequest, op: DocWrite['op'], id:
   if (op !== 'delete' && source) req.json(); // malformed JSON -> ES's parse error before anything is written
   // ES order: auto-create (its own action), then the shard-level bulk[s] and the op's implied action
   let idx: IndexState;
-  if (op === 'delete') idx = s.cluster.require(req.params.index);
+  if (op === 'delete') idx = s.cluster.writeIndex(req.params.index) ?? s.cluster.require(req.params.index);
   else {
-    if (!s.cluster.get(req.params.index)) await authorizeOn(s, req.auth, AUTO_CREATE_ACTION, req.params.index);
+    if (!s.cluster.writeIndex(req.params.index)) await authorizeOn(s, req.auth, AUTO_CREATE_ACTION, req.params.index);
     idx = await writeTarget(s, req.params.index);
   }
   await authorizeWrite(s, req.auth, op, req.params.index);
   const docId = id ?? autoId();
-  const routing = req.query.routing;
+  const routing = req.query.routing ?? aliasIndexRouting(s, req.params.index, idx);
   const n = shardFor(routing ?? docId, idx.settings.numberOfShards);
   const w: DocWrite = { op, id: docId, ...(source !== undefined ? { source } : {}), ...(routing ? { routing } : {}) };
   if (req.query.if_seq_no !== undefined) w.ifSeqNo = Number(req.query.if_seq_no);
@@ -111,18 +116,18 @@ export function documentRoutes(r: Router, s: EdgeServices): void {
     indices: idx,
   });
   r.add(['GET', 'HEAD'], '/{index}/_doc/{id}', async (req) => {
-    const index = s.cluster.require(req.params.index);
+    const index = s.cluster.single(req.params.index);
     const id = req.params.id;
-    const n = shardFor(req.query.routing ?? id, index.settings.numberOfShards);
+    const n = shardFor(req.query.routing ?? aliasIndexRouting(s, req.params.index, index) ?? id, index.settings.numberOfShards);
     const doc = await s.shards.call<{ source: string; version: number; seqNo: number } | null>(index.shards[n].ref, 'get', { id });
     if (!doc) return { status: 404, body: { _index: index.name, _id: id, found: false } };
     const head = JSON.stringify({ _index: index.name, _id: id, _version: doc.version, _seq_no: doc.seqNo, _primary_term: 1, found: true });
     return { body: new RawJson([head.slice(0, -1), ',"_source":', doc.source, '}']) };
   }, { kind: 'indices', action: 'indices:data/read/get', indices: idx });
   r.add(['GET', 'HEAD'], '/{index}/_source/{id}', async (req) => {
-    const index = s.cluster.require(req.params.index);
+    const index = s.cluster.single(req.params.index);
     const id = req.params.id;
-    const n = shardFor(req.query.routing ?? id, index.settings.numberOfShards);
+    const n = shardFor(req.query.routing ?? aliasIndexRouting(s, req.params.index, index) ?? id, index.settings.numberOfShards);
     const doc = await s.shards.call<{ source: string } | null>(index.shards[n].ref, 'get', { id });
     if (!doc) throw new EsError('resource_not_found_exception', 404, `Document not found [${index.name}]/[${id}]`);
     return { body: new RawJson([doc.source]) };

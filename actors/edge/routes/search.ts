@@ -1,7 +1,8 @@
 import { EsError, allShardsFailed, illegalArgument, searchContextMissing } from '../../wire/esErrors';
 import type { EsRequest, EsResponse, Router } from '../router';
 import type { EdgeServices } from '../services';
-import { executeSearch, renderSearch, sliceTargets, type SearchOutcome, type ShardTarget } from '../coordinator';
+import { executeSearch, renderSearch, sliceTargets, targetQuery, type SearchOutcome, type ShardTarget } from '../coordinator';
+import { refuseFilteredAliases, withAliasFilters } from '../aliasFilters';
 import { resolveOptions } from './indices';
 import type { IndexState } from '../../cluster';
 import type { ContextRecord, ContextRegistry } from '../../contexts';
@@ -191,7 +192,7 @@ export function scrollFromFact(request: { body?: string; params: Record<string, 
 
 async function plainSearch(s: PagingServices, req: SearchCall, sr: SearchRequest): Promise<EsResponse> {
   const indices = await searchIndices(s, req);
-  const targets = orderedTargets(indices);
+  const targets = withAliasFilters(s, req.params.index, orderedTargets(indices));
   const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets);
   return {
     body: renderSearch(out, sr, indexNames(targets), { restTotalHitsAsInt: sr.restTotalHitsAsInt, noTotal: sr.trackTotalHits === false }),
@@ -214,6 +215,7 @@ export interface ScrollStart {
 export async function startScroll(s: PagingServices, req: SearchCall, sr: SearchRequest): Promise<ScrollStart> {
   const keepAliveMs = keepAliveOrThrow(s, sr.scrollKeepAliveMs!);
   const indices = await searchIndices(s, req);
+  refuseFilteredAliases(s, req.params.index, indices, 'scroll');
   const all = orderedTargets(indices);
   const targets = sliceTargets(all, sr.slice, 'scroll');
   const { maxOpenScroll } = keepAliveLimits(s);
@@ -307,8 +309,8 @@ async function count(s: PagingServices, req: EsRequest): Promise<EsResponse> {
   }
   const sr = parseSearchRequest(body.query ? { query: body.query, size: 0 } : { size: 0 }, pickCountParams(req.query), { scroll: false, indicesInPath: !!req.params.index });
   const indices = await searchIndices(s, req);
-  const targets = orderedTargets(indices);
-  const res = await Promise.allSettled(targets.map((t) => s.shards.call<number>(t.ref, 'count', { query: sr.query })));
+  const targets = withAliasFilters(s, req.params.index, orderedTargets(indices));
+  const res = await Promise.allSettled(targets.map((t) => s.shards.call<number>(t.ref, 'count', { query: targetQuery(sr.query, t) })));
   const ok = res.filter((r) => r.status === 'fulfilled') as PromiseFulfilledResult<number>[];
   if (!ok.length && targets.length) throw allShardsFailed(res.map((r) => (r as PromiseRejectedResult).reason));
   return {

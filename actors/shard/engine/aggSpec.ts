@@ -2,13 +2,14 @@ import { EsError, illegalArgument } from '../../wire/esErrors';
 import { CALENDAR_UNITS } from './aggDates';
 import { parseTimeValue } from './timeValue';
 import { didYouMean, failedToParseField, isObject, Locator, tokenName, unknownField, type JsonPath } from './xcontent';
+import { checkExtraAgg, EXTRA_AGG_PARAMS, EXTRA_METRICS, type ExtraAggType } from './aggExtra';
 
 /**
  * Parsing and validation of `aggs`/`aggregations` (ES `AggregatorFactories.parseAggregators` and
  * each builder's ObjectParser), with ES's error texts.
  */
 
-export type AggType = 'terms' | 'min' | 'max' | 'avg' | 'sum' | 'value_count' | 'date_histogram';
+export type AggType = 'terms' | 'min' | 'max' | 'avg' | 'sum' | 'value_count' | 'date_histogram' | ExtraAggType;
 
 export interface AggSpec {
   name: string;
@@ -34,13 +35,14 @@ const PARAMS: Record<AggType, string[]> = {
     'field', 'calendar_interval', 'fixed_interval', 'format', 'min_doc_count', 'time_zone', 'offset', 'extended_bounds',
     'hard_bounds', 'keyed', 'missing', 'order', 'value_type', 'script',
   ],
+  ...EXTRA_AGG_PARAMS,
 };
 
 /** Aggregations ES registers that this engine lacks (a clear 400; also "did you mean" candidates). */
 const OTHER_ES_AGGS = [
-  'cardinality', 'composite', 'date_range', 'diversified_sampler', 'extended_stats', 'filter', 'filters', 'geo_bounds',
+  'date_range', 'diversified_sampler', 'extended_stats', 'filter', 'filters', 'geo_bounds',
   'geo_centroid', 'geo_distance', 'geohash_grid', 'geotile_grid', 'geohex_grid', 'global', 'histogram', 'ip_range',
-  'median_absolute_deviation', 'missing', 'nested', 'percentile_ranks', 'percentiles', 'range', 'rare_terms', 'reverse_nested',
+  'median_absolute_deviation', 'missing', 'nested', 'percentile_ranks', 'range', 'rare_terms', 'reverse_nested',
   'sampler', 'scripted_metric', 'significant_terms', 'significant_text', 'stats', 'top_hits', 'weighted_avg',
   'variable_width_histogram', 'auto_date_histogram', 'adjacency_matrix', 'multi_terms', 'top_metrics', 't_test', 'string_stats',
   'boxplot', 'rate', 'matrix_stats', 'ip_prefix', 'random_sampler', 'time_series', 'categorize_text', 'frequent_item_sets',
@@ -89,11 +91,13 @@ function parseOne(name: string, def: unknown, loc: Locator, path: JsonPath): Agg
     }
   }
   if (!spec) throw loc.parsing(path, `Missing definition for aggregation [${name}]`);
-  if (subs && subs.length > 0 && (METRICS as readonly string[]).includes(spec.type)) {
+  if (subs && subs.length > 0 && ([...METRICS, ...EXTRA_METRICS] as readonly string[]).includes(spec.type)) {
     // AggregationInitializationException has no REST status of its own, so ES answers 500.
     throw new EsError('aggregation_initialization_exception', 500, `Aggregator [${name}] of type [${spec.type}] cannot accept sub-aggregations`);
   }
-  return { ...spec, subs: subs ?? [], ...(meta !== undefined ? { meta } : {}) };
+  const parsed = { ...spec, subs: subs ?? [], ...(meta !== undefined ? { meta } : {}) };
+  checkExtraAgg(parsed); // composite, percentiles, cardinality (aggExtra.ts)
+  return parsed;
 }
 
 function aggType(key: string, loc: Locator, at: JsonPath): AggType {

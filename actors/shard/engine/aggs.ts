@@ -3,6 +3,7 @@ import { histogramRounding, parseDateValue } from './aggDates';
 import { aggSpecs, type AggSpec } from './aggSpec';
 import { compareKeys, orderComparator } from './aggOrder';
 import type { DocValuesReader, FieldType } from './types';
+import { extraFactory, isExtraAgg } from './aggExtra';
 import type { AggPartial, BucketPartial, HistogramPartial, MetricPartial, PartialMap, TermKey, TermsKind, TermsPartial, ValueKind } from './aggPartials';
 
 export type { AggPartial, BucketPartial, HistogramPartial, MetricPartial, PartialMap, TermKey, TermsKind, TermsPartial, ValueKind } from './aggPartials';
@@ -48,6 +49,7 @@ function group(factories: ReadonlyArray<readonly [string, Factory]>): () => Aggr
 }
 
 function factory(spec: AggSpec, reader: DocValuesReader): Factory {
+  if (isExtraAgg(spec.type)) return extraFactory(spec, reader, (specs) => group(specs.map((s) => [s.name, factory(s, reader)] as const)));
   const field = spec.params.field as string | undefined;
   if (field === undefined) throw illegalArgument('Required one of fields [field, script], but none were specified.');
   const type = reader.fieldType(field);
