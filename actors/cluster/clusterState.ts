@@ -8,7 +8,7 @@ import type { LoggedOp } from '../shard/engine/types';
 import type { LoadedStore } from '../shard/engine/shardStore';
 import { decodeBatch } from '../shard/opCodec';
 import { ShardActor, type ShardRef } from '../shard/shardActor';
-import { applySettings, defaultIndexSettings, normalizeSettings, type IndexSettings } from './indexSettings';
+import { applySettings, defaultIndexSettings, normalizeSettings, validateCreate, type IndexSettings } from './indexSettings';
 import { resolveExpression, validateIndexName, type ResolveOptions } from './indexNames';
 import { DocumentLog } from './documentLog';
 import { Snapshotter, type ClusterImage, type RestoredCluster } from './snapshots';
@@ -201,8 +201,8 @@ export class ClusterState {
       });
     }
     const settings = normalizeSettings(body.settings);
-    applySettings(defaultIndexSettings(), settings, true); // validate before logging
     const mappings = body.mappings ?? {};
+    validateCreate(settings, applySettings(defaultIndexSettings(), settings, true, { name }), mappings, name); // validate before logging
     new IndexMapping(mappings as never); // validate before logging
     const ev: MetaEvent = { kind: 'index_created', name, uuid: uuidv4().replace(/-/g, '').slice(0, 22), creationDate: Date.now(), settings, mappings };
     // The name is taken from now on: a concurrent create of it gets ES's 400 instead of logging a
@@ -227,7 +227,7 @@ export class ClusterState {
 
   async updateSettings(idx: IndexState, changes: unknown): Promise<void> {
     const settings = normalizeSettings(changes);
-    applySettings(idx.settings, settings, false);
+    applySettings(idx.settings, settings, false, idx);
     await this.docLog.write(async () => {
       await this.appendMeta({ kind: 'settings_updated', uuid: idx.uuid, settings });
       this.applyMeta({ kind: 'settings_updated', uuid: idx.uuid, settings });
@@ -277,7 +277,7 @@ export class ClusterState {
       case 'index_created':
         // Logs written before create was exclusive may hold a second create of a live name: the first wins.
         if (this.byName.has(e.name)) return this.byName.get(e.name);
-        return this.addIndex(e.name, e.uuid, e.creationDate, applySettings(defaultIndexSettings(), e.settings, true), new IndexMapping(e.mappings as never));
+        return this.addIndex(e.name, e.uuid, e.creationDate, applySettings(defaultIndexSettings(), e.settings, true, e), new IndexMapping(e.mappings as never));
       case 'index_deleted': {
         const idx = this.byUuid.get(e.uuid);
         if (!idx) return undefined;

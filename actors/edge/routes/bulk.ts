@@ -1,8 +1,7 @@
 import { EsError, illegalArgument, validationFailed } from '../../wire/esErrors';
 import type { EsRequest, Router } from '../router';
 import type { EdgeServices } from '../services';
-import type { IndexState } from '../../cluster';
-import { shardFor } from '../../shard/engine';
+import { docShard, type IndexState } from '../../cluster';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
 import { autoId, outcomeError, refreshParam, writeResponse, writeTarget } from './documents';
 
@@ -103,7 +102,14 @@ async function bulk(s: EdgeServices, req: EsRequest) {
     }
     const id = it.id ?? autoId();
     it.id = id;
-    const n = shardFor(it.routing ?? id, t.settings.numberOfShards);
+    let n: number;
+    try {
+      n = docShard(t, id, it.routing, it.action !== 'delete');
+    } catch (e) {
+      const err = e as EsError;
+      results[i] = { [it.action]: { _index: t.name, _id: id, status: err.status, error: itemError(err, undefined, undefined) } };
+      return;
+    }
     const key = `${t.uuid}/${n}`;
     let g = groups.get(key);
     if (!g) groups.set(key, (g = { idx: t, n, writes: [], pos: [] }));

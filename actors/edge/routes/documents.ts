@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { EsError, validationFailed, illegalArgument } from '../../wire/esErrors';
 import { RawJson, type EsRequest, type EsResponse, type Router } from '../router';
 import type { EdgeServices } from '../services';
-import type { IndexState } from '../../cluster';
-import { shardFor } from '../../shard/engine';
+import { docShard, type IndexState } from '../../cluster';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
 
 /** ES-style auto ids: 20 URL-safe base64 characters. */
@@ -59,7 +58,7 @@ async function writeOne(s: EdgeServices, req: EsRequest, op: DocWrite['op'], id:
   const idx = op === 'delete' ? s.cluster.require(req.params.index) : await writeTarget(s, req.params.index);
   const docId = id ?? autoId();
   const routing = req.query.routing;
-  const n = shardFor(routing ?? docId, idx.settings.numberOfShards);
+  const n = docShard(idx, docId, routing, op !== 'delete');
   const w: DocWrite = { op, id: docId, ...(source !== undefined ? { source } : {}), ...(routing ? { routing } : {}) };
   if (req.query.if_seq_no !== undefined) w.ifSeqNo = Number(req.query.if_seq_no);
   if (req.query.if_primary_term !== undefined) w.ifPrimaryTerm = Number(req.query.if_primary_term);
@@ -98,7 +97,7 @@ export function documentRoutes(r: Router, s: EdgeServices): void {
   r.add(['GET', 'HEAD'], '/{index}/_doc/{id}', async (req) => {
     const index = s.cluster.require(req.params.index);
     const id = req.params.id;
-    const n = shardFor(req.query.routing ?? id, index.settings.numberOfShards);
+    const n = docShard(index, id, req.query.routing);
     const doc = await s.shards.call<{ source: string; version: number; seqNo: number } | null>(index.shards[n].ref, 'get', { id });
     if (!doc) return { status: 404, body: { _index: index.name, _id: id, found: false } };
     const head = JSON.stringify({ _index: index.name, _id: id, _version: doc.version, _seq_no: doc.seqNo, _primary_term: 1, found: true });
@@ -107,7 +106,7 @@ export function documentRoutes(r: Router, s: EdgeServices): void {
   r.add(['GET', 'HEAD'], '/{index}/_source/{id}', async (req) => {
     const index = s.cluster.require(req.params.index);
     const id = req.params.id;
-    const n = shardFor(req.query.routing ?? id, index.settings.numberOfShards);
+    const n = docShard(index, id, req.query.routing);
     const doc = await s.shards.call<{ source: string } | null>(index.shards[n].ref, 'get', { id });
     if (!doc) throw new EsError('resource_not_found_exception', 404, `Document not found [${index.name}]/[${id}]`);
     return { body: new RawJson([doc.source]) };
