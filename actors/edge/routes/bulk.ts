@@ -55,7 +55,10 @@ export function parseBulk(text: string, defaultIndex: string | undefined): Item[
     const item: Item = { action, index, id: m._id !== undefined ? String(m._id) : undefined, routing: (m.routing ?? m._routing) as string | undefined };
     if (action !== 'delete') {
       const src = next();
-      if (src === undefined || !src.trim()) throw illegalArgument(`The bulk request must be terminated by a newline [\\n]`);
+      // ES BulkRequestParser: an action line that ends the body has no source line; it is dropped
+      // (no item, no error). The next line is the source whatever it holds: a blank one fails its
+      // item at the shard, not the request.
+      if (src === undefined) break;
       item.source = src;
     }
     if (action === 'delete' && item.id === undefined) item.error = illegalArgument('id is missing');
