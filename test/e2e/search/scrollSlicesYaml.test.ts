@@ -22,7 +22,7 @@ afterAll(async () => {
 describe('scroll/12_slices.yml', () => {
   it('Sliced scroll: slice 0 of 2 holds ids 2, 3, 4 and slice 1 holds id 1', async () => {
     const first = await t.es.search({
-      index, scroll: '1m', sort: 'foo', rest_total_hits_as_int: true, slice: { id: 0, max: 2 }, query: { match_all: {} },
+      index, scroll: '1m', sort: 'foo', rest_total_hits_as_int: true, slice: { id: '0', max: 2 }, query: { match_all: {} },
     });
     expect(first.hits.total).toBe(3);
     expect(first.hits.hits.map((h) => h._id)).toEqual(['2', '3', '4']);
@@ -32,7 +32,7 @@ describe('scroll/12_slices.yml', () => {
     await t.es.clearScroll({ scroll_id: next._scroll_id ?? first._scroll_id! });
 
     const other = await t.es.search({
-      index, scroll: '1m', sort: 'foo', rest_total_hits_as_int: true, slice: { id: 1, max: 2 }, query: { match_all: {} },
+      index, scroll: '1m', sort: 'foo', rest_total_hits_as_int: true, slice: { id: '1', max: 2 }, query: { match_all: {} },
     });
     expect(other.hits.total).toBe(1);
     expect(other.hits.hits.map((h) => h._id)).toEqual(['1']);
@@ -44,7 +44,7 @@ describe('scroll/12_slices.yml', () => {
 
   it('Sliced scroll with invalid arguments: max 1025 is a 400 until index.max_slices_per_scroll allows it', async () => {
     const bad = await failure(t.es.search({
-      index, size: 1, scroll: '1m', rest_total_hits_as_int: true, slice: { id: 0, max: 1025 }, query: { match_all: {} },
+      index, size: 1, scroll: '1m', rest_total_hits_as_int: true, slice: { id: '0', max: 1025 }, query: { match_all: {} },
     }));
     expect(bad.status).toBe(400);
     expect(bad.body.error.root_cause[0]).toEqual({
@@ -54,7 +54,7 @@ describe('scroll/12_slices.yml', () => {
 
     await t.es.indices.putSettings({ index, settings: { 'index.max_slices_per_scroll': 1025 } });
     const ok = await t.es.search({
-      index, size: 1, scroll: '1m', rest_total_hits_as_int: true, slice: { id: 0, max: 1025 }, query: { match_all: {} },
+      index, size: 1, scroll: '1m', rest_total_hits_as_int: true, slice: { id: '0', max: 1025 }, query: { match_all: {} },
     });
     expect(ok._scroll_id).toEqual(expect.any(String));
     await t.es.clearScroll({ scroll_id: ok._scroll_id! });
@@ -63,7 +63,7 @@ describe('scroll/12_slices.yml', () => {
 
   it('Sliced scroll with doc values: slice 0 of 2 on field foo finds 3 hits', async () => {
     const r = await t.es.search({
-      index, sort: 'foo', scroll: '1m', rest_total_hits_as_int: true, slice: { field: 'foo', id: 0, max: 2 }, query: { match_all: {} },
+      index, sort: 'foo', scroll: '1m', rest_total_hits_as_int: true, slice: { field: 'foo', id: '0', max: 2 }, query: { match_all: {} },
     });
     expect(r.hits.total).toBe(3);
     expect(r.hits.hits).toHaveLength(3);

@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 async function expectRoutedAsCreated(): Promise<void> {
-  const s = await t.es.search({ index: 'rs', scroll: '1m', sort: 'foo', slice: { id: 0, max: 2 } });
+  const s = await t.es.search({ index: 'rs', scroll: '1m', sort: 'foo', slice: { id: '0', max: 2 } });
   expect(s.hits.hits.map((h) => h._id)).toEqual(['2', '3', '4']);
   await t.es.clearScroll({ scroll_id: s._scroll_id! });
   for (const id of ['1', '2', '3', '4']) expect((await t.es.get({ index: 'rs', id })).found).toBe(true);
