@@ -170,3 +170,19 @@ export function bitMix(v: number | bigint): number {
   // z ^ (z >>> 32), low 32 bits as int
   return (lo ^ hi) | 0;
 }
+
+/** HPPC `BitMixer.mix64(long)` (the whole 64-bit result, signed), as a bigint. */
+export function mix64(v: bigint): bigint {
+  let z = BigInt.asUintN(64, v);
+  z = BigInt.asUintN(64, (z ^ (z >> 32n)) * 0x4cd6944c5cc20b6dn);
+  z = BigInt.asUintN(64, (z ^ (z >> 29n)) * 0xfc12c5b19d3259e9n);
+  return BigInt.asIntN(64, z ^ (z >> 32n));
+}
+
+/** Lucene `NumericUtils.doubleToSortableLong`: the double's bits, negatives flipped so longs sort like doubles. */
+export function doubleToSortableLong(d: number): bigint {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, d);
+  const bits = view.getBigInt64(0);
+  return bits < 0n ? bits ^ 0x7fffffffffffffffn : bits;
+}
