@@ -6,3 +6,4 @@ export { simpleMatch, simpleMatcher, compileWildcard } from './glob';
 export { TooComplexError, DEFAULT_DETERMINIZE_LIMIT, MAX_CODE_POINT } from './automaton';
 export { linearRegExp } from './re2';
 export type { LinearRegExp } from './re2';
+export { namePatternsMatcher, matcherAsRegExp } from './shim';

@@ -4,6 +4,8 @@
  * privileged (by how many other privileges each implies, then by name, as ES sorts them).
  */
 
+import { matcherAsRegExp, simpleMatcher } from '../automaton';
+
 /** A privilege: action patterns it grants (`*` matches any run of characters), minus `exclude`. */
 export interface PrivilegeDef {
   include: readonly string[];
@@ -84,12 +86,10 @@ export const INDEX_PRIVILEGES: Record<string, PrivilegeDef> = {
   auto_configure: { include: ['indices:admin/mapping/auto_put', 'indices:admin/auto_create'] },
 };
 
-const escape = (s: string) => s.replace(/[.+^${}()|[\]\\?]/g, '\\$&');
-
 /** One anchored RegExp for a list of `*` patterns (never matches when the list is empty). */
 export function patternsRegExp(patterns: readonly string[]): RegExp {
-  if (!patterns.length) return /(?!)/;
-  return new RegExp(`^(?:${patterns.map((p) => p.split('*').map(escape).join('.*')).join('|')})$`);
+  // simpleMatch, not a RegExp: a user's action pattern `indices:*a*a*a…` would backtrack exponentially
+  return matcherAsRegExp(simpleMatcher(patterns));
 }
 
 /** Does pattern `p` match every name pattern `q` matches (prefix globs only)? */
