@@ -138,31 +138,39 @@ export interface RoutedIndex {
   name: string;
   uuid: string;
   settings: IndexSettings;
-  mapping: { toJSON(): Record<string, unknown> };
+  mapping: { toJSON(): Record<string, unknown>; version?: number };
 }
 
 /**
- * The shard holding document `id` (ES `IndexRouting.indexShard/getShard/deleteShard`). On a
- * partitioned index: a mapping with `_routing.required` answers a missing routing with
- * `routing_missing_exception`; without it, a missing routing is IndexRouting's illegal argument and
- * an indexed document fails ES's mapping check (`write`).
+ * The shard holding document `id` (ES `IndexRouting.indexShard/getShard/deleteShard`): a mapping
+ * with `_routing.required` answers a missing routing with `routing_missing_exception`; a
+ * partitioned index without routing is IndexRouting's illegal argument, and a document indexed into
+ * one whose mapping does not require routing fails ES's mapping check (`write`).
  * @throws EsError 400 `routing_missing_exception` / `illegal_argument_exception`
  */
 export function docShard(idx: RoutedIndex, id: string, routing: string | undefined, write = false): number {
   const spec = routingSpec(idx.settings);
+  const required = routingRequiredOf(idx.mapping);
+  if (required && routing === undefined) {
+    throw new EsError('routing_missing_exception', 400, `routing is required for [${idx.name}]/[${id}]`, {
+      meta: { index_uuid: '_na_', index: idx.name },
+    });
+  }
   if (spec.routingPartitionSize > 1) {
-    const required = routingRequired(idx.mapping.toJSON());
-    if (routing === undefined) {
-      if (required) {
-        throw new EsError('routing_missing_exception', 400, `routing is required for [${idx.name}]/[${id}]`, {
-          meta: { index_uuid: '_na_', index: idx.name },
-        });
-      }
-      throw illegalArgument('A routing value is required for gets from a partitioned index');
-    }
+    if (routing === undefined) throw illegalArgument('A routing value is required for gets from a partitioned index');
     if (write && !required) throw partitionNeedsRequiredRouting(idx.name);
   }
   return indexShard(spec, id, routing);
+}
+
+/** `_routing.required` of a mapping, read once per mapping version (toJSON builds the whole mapping). */
+const requiredCache = new WeakMap<object, { version: number | undefined; required: boolean }>();
+function routingRequiredOf(mapping: RoutedIndex['mapping']): boolean {
+  const hit = requiredCache.get(mapping);
+  if (hit && hit.version === mapping.version && mapping.version !== undefined) return hit.required;
+  const required = routingRequired(mapping.toJSON());
+  requiredCache.set(mapping, { version: mapping.version, required });
+  return required;
 }
 
 function routingRequired(mappings: unknown): boolean {

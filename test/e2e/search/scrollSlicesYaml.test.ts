@@ -131,3 +131,30 @@ describe('index.routing_partition_size', () => {
     expect(r.body.error).toMatchObject({ type: 'routing_missing_exception', reason: 'routing is required for [part]/[x]' });
   });
 });
+
+describe('_routing.required', () => {
+  beforeAll(async () => {
+    await t.es.indices.create({ index: 'needs_routing', settings: { number_of_shards: 3 }, mappings: { _routing: { required: true } } });
+  });
+
+  it('refuses a write, a get and a delete without routing with ES\'s routing_missing_exception', async () => {
+    for (const p of [
+      t.es.index({ index: 'needs_routing', id: '1', document: { a: 1 } }),
+      t.es.get({ index: 'needs_routing', id: '1' }),
+      t.es.delete({ index: 'needs_routing', id: '1' }),
+    ]) {
+      const r = await failure(p);
+      expect(r.status).toBe(400);
+      expect(r.body.error).toMatchObject({ type: 'routing_missing_exception', reason: 'routing is required for [needs_routing]/[1]', index: 'needs_routing' });
+    }
+  });
+
+  it('fails only the bulk items that lack routing', async () => {
+    const r = await t.es.bulk({ operations: [{ index: { _index: 'needs_routing', _id: '2' } }, { a: 2 }, { index: { _index: 'needs_routing', _id: '3', routing: 'x' } }, { a: 3 }] });
+    expect(r.errors).toBe(true);
+    expect(r.items[0].index?.status).toBe(400);
+    expect(r.items[0].index?.error?.type).toBe('routing_missing_exception');
+    expect(r.items[1].index?.status).toBe(201);
+    expect((await t.es.get({ index: 'needs_routing', id: '3', routing: 'x' })).found).toBe(true);
+  });
+});
