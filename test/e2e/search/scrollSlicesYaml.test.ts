@@ -158,3 +158,37 @@ describe('_routing.required', () => {
     expect((await t.es.get({ index: 'needs_routing', id: '3', routing: 'x' })).found).toBe(true);
   });
 });
+
+describe('search with routing', () => {
+  // ids 1-4 of test_sliced_scroll live on shards 3, 2, 4, 2 (routing value = _id)
+  it('searches only the shards the routing values route to', async () => {
+    const one = await t.es.search({ index, routing: '2', sort: 'foo' });
+    expect(one._shards.total).toBe(1);
+    expect(one.hits.hits.map((h) => h._id)).toEqual(['2', '4']);
+    const two = await t.es.search({ index, routing: '2,1', sort: 'foo' });
+    expect(two._shards.total).toBe(2);
+    expect(two.hits.hits.map((h) => h._id)).toEqual(['1', '2', '4']);
+  });
+
+  it('counts and opens point in times on the routed shards only', async () => {
+    const c = await t.es.count({ index, routing: '3' });
+    expect([c.count, c._shards.total]).toEqual([1, 1]);
+    const pit = await t.es.openPointInTime({ index, keep_alive: '1m', routing: '1' });
+    expect(pit._shards.total).toBe(1);
+    const r = await t.es.search({ pit: { id: pit.id }, sort: ['_shard_doc'] });
+    expect(r.hits.hits.map((h) => h._id)).toEqual(['1']);
+    await t.es.closePointInTime({ id: pit.id });
+  });
+
+  it('spreads a partitioned index\'s routing over its partition', async () => {
+    // with as many routing shards as shards, the partition's consecutive hashes land on 2 shards
+    // (with the default 1024 they mostly share one shard, as in ES)
+    await t.es.indices.create({ index: 'part4', settings: { number_of_shards: 4, number_of_routing_shards: 4, routing_partition_size: 2 }, mappings: { _routing: { required: true } } });
+    await t.es.bulk({ refresh: true, operations: Array.from({ length: 40 }, (_, i) => [{ index: { _index: 'part4', _id: `q${i}`, routing: 'user1' } }, { i }]).flat() });
+    const all = await t.es.search({ index: 'part4', routing: 'user1', size: 100 });
+    expect(all._shards.total).toBe(2);
+    expect(all.hits.hits).toHaveLength(40);
+    const other = await t.es.search({ index: 'part4', routing: 'someone-else', size: 100 });
+    expect(other.hits.hits.length).toBeLessThan(40);
+  });
+});
