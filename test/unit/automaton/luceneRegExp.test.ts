@@ -108,6 +108,16 @@ describe('Lucene regexp errors', () => {
     expect(Date.now() - t0).toBeLessThan(5000);
   });
 
+  it('answers long and deeply nested patterns with a 400 or a match, never a stack overflow', () => {
+    expect(errorOf(`${'('.repeat(600)}a${')'.repeat(600)}`).reason).toBe('regular expression is nested too deeply (more than 500 levels)');
+    expect(errorOf(`a${'*'.repeat(600)}`).status).toBe(400);
+    expect(errorOf(`${'~'.repeat(600)}a`).status).toBe(400);
+    expect(m(`${'('.repeat(100)}a${')'.repeat(100)}`).test('a')).toBe(true);
+    expect(m(`${'ab|'.repeat(2000)}c`).test('c')).toBe(true);
+    expect(m('x'.repeat(5000)).test('x'.repeat(5000))).toBe(true);
+    expect(errorOf('x'.repeat(20_000)).type).toBe('too_complex_to_determinize_exception');
+  });
+
   it('honours a larger max_determinized_states', () => {
     expect(m('(a|b)*a(a|b){14}', { maxDeterminizedStates: 100_000 }).test(`b${'a'.repeat(15)}`)).toBe(true);
   });
