@@ -8,7 +8,7 @@ import type { LoggedOp } from '../shard/engine/types';
 import type { LoadedStore } from '../shard/engine/shardStore';
 import { decodeBatch } from '../shard/opCodec';
 import { ShardActor, type ShardRef } from '../shard/shardActor';
-import { applySettings, defaultIndexSettings, normalizeSettings, type IndexSettings } from './indexSettings';
+import { applySettings, defaultIndexSettings, normalizeSettings, validateCreate, type IndexSettings } from './indexSettings';
 import { resolveExpression, validateIndexName, type ResolveOptions } from './indexNames';
 import { DocumentLog } from './documentLog';
 import { Snapshotter, type ClusterImage, type RestoredCluster } from './snapshots';
@@ -252,8 +252,8 @@ export class ClusterState {
     // Templates first, then the request (clusterMetadata.ts); the fact records the outcome.
     const prepared = this.metadata.prepareIndex(name, body, this.lookup, uuid);
     const settings = prepared.settings;
-    applySettings(defaultIndexSettings(), settings, true); // validate before logging
     const mappings = prepared.mappings;
+    validateCreate(settings, applySettings(defaultIndexSettings(), settings, true, { name }), mappings, name); // validate before logging
     new IndexMapping(mappings as never); // validate before logging
     const ev: MetaEvent = {
       kind: 'index_created', name, uuid, creationDate: Date.now(), settings, mappings,
@@ -281,7 +281,7 @@ export class ClusterState {
 
   async updateSettings(idx: IndexState, changes: unknown): Promise<void> {
     const settings = normalizeSettings(changes);
-    applySettings(idx.settings, settings, false);
+    applySettings(idx.settings, settings, false, idx);
     await this.docLog.write(async () => {
       await this.appendMeta({ kind: 'settings_updated', uuid: idx.uuid, settings });
       this.applyMeta({ kind: 'settings_updated', uuid: idx.uuid, settings });
@@ -367,7 +367,7 @@ export class ClusterState {
         // Logs written before create was exclusive may hold a second create of a live name: the first wins.
         if (this.byName.has(e.name)) return this.byName.get(e.name);
         this.metadata.aliases.apply(ClusterMetadata.createdAliases(e.uuid, e.aliases));
-        return this.addIndex(e.name, e.uuid, e.creationDate, applySettings(defaultIndexSettings(), e.settings, true), new IndexMapping(e.mappings as never));
+        return this.addIndex(e.name, e.uuid, e.creationDate, applySettings(defaultIndexSettings(), e.settings, true, e), new IndexMapping(e.mappings as never));
       case 'index_deleted': {
         const idx = this.byUuid.get(e.uuid);
         if (!idx) return undefined;

@@ -1,4 +1,5 @@
 import { EsError, indexNotFound } from '../wire/esErrors';
+import { simpleMatch } from '../automaton';
 
 /** Strings.INVALID_FILENAME_CHARS, in the order ES prints the set. */
 const INVALID_CHARS = [' ', '"', '*', '\\', '<', '|', ',', '>', '/', '?'];
@@ -32,8 +33,9 @@ export interface ResolveOptions {
   expandWildcards?: string;
 }
 
-function globToRegex(p: string): RegExp {
-  return new RegExp(`^${p.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+/** A `*` pattern (ES Regex.simpleMatch), matched without a backtracking RegExp (`*a*a*a…*b` was exponential). */
+function globToRegex(p: string): { test(s: string): boolean } {
+  return { test: (s: string) => simpleMatch(p, s) };
 }
 
 /**

@@ -64,13 +64,16 @@ export function sliceTargets(targets: ShardTarget[], slice: { id: number; max: n
   if (!slice) return targets;
   const S = targets.length;
   const { id, max, field } = slice;
-  if (S === 1) return [{ ...targets[0], slice: { id, max, field, mode } }];
+  // Every taking part carries the request's max (index.max_slices_per_scroll is checked against it)
+  // and the field (checked on every shard, as ES's SliceBuilder.toFilter does); max 1 = whole shard.
+  const local = (localId: number, n: number): LocalSlice => ({ id: localId, max: n, ...(field !== undefined ? { field } : {}), mode, requestMax: max });
+  if (S === 1) return [{ ...targets[0], slice: local(id, max) }];
   if (max >= S) {
     const t = targets[id % S];
     const n = Math.floor(max / S) + (max % S > t.shardIndex ? 1 : 0);
-    return [{ ...t, slice: n === 1 ? undefined : { id: Math.floor(id / S), max: n, field, mode } }];
+    return [{ ...t, slice: local(n === 1 ? 0 : Math.floor(id / S), n) }];
   }
-  return targets.filter((t) => t.shardIndex % max === id);
+  return targets.filter((t) => t.shardIndex % max === id).map((t) => ({ ...t, slice: local(0, 1) }));
 }
 
 function failureOf(t: ShardTarget, e: unknown, node: string): ShardFailure {

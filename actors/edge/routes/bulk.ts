@@ -1,8 +1,8 @@
 import { EsError, asEsError, illegalArgument, indexNotFound, toErrorBody, validationFailed } from '../../wire/esErrors';
 import type { EsRequest, Router } from '../router';
 import type { EdgeServices } from '../services';
-import type { IndexState } from '../../cluster';
-import { parseSourceBody, shardFor } from '../../shard/engine';
+import { docShard, type IndexState } from '../../cluster';
+import { parseSourceBody } from '../../shard/engine';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
 import { aliasIndexRouting, autoId, outcomeError, refreshParam, writeResponse, writeTarget } from './documents';
 import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite, BULK_ACTION } from './writeAuthz';
@@ -60,7 +60,10 @@ export function parseBulk(text: string, defaultIndex: string | undefined): Item[
     const item: Item = { action, index, id: m._id !== undefined ? String(m._id) : undefined, routing: (m.routing ?? m._routing) as string | undefined, meta: m };
     if (action !== 'delete') {
       const src = next();
-      if (src === undefined || !src.trim()) throw illegalArgument(`The bulk request must be terminated by a newline [\\n]`);
+      // ES BulkRequestParser: an action line that ends the body has no source line; it is dropped
+      // (no item, no error). The next line is the source whatever it holds: a blank one fails its
+      // item at the shard, not the request.
+      if (src === undefined) break;
       item.source = src;
     }
     if (action === 'delete' && item.id === undefined) item.error = illegalArgument('id is missing');
@@ -149,7 +152,14 @@ export async function executeBulk(s: EdgeServices, auth: unknown, items: BulkOp[
     }
     it.id ??= autoId();
     it.routing ??= aliasIndexRouting(s, it.index, t);
-    const n = it.shard ?? shardFor(it.routing ?? it.id, t.settings.numberOfShards);
+    let n: number;
+    try {
+      n = it.shard ?? docShard(t, it.id, it.routing, it.action !== 'delete');
+    } catch (e) {
+      const err = asEsError(e); // routing required / partitioned index: that item fails alone
+      results[i] = { [it.action]: { _index: t.name, _id: it.id, status: err.status, error: itemError(err, undefined, undefined) } };
+      return;
+    }
     const key = `${t.uuid}/${n}`;
     let g = groups.get(key);
     if (!g) groups.set(key, (g = { idx: t, n, pos: [] }));

@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { EsError, validationFailed, illegalArgument } from '../../wire/esErrors';
 import { RawJson, type EsRequest, type EsResponse, type Router } from '../router';
 import type { EdgeServices } from '../services';
-import type { IndexState } from '../../cluster';
-import { shardFor } from '../../shard/engine';
+import { docShard, type IndexState } from '../../cluster';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
 import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite } from './writeAuthz';
 
@@ -77,7 +76,7 @@ async function writeOne(s: EdgeServices, req: EsRequest, op: DocWrite['op'], id:
   await authorizeWrite(s, req.auth, op, req.params.index);
   const docId = id ?? autoId();
   const routing = req.query.routing ?? aliasIndexRouting(s, req.params.index, idx);
-  const n = shardFor(routing ?? docId, idx.settings.numberOfShards);
+  const n = docShard(idx, docId, routing, op !== 'delete');
   const w: DocWrite = { op, id: docId, ...(source !== undefined ? { source } : {}), ...(routing ? { routing } : {}) };
   if (req.query.if_seq_no !== undefined) w.ifSeqNo = Number(req.query.if_seq_no);
   if (req.query.if_primary_term !== undefined) w.ifPrimaryTerm = Number(req.query.if_primary_term);
@@ -118,7 +117,7 @@ export function documentRoutes(r: Router, s: EdgeServices): void {
   r.add(['GET', 'HEAD'], '/{index}/_doc/{id}', async (req) => {
     const index = s.cluster.single(req.params.index);
     const id = req.params.id;
-    const n = shardFor(req.query.routing ?? aliasIndexRouting(s, req.params.index, index) ?? id, index.settings.numberOfShards);
+    const n = docShard(index, id, req.query.routing ?? aliasIndexRouting(s, req.params.index, index));
     const doc = await s.shards.call<{ source: string; version: number; seqNo: number } | null>(index.shards[n].ref, 'get', { id });
     if (!doc) return { status: 404, body: { _index: index.name, _id: id, found: false } };
     const head = JSON.stringify({ _index: index.name, _id: id, _version: doc.version, _seq_no: doc.seqNo, _primary_term: 1, found: true });
@@ -127,7 +126,7 @@ export function documentRoutes(r: Router, s: EdgeServices): void {
   r.add(['GET', 'HEAD'], '/{index}/_source/{id}', async (req) => {
     const index = s.cluster.single(req.params.index);
     const id = req.params.id;
-    const n = shardFor(req.query.routing ?? aliasIndexRouting(s, req.params.index, index) ?? id, index.settings.numberOfShards);
+    const n = docShard(index, id, req.query.routing ?? aliasIndexRouting(s, req.params.index, index));
     const doc = await s.shards.call<{ source: string } | null>(index.shards[n].ref, 'get', { id });
     if (!doc) throw new EsError('resource_not_found_exception', 404, `Document not found [${index.name}]/[${id}]`);
     return { body: new RawJson([doc.source]) };

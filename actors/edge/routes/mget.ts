@@ -1,9 +1,10 @@
+import { docShard } from '../../cluster';
 import { EsError, asEsError, illegalArgument, parseException, parsingException, toErrorBody, validationFailed } from '../../wire/esErrors';
 import { stringify } from '../../wire/json';
 import { RawJson, type EsRequest, type EsResponse, type Router } from '../router';
 import type { EdgeServices } from '../services';
 import type { IndexState } from '../../cluster';
-import { filterSource, parseSourceBody, parseSourceParams, shardFor, type SourceFilter } from '../../shard/engine';
+import { filterSource, parseSourceBody, parseSourceParams, type SourceFilter } from '../../shard/engine';
 import type { GetResult } from '../../shard/engine';
 import { refreshIndices } from './indices';
 
@@ -138,7 +139,7 @@ async function mget(s: EdgeServices, req: EsRequest): Promise<EsResponse> {
     const failed = (e: EsError) => [stringify({ _index: it.index, _id: it.id, error: toErrorBody(e).error })];
     if (t instanceof Error) return failed(t);
     try {
-      const n = shardFor(it.routing ?? it.id!, t.settings.numberOfShards);
+      const n = docShard(t, it.id!, it.routing);
       const g = await s.shards.call<GetResult | null>(t.shards[n].ref, 'get', { id: it.id });
       if (!g) return [stringify({ _index: t.name, _id: it.id, found: false })];
       return renderFound(t.name, it.id!, g, sourceFilterOf(it, urlSource));

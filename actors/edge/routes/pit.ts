@@ -14,7 +14,7 @@ async function openPit(s: PagingServices, req: EsRequest): Promise<EsResponse> {
   const keepAliveMs = keepAliveOrThrow(s, parseTimeValue(ka, 'keep_alive'));
   const indices = await searchIndices(s, req, OPEN);
   refuseFilteredAliases(s, req.params.index, indices, 'point in time');
-  const targets = orderedTargets(indices);
+  const targets = orderedTargets(indices, req.query.routing);
   const settled = await Promise.allSettled(targets.map((t) => s.shards.call<SearcherRef>(t.ref, 'searcher', {})));
   const shards = targets.flatMap((t, i) => {
     const r = settled[i];

@@ -4,10 +4,10 @@ import type { EdgeServices } from '../services';
 import { executeSearch, renderSearch, sliceTargets, targetQuery, type SearchOutcome, type ShardTarget } from '../coordinator';
 import { refuseFilteredAliases, withAliasFilters } from '../aliasFilters';
 import { resolveOptions } from './indices';
-import type { IndexState } from '../../cluster';
+import { routingSpec, type IndexState } from '../../cluster';
 import type { ContextRecord, ContextRegistry } from '../../contexts';
 import type { IdCodec } from '../ids';
-import { parseSearchRequest, parseTimeValue, withImplicitShardDoc, type SearchRequest } from '../../shard/engine';
+import { parseSearchRequest, parseTimeValue, searchShards, withImplicitShardDoc, type SearchRequest } from '../../shard/engine';
 import type { SortSpec } from '../../shard/engine/types';
 import { checkKeepAlive, KeepAliveTooLarge } from '../../../machines/keepAlive';
 import { parseBody } from '../../wire/json';
@@ -40,10 +40,15 @@ export function keepAliveOrThrow(s: EdgeServices, ms: number): number {
 }
 
 /** Shards of the indices in ES's PIT order: (index name, uuid, shard number); rank = shardIndex. */
-export function orderedTargets(indices: IndexState[]): ShardTarget[] {
+export function orderedTargets(indices: IndexState[], routing?: string): ShardTarget[] {
   const sorted = [...indices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.uuid < b.uuid ? -1 : 1));
+  // `routing=a,b` searches only the shards those values route to (ES OperationRouting.searchShards)
+  const values = routing ? [...new Set(routing.split(',').map((r) => r.trim()).filter(Boolean))] : [];
   const out: ShardTarget[] = [];
-  for (const idx of sorted) for (const sh of idx.shards) out.push({ ref: sh.ref, shardIndex: out.length });
+  for (const idx of sorted) {
+    const only = values.length ? new Set(values.flatMap((r) => searchShards(routingSpec(idx.settings), r))) : undefined;
+    for (const sh of idx.shards) if (!only || only.has(sh.ref.n)) out.push({ ref: sh.ref, shardIndex: out.length });
+  }
   return out;
 }
 
@@ -192,7 +197,7 @@ export function scrollFromFact(request: { body?: string; params: Record<string, 
 
 async function plainSearch(s: PagingServices, req: SearchCall, sr: SearchRequest): Promise<EsResponse> {
   const indices = await searchIndices(s, req);
-  const targets = withAliasFilters(s, req.params.index, orderedTargets(indices));
+  const targets = withAliasFilters(s, req.params.index, orderedTargets(indices, sr.routing));
   const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets);
   return {
     body: renderSearch(out, sr, indexNames(targets), { restTotalHitsAsInt: sr.restTotalHitsAsInt, noTotal: sr.trackTotalHits === false }),
@@ -216,7 +221,7 @@ export async function startScroll(s: PagingServices, req: SearchCall, sr: Search
   const keepAliveMs = keepAliveOrThrow(s, sr.scrollKeepAliveMs!);
   const indices = await searchIndices(s, req);
   refuseFilteredAliases(s, req.params.index, indices, 'scroll');
-  const all = orderedTargets(indices);
+  const all = orderedTargets(indices, sr.routing);
   const targets = sliceTargets(all, sr.slice, 'scroll');
   const { maxOpenScroll } = keepAliveLimits(s);
   if (s.contexts.shardContexts('scroll') + targets.length > maxOpenScroll) {
@@ -309,7 +314,7 @@ async function count(s: PagingServices, req: EsRequest): Promise<EsResponse> {
   }
   const sr = parseSearchRequest(body.query ? { query: body.query, size: 0 } : { size: 0 }, pickCountParams(req.query), { scroll: false, indicesInPath: !!req.params.index });
   const indices = await searchIndices(s, req);
-  const targets = withAliasFilters(s, req.params.index, orderedTargets(indices));
+  const targets = withAliasFilters(s, req.params.index, orderedTargets(indices, req.query.routing));
   const res = await Promise.allSettled(targets.map((t) => s.shards.call<number>(t.ref, 'count', { query: targetQuery(sr.query, t) })));
   const ok = res.filter((r) => r.status === 'fulfilled') as PromiseFulfilledResult<number>[];
   if (!ok.length && targets.length) throw allShardsFailed(res.map((r) => (r as PromiseRejectedResult).reason));

@@ -1,3 +1,4 @@
+import { docShard } from '../../cluster';
 import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite } from './writeAuthz';
 import { isLosslessNumber, parse as losslessParse, stringify as losslessStringify, type LosslessNumber } from 'lossless-json';
 import { EsError, illegalArgument, parseException, validationFailed } from '../../wire/esErrors';
@@ -5,7 +6,7 @@ import { parseBody } from '../../wire/json';
 import { RawJson, type EsRequest, type EsResponse, type Router } from '../router';
 import type { EdgeServices } from '../services';
 import type { IndexState } from '../../cluster';
-import { filterSource, parseSourceBody, parseSourceParams, shardFor, type GetResult, type SourceFilter } from '../../shard/engine';
+import { filterSource, parseSourceBody, parseSourceParams, type GetResult, type SourceFilter } from '../../shard/engine';
 import { Locator, tokenName, unknownField } from '../../shard/engine/xcontent';
 import type { DocWrite } from '../../shard/engine/types';
 import { outcomeError, refreshParam, shardsHeader, writeTarget } from './documents';
@@ -294,7 +295,7 @@ async function update(s: EdgeServices, req: EsRequest): Promise<EsResponse> {
   await authorizeWrite(s, req.auth, 'update', req.params.index);
   const id = req.params.id;
   const routing = q.routing || undefined;
-  const n = shardFor(routing ?? id, idx.settings.numberOfShards);
+  const n = docShard(idx, id, routing, true);
   const o = await executeUpdate(s, { idx, n, id, routing }, spec, refresh);
   if (!o.ok) throw o.error;
   const status = o.result === 'created' ? 201 : 200;

@@ -3,6 +3,7 @@ import { CALENDAR_UNITS } from './aggDates';
 import { parseTimeValue } from './timeValue';
 import { didYouMean, failedToParseField, isObject, Locator, tokenName, unknownField, type JsonPath } from './xcontent';
 import { checkExtraAgg, EXTRA_AGG_PARAMS, EXTRA_METRICS, type ExtraAggType } from './aggExtra';
+import { checkIncludeExclude, checkIncludeExcludeMerge, includeExcludeTokenError } from './includeExclude';
 
 /**
  * Parsing and validation of `aggs`/`aggregations` (ES `AggregatorFactories.parseAggregators` and
@@ -121,6 +122,10 @@ function parseParams(name: string, type: AggType, body: Record<string, unknown>,
     const at = [...path, k];
     if (!known.includes(k)) throw unknownField(loc, at, type, k, known);
     if (k === 'script') throw illegalArgument(`[script] in [${type}] aggregation is not supported`);
+    if (type === 'terms' && (k === 'include' || k === 'exclude')) {
+      const bad = includeExcludeTokenError(k, v);
+      if (bad) throw loc.xContent(at, bad);
+    }
     try {
       checkParam(name, type, k, v, body);
     } catch (e) {
@@ -130,6 +135,15 @@ function parseParams(name: string, type: AggType, body: Record<string, unknown>,
   return body;
 }
 
+/**
+ * `value_type` names (ES ValueType.lenientParse) and the field type they stand for when the field is
+ * unmapped and `missing` is given; the numeric family is long or double by the missing value.
+ */
+export const VALUE_TYPES: Record<string, 'keyword' | 'number' | 'date' | 'boolean'> = {
+  string: 'keyword', ip: 'keyword', double: 'number', float: 'number', number: 'number', numeric: 'number',
+  long: 'number', integer: 'number', short: 'number', byte: 'number', date: 'date', boolean: 'boolean',
+};
+
 /** The builders' setter checks (ObjectParser wraps their IllegalArgumentExceptions). */
 function checkParam(name: string, type: AggType, k: string, v: unknown, body: Record<string, unknown>): void {
   const int = () => {
@@ -138,6 +152,18 @@ function checkParam(name: string, type: AggType, k: string, v: unknown, body: Re
     return Math.trunc(n);
   };
   switch (k) {
+    case 'include':
+    case 'exclude': {
+      checkIncludeExclude(k, v);
+      // IncludeExclude.merge runs when the second of the two is parsed
+      const keys = Object.keys(body);
+      const other = k === 'include' ? 'exclude' : 'include';
+      if (keys.includes(other) && keys.indexOf(other) < keys.indexOf(k)) checkIncludeExcludeMerge(body);
+      break;
+    }
+    case 'value_type':
+      if (typeof v !== 'string' || !(v in VALUE_TYPES)) throw illegalArgument(`Unknown value type [${String(v)}]`);
+      break;
     case 'size':
       if (int() <= 0) throw illegalArgument(`[size] must be greater than 0. Found [${int()}] in [${name}]`);
       break;

@@ -6,6 +6,7 @@
  */
 import { startTestNode, type TestNode } from '../../support/node';
 import { shardFor } from '../../../actors/shard/engine';
+import { calculateNumRoutingShards } from '../../../actors/shard/engine/routing';
 import { bulkIndex, failure, raw } from '../search/helpers';
 
 let t: TestNode;
@@ -16,7 +17,7 @@ const MAPPINGS = { properties: { n: { type: 'long' }, name: { type: 'keyword' },
 
 /** An id and a routing value that land on different shards of a `shards`-shard index. */
 function routedApart(shards: number): { id: string; routing: string } {
-  for (let i = 0; ; i++) if (shardFor(`r${i}`, shards) !== shardFor(`d${i}`, shards)) return { id: `d${i}`, routing: `r${i}` };
+  for (let i = 0; ; i++) if (shardFor(`r${i}`, shards, calculateNumRoutingShards(shards)) !== shardFor(`d${i}`, shards, calculateNumRoutingShards(shards))) return { id: `d${i}`, routing: `r${i}` };
 }
 
 beforeAll(async () => {
@@ -130,7 +131,7 @@ describe('_update', () => {
       expect((await cl(v).get({ index: 'docs', id: `up2-${v}` }))._source).toEqual({ n: 11, name: 'fresh' });
       const f = await failure(cl(v).update({ index: 'docs', id: 'never', doc: { n: 1 } }));
       expect(f.status).toBe(404);
-      expect(f.body.error).toMatchObject({ type: 'document_missing_exception', reason: '[never]: document missing', index: 'docs', shard: String(shardFor('never', 3)) });
+      expect(f.body.error).toMatchObject({ type: 'document_missing_exception', reason: '[never]: document missing', index: 'docs', shard: String(shardFor('never', 3, calculateNumRoutingShards(3))) });
       expect(f.body.error.root_cause[0].type).toBe('document_missing_exception');
     });
   }
@@ -260,7 +261,7 @@ describe('bulk update', () => {
       _index: 'docs',
       _id: 'no-such-doc',
       status: 404,
-      error: { type: 'document_missing_exception', reason: '[no-such-doc]: document missing', index_uuid: expect.any(String), shard: String(shardFor('no-such-doc', 3)), index: 'docs' },
+      error: { type: 'document_missing_exception', reason: '[no-such-doc]: document missing', index_uuid: expect.any(String), shard: String(shardFor('no-such-doc', 3, calculateNumRoutingShards(3))), index: 'docs' },
     });
     expect([stale.status, stale.error.type]).toEqual([409, 'version_conflict_engine_exception']);
     expect([script.status, script.error.reason, script.error.caused_by.reason]).toEqual([400, 'failed to execute script', 'cannot execute [inline] scripts']);
