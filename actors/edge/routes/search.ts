@@ -194,7 +194,7 @@ async function pitSearch(s: PagingServices, req: EsRequest, sr: SearchRequest): 
   const rec = liveContext(s, req, contextId, 'pit');
   if (s.security) await s.security.authorize(req.auth, READ, rec.indices);
   const keepAliveMs = pit.keepAliveMs === undefined ? undefined : keepAliveOrThrow(s, pit.keepAliveMs);
-  s.contexts.use(rec, keepAliveMs);
+  s.contexts.use(rec, keepAliveMs, req.opaqueId);
   try {
     const sort = withImplicitShardDoc(sr.sort, sr.searchAfter);
     const targets = sliceTargets(

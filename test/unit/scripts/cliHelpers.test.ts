@@ -109,6 +109,13 @@ describe('formatFact', () => {
     expect(line).not.toMatch(/SSHA|PBKDF2|SECRETISH/);
   });
 
+  it.each([
+    ['scroll.cleared', 'by=bob opaque_id=r-9'],
+    ['pit.closed', 'by=bob opaque_id=r-9'],
+  ])('shows who cleared a context (%s)', (type, kv) => {
+    expect(formatFact({ ...base, type, data: { by: 'bob' }, correlationId: 'r-9' })).toBe(`2024-05-01T10:00:00.000Z  ${type.padEnd(22)} c1  #1  ${kv}`);
+  });
+
   it('adds the opaque id and prints facts without data bare', () => {
     expect(formatFact({ ...base, type: 'pit.closed', data: {}, correlationId: 'r-1' })).toBe(`2024-05-01T10:00:00.000Z  ${'pit.closed'.padEnd(22)} c1  #1  opaque_id=r-1`);
     expect(formatFact({ ...base, type: 'scroll.expired', data: {} })).toBe(`2024-05-01T10:00:00.000Z  ${'scroll.expired'.padEnd(22)} c1  #1`);
