@@ -163,14 +163,15 @@ async function withTemporarySuperuser<T>(run: (auth: string) => Promise<T>): Pro
   const onSignal = () => void remove().finally(() => process.exit(130));
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, onSignal);
   try {
-    await edit(users, (ls) => [...ls, userLine]);
+    // The role first: a reload that sees the user then sees its role too.
     await edit(usersRoles, (ls) => [...ls, roleLine]);
+    await edit(users, (ls) => [...ls, userLine]);
     const auth = basic(name, secret);
     // The file realm re-reads its files when their mtime changes (a 1 s poll).
     const end = Date.now() + 15_000;
     for (;;) {
       const r = await call('GET', '/_security/_authenticate', auth);
-      if (r.status === 200) break;
+      if (r.status === 200 && Array.isArray(r.json.roles) && r.json.roles.includes(ROLE)) break;
       if (Date.now() > end) {
         throw new Failure(`the node at ${url} did not accept the temporary file-realm user written to ${configDir}: is that the node's CONFIG_DIR, and is its file realm enabled?`, EXIT.config);
       }

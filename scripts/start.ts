@@ -4,7 +4,8 @@
  *
  * Before anything is started: the arguments, the settings (as ES refuses to start on an unknown
  * setting or a bad value) and the HTTP port are checked. SIGINT/SIGTERM/SIGHUP stop the node in
- * order (snapshot, checkpoints, then the embedded nats-server last); a second signal exits at once.
+ * order (snapshot, checkpoints, then the embedded nats-server last); a signal a second or more after
+ * the first exits at once.
  */
 import pino from 'pino';
 import { readNodeSettings } from '../actors/config';
@@ -50,14 +51,16 @@ if (taken) fail([taken], 1);
 
 const sys = await startSystem({ settings, log, host, port: port as number }).catch((e: Error) => fail([e.message], 1));
 
-let stopping = false;
+let stoppingSince: number | undefined;
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(sig, () => {
-    if (stopping) {
+    if (stoppingSince !== undefined) {
+      // Ctrl-C reaches the node twice (from the terminal, and relayed by tsx): only a later one forces.
+      if (Date.now() - stoppingSince < 1_000) return;
       log.warn({ sig }, 'second signal: exiting without finishing the shutdown');
       process.exit(130);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     log.info({ sig }, 'shutting down');
     // A stop that hangs (NATS gone) must not keep the process forever.
     setTimeout(() => {
