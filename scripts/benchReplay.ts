@@ -49,10 +49,9 @@ async function main() {
   const args = parseOrExit('benchReplay', USAGE, process.argv.slice(2), {
     options: { keep: { type: 'boolean' }, 'fold-only': { type: 'boolean' }, window: { type: 'string' }, dir: { type: 'string' } },
     maxPositionals: 1,
-  });
+  }, (p) => ({ ...p, n: num(p.positionals[0], 'N', 1_000_000), window: num(str(p, 'window'), '--window', 8192) }));
   const check = args.values['fold-only'] !== true;
-  const n = num(args.positionals[0], 'N', 1_000_000);
-  const window = num(str(args, 'window'), '--window', 8192);
+  const { n, window } = args;
   const given = str(args, 'dir');
   const dir = given ?? (await mkdtemp(join(tmpdir(), 'bench-replay-')));
   const nats = await startEmbeddedNats(dir);

@@ -181,12 +181,12 @@ async function main(argv: string[]): Promise<void> {
   }
   if (!Object.hasOwn(COMMANDS, cmd)) throw new UsageError(`unknown command [${cmd}]: tail or export`);
   const c = COMMANDS[cmd as keyof typeof COMMANDS];
-  const args = cliArgs(rest, { options: c.options, maxPositionals: 1 });
-  if (args.values.help) {
-    process.stdout.write(USAGE[cmd as keyof typeof COMMANDS] + '\n');
-    return;
-  }
   try {
+    const args = cliArgs(rest, { options: c.options, maxPositionals: 1 });
+    if (args.values.help) {
+      process.stdout.write(USAGE[cmd as keyof typeof COMMANDS] + '\n');
+      return;
+    }
     await c.run(args);
   } catch (e) {
     if (e instanceof UsageError) (e as UsageError & { command?: string }).command = cmd;

@@ -34,11 +34,17 @@ const args = parseOrExit('snapshotBench', USAGE, process.argv.slice(2), {
     data: { type: 'string' },
   },
   maxPositionals: 1,
-});
-const N = num(args.positionals[0], 'N', 1_000_000);
-const SHARDS = num(str(args, 'shards'), '--shards', 3);
-const BATCH = num(str(args, 'batch'), '--batch', 5000);
-const TAIL = num(str(args, 'tail'), '--tail', 1000);
+}, (p) => ({
+  ...p,
+  n: num(p.positionals[0], 'N', 1_000_000),
+  shards: num(str(p, 'shards'), '--shards', 3),
+  batch: num(str(p, 'batch'), '--batch', 5000),
+  tail: num(str(p, 'tail'), '--tail', 1000),
+}));
+const N = args.n;
+const SHARDS = args.shards;
+const BATCH = args.batch;
+const TAIL = args.tail;
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa'];
 
 interface ChildReport {

@@ -69,16 +69,20 @@ export function num(text: string | undefined, name: string, fallback: number): n
 
 /**
  * For commands without sub-commands: parses strictly with `-h/--help` added; prints `usage` and exits
- * 0 on `--help`, prints the error and `usage` and exits 64 on a bad command line.
+ * 0 on `--help`, prints the error and `usage` and exits 64 on a bad command line (also one `read`
+ * finds when it turns the parsed options into values).
  */
-export function parseOrExit(name: string, usage: string, argv: string[], spec: { options?: OptionSpecs; maxPositionals?: number } = {}): Parsed {
+export function parseOrExit(name: string, usage: string, argv: string[], spec?: { options?: OptionSpecs; maxPositionals?: number }): Parsed;
+export function parseOrExit<T>(name: string, usage: string, argv: string[], spec: { options?: OptionSpecs; maxPositionals?: number }, read: (p: Parsed) => T): T;
+export function parseOrExit<T>(name: string, usage: string, argv: string[], spec: { options?: OptionSpecs; maxPositionals?: number } = {}, read?: (p: Parsed) => T): T | Parsed {
   try {
     const p = cliArgs(argv, { options: { ...spec.options, help: { type: 'boolean', short: 'h' } }, maxPositionals: spec.maxPositionals });
     if (p.values.help) {
       process.stdout.write(usage + '\n');
       process.exit(0);
     }
-    return p;
+    // `read` turns the options into values (num(), times): its UsageErrors are handled here too.
+    return read ? read(p) : p;
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     process.stderr.write(`${name}: ${e.message}\n${usage}\n`);
