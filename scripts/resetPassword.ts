@@ -56,7 +56,7 @@ const username = str(args, 'username') ?? 'elastic';
 const silent = args.values.silent === true;
 const interactive = args.values.interactive === true;
 const url = (str(args, 'url') ?? defaultUrl()).replace(/\/+$/, '');
-const configDir = resolve(process.env.ES_PATH_CONF ?? process.env.CONFIG_DIR ?? './config');
+const configDir = resolve(process.env.ES_PATH_CONF || process.env.CONFIG_DIR || './config');
 
 function defaultUrl(): string {
   const h = process.env.HOST || '127.0.0.1';
