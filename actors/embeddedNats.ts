@@ -71,12 +71,19 @@ export function ensureNatsServer(log: (msg: string) => void = () => undefined, o
   return installed;
 }
 
-const alive = (pid: number) => {
+/** A running process (a zombie, killed but not yet reaped, does not count). */
+export const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ..."; comm may hold spaces and parentheses.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // no /proc: trust kill(0)
   }
 };
 
@@ -138,6 +145,9 @@ export async function startEmbeddedNats(dir: string, opts: { port?: number; bin?
     [
       'listen: "127.0.0.1:' + (opts.port ?? -1) + '"',
       `max_payload: ${MAX_PAYLOAD}`,
+      // Its log goes to a file: a server outliving its node must not die of SIGPIPE on a closed stderr.
+      `log_file: "${join(abs, 'nats-server.log')}"`,
+      'logfile_size_limit: 10MB',
       'jetstream {',
       `  store_dir: "${join(abs, 'jetstream')}"`,
       '}',
@@ -148,19 +158,23 @@ export async function startEmbeddedNats(dir: string, opts: { port?: number; bin?
   const bin = opts.bin ?? findNatsServer() ?? 'nats-server';
   const proc = spawn(bin, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
   writeFileSync(join(abs, 'node.pid'), String(process.pid));
-  // Last resort when the node exits without stop() (uncaught error, process.exit): never leave it behind.
+  const dog = proc.pid === undefined ? undefined : watchdog(proc.pid);
+  // When the node exits without stop() (uncaught error, process.exit): stop it now rather than leave it.
   const onExit = () => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
   };
   process.on('exit', onExit);
-  proc.once('exit', () => process.off('exit', onExit));
+  proc.once('exit', () => {
+    process.off('exit', onExit);
+    dog?.kill('SIGKILL'); // its pid must not outlive the server (pid reuse)
+  });
   let stderr = '';
   proc.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
   proc.once('error', (e) => (stderr += `\n${e.message}`));
   const portsFile = join(abs, `nats-server_${proc.pid}.ports`);
   const end = Date.now() + 15_000;
   for (;;) {
-    if (proc.exitCode !== null || proc.pid === undefined) throw new Error(`nats-server exited: ${stderr.trim().split('\n').pop()}`);
+    if (proc.exitCode !== null || proc.pid === undefined) throw new Error(`nats-server exited: ${lastLine(stderr) ?? lastLine(logTail(abs)) ?? 'no output'}`);
     if (existsSync(portsFile)) {
       try {
         const url = (JSON.parse(readFileSync(portsFile, 'utf8')) as { nats: string[] }).nats[0];
@@ -174,6 +188,32 @@ export async function startEmbeddedNats(dir: string, opts: { port?: number; bin?
       throw new Error('nats-server did not start in 15s');
     }
     await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * A detached `sh` that waits for end-of-file on a pipe from this process, then sends the nats-server
+ * SIGTERM: when the node dies in a way no handler sees (`kill -9`, OOM), the pipe closes and its
+ * nats-server stops too, instead of running on outside every process group.
+ */
+function watchdog(natsPid: number): ChildProcess {
+  const dog = spawn('sh', ['-c', `read _ ; kill -TERM ${natsPid} 2>/dev/null`], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+  dog.on('error', () => undefined); // no sh: the reclaim at the next start still applies
+  dog.stdin?.on('error', () => undefined);
+  // Neither the pipe nor the child keeps the node's event loop alive.
+  (dog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  dog.unref();
+  return dog;
+}
+
+const lastLine = (text: string) => text.trim().split('\n').pop() || undefined;
+
+/** The end of the server's log file (start-up errors after the config was read go there). */
+function logTail(abs: string): string {
+  try {
+    return readFileSync(join(abs, 'nats-server.log'), 'utf8').slice(-4000);
+  } catch {
+    return '';
   }
 }
 

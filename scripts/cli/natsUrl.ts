@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EVENT_STREAM } from '../../streams';
+import { alive } from '../../actors/embeddedNats';
 
 /** Where the URL came from, for the one line the CLIs print to stderr. */
 export interface NatsUrl {
@@ -10,14 +11,6 @@ export interface NatsUrl {
   live?: boolean;
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 /** The embedded server's folder of the node whose data is in `DATA_DIR` (default `./data`). */
 export const natsDirOf = (env: NodeJS.ProcessEnv) => join(resolve(env.DATA_DIR ?? './data'), 'nats');

@@ -49,13 +49,15 @@ export function pgidOf(pid: number): number | undefined {
   return r.status === 0 && n > 0 ? n : undefined;
 }
 
+/** A running process (a zombie, killed but not yet reaped, does not count). */
 export const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  const r = spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' });
+  return r.status === 0 && !r.stdout.trim().startsWith('Z');
 };
 
 /** Waits until no process of the group is left; returns how long that took. */

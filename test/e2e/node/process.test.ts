@@ -3,8 +3,8 @@
  * process group (as a shell runs `npm start`), its embedded nats-server, and the CLIs around it.
  *
  * - item 15: a signal to the group (Ctrl-C) stops the node with a snapshot in a few seconds, the
- *   embedded nats-server last, and leaves no nats-server behind; a nats-server left by a node killed
- *   with SIGKILL is reclaimed by the next start;
+ *   embedded nats-server last, and leaves no nats-server behind; a node killed with SIGKILL takes its
+ *   nats-server with it (watchdog), and one left running anyway is reclaimed by the next start;
  * - item 24: `npm test` in the clone where the node ran still passes (jest looks only in test/);
  * - item 25: an unknown setting stops the start before anything is bootstrapped;
  * - item 27: a taken port stops the start before the password is generated; a lost generated
@@ -52,12 +52,13 @@ function startNode(extra: Record<string, string | undefined> = {}): GroupProcess
 }
 
 async function waitListening(p: GroupProcess): Promise<void> {
-  await until(async () => {
-    if (p.proc.exitCode !== null) throw new Error(`node exited: ${p.out()}`);
-    return (await http('GET', '/')).status === 401 ? true : undefined;
-  }, 60_000, `the node on port ${port}`).catch((e: Error) => {
-    throw new Error(`${e.message}\n${p.out()}`);
-  });
+  const end = Date.now() + 60_000;
+  for (;;) {
+    if (p.proc.exitCode !== null) throw new Error(`node exited with ${p.proc.exitCode}:\n${p.out()}`);
+    if ((await http('GET', '/').catch(() => undefined))?.status === 401) return;
+    if (Date.now() > end) throw new Error(`the node on port ${port} did not start:\n${p.out()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** The embedded nats-server's pid, from the ports file it writes under DATA_DIR/nats. */
@@ -209,13 +210,27 @@ describe('npm start as a process group', () => {
     expect(readdirSync(configDir)).toEqual([]); // the temporary file-realm user is gone
   });
 
-  it('a nats-server left by a node killed with SIGKILL is reclaimed by the next start (item 15)', async () => {
+  it('a node killed with SIGKILL takes its nats-server with it (item 15)', async () => {
     const nats = natsPid();
     const nodePid = Number(readFileSync(join(dataDir, 'nats', 'node.pid'), 'utf8'));
     process.kill(nodePid, 'SIGKILL');
-    await until(() => (alive(nodePid) ? undefined : true), 10_000, 'the node to die');
     killGroup(node!.pgid); // npx and tsx
-    expect(alive(nats)).toBe(true); // its own group: left running
+    await until(() => (alive(nats) ? undefined : true), 10_000, 'the nats-server of the killed node to stop');
+  });
+
+  it('a nats-server left running (its node and watchdog killed) is reclaimed by the next start (item 15)', async () => {
+    node = startNode();
+    await waitListening(node);
+    const nats = natsPid();
+    const dog = spawnSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .find((l) => l.includes(`kill -TERM ${nats} `));
+    expect(dog).toBeDefined();
+    process.kill(Number(dog!.trim().split(/\s+/)[0]), 'SIGKILL');
+    process.kill(Number(readFileSync(join(dataDir, 'nats', 'node.pid'), 'utf8')), 'SIGKILL');
+    killGroup(node.pgid);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(alive(nats)).toBe(true); // its own group and no watchdog: left running
     node = startNode();
     await waitListening(node);
     expect(alive(nats)).toBe(false);
