@@ -111,6 +111,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const g of started) killGroup(g);
+  // A failed test may leave a nats-server of this suite's store running (its own group): stop it.
+  for (const l of spawnSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).stdout.split('\n')) {
+    if (l.includes('nats-server') && l.includes(`${tmp}/`)) process.kill(Number(l.trim().split(/\s+/)[0]), 'SIGKILL');
+  }
   await rm(tmp, { recursive: true, force: true });
 });
 
