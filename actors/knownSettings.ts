@@ -46,6 +46,7 @@ export const NODE_SETTINGS: Readonly<Record<string, SettingDef>> = {
   // Values are checked by the security module (ES's algorithm names).
   'xpack.security.authc.password_hashing.algorithm': str,
   'xpack.security.authc.service_token_hashing.algorithm': str,
+  'console.feed.revalidate_interval_ms': { type: 'int', min: 1 },
 };
 
 /** `xpack.security.authc.realms.<type>.<name>.<key>`: the keys each realm type reads. */
