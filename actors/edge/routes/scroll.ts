@@ -20,7 +20,7 @@ export interface ScrollPage {
  * extends or (seed: without `scroll`) releases the context, and runs the search after the position
  * the scroll id carries.
  */
-export async function scrollPage(s: PagingServices, req: { auth?: unknown }, scrollId: string, scroll: string | undefined): Promise<ScrollPage> {
+export async function scrollPage(s: PagingServices, req: { auth?: unknown; opaqueId?: string }, scrollId: string, scroll: string | undefined): Promise<ScrollPage> {
   const { contextId, pos } = s.ids.parseScrollId(scrollId);
   // ES authorizes the scroll action (granted on any index) before it looks the context up.
   if (s.security) await s.security.authorize(req.auth, 'indices:data/read/scroll');
