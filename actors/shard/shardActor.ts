@@ -1,13 +1,17 @@
+import { v4 as uuidv4 } from 'uuid';
 import type { NatsConnection, Msg, Subscription } from '@nats-io/transport-node';
+import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
-import { subjects } from '../../streams';
-import { asEsError, errorToWire, type EsErrorBody } from '../wire/esErrors';
+import { AppendUncertain, DATA_STREAM, Fenced, READ_MAX_BYTES, fencedAppend, readStream, subjects, type LoggedMessage } from '../../streams';
+import { asEsError, EsError, errorToWire, type EsErrorBody } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
 import type { ShardStore } from './engine';
+import type { PreparedBatch } from './engine/shardStore';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';
+import { RecordingView } from '../cluster/mappingProposal';
 
-/** Address of one shard copy. */
+/** Address of one shard (any of its copies). */
 export interface ShardRef {
   index: string;
   indexUuid: string;
@@ -33,6 +37,8 @@ export interface QueryReplyHead {
 }
 export interface FetchMessage {
   docs: number[];
+  /** The searcher the docs came from: a copy answers only once it has applied up to it. */
+  searcher?: SearcherRef;
 }
 export interface FetchReplyHead {
   /** How many of the requested docs are in this reply (a prefix; the caller asks again for the rest). */
@@ -40,17 +46,45 @@ export interface FetchReplyHead {
   lens: number[];
   ids: string[];
 }
+/** What the primary answers to a write. */
+export interface WriteReply {
+  outcomes: WriteOutcome[];
+  refreshed: boolean;
+  /** Highest seqNo applied on the primary after this write: replicas refresh once they reach it. */
+  maxSeqNo: number;
+}
+
+export type CopyRole = 'primary' | 'replica';
+/** `recovering`: reading its history from the log; `failed`: cannot apply the log (see log lines). */
+export type CopyState = 'recovering' | 'started' | 'failed';
+
+/** What a shard copy needs from its node. */
+export interface CopyDeps {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  log: Logger;
+  nodeId: string;
+  refreshIntervalMs: () => number;
+  /** Puts dynamic fields in the log (a mapping_updated fact) and applies them here. */
+  proposeMapping: (indexUuid: string, mappings: Record<string, unknown>) => Promise<void>;
+  /** Resolves once the node's log follower has dispatched everything up to stream sequence `seq`. */
+  followed: (seq: number) => Promise<void>;
+  /** The state of this copy changed (membership reports it). */
+  onStateChange: () => void;
+  /** A fresh empty store (to rebuild a copy that could not apply the log). */
+  newStore: () => ShardStore;
+}
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
+/** A primary refuses to wait longer than this for a replica-lag or mapping round trip. */
+const WAIT_MS = 10_000;
 
-/**
- * Where a shard appends its write batches (actors/cluster/documentLog.ts): `write` brackets the
- * apply + append so a snapshot can find an instant where memory equals the log.
- */
-export interface DocLogWriter {
-  write<T>(fn: () => Promise<T>): Promise<T>;
-  append(subject: string, payload: Uint8Array, ops: number): Promise<unknown>;
+interface PendingWrite {
+  writes: DocWrite[];
+  refresh?: 'true' | 'false' | 'wait_for';
+  msg: Msg;
+  bytes: number;
 }
 
 /**
@@ -61,43 +95,107 @@ function framedReply(head: unknown, sources: string[]): Uint8Array {
   return enc.encode(`${stringify({ ok: true, result: head })}\n${sources.join('')}`);
 }
 
+export const shardUnavailable = (ref: ShardRef, why: string) =>
+  new EsError('unavailable_shards_exception', 503, `[${ref.index}][${ref.n}] ${why}`, { meta: { index: ref.index, shard: String(ref.n) } });
+
 /**
- * A shard actor: owns one ShardStore, answers `es.v1.shard.<uuid>.<n>.<op>` over request/reply
- * through ONE wildcard subscription (queue group per shard), appends its write batches to the
- * document log before replying, and refreshes on its refresh interval.
+ * One copy of a shard on this node: owns a ShardStore and answers requests over NATS.
+ *
+ * Every copy answers searches (`es.v1.shard.<uuid>.<n>.<op>`, queue group of the shard) and
+ * copy-addressed requests (`...c.<node>.<op>`). The primary alone also answers `...p.write|get|refresh`:
+ * it sequences a batch ({@link ShardStore.prepare}), appends it to the shard's subject of the
+ * document log stating the subject's last sequence it has applied, and applies it only after
+ * JetStream's ack. A second writer is refused by JetStream ({@link Fenced}); a write whose append
+ * fails leaves nothing behind. Replicas (and the primary, for anything it did not write itself)
+ * apply the subject's messages as the node's log follower delivers them ({@link deliver}).
+ *
+ * A pinned searcher `{maxDoc, seqNo}` sees the same documents on every copy built from the log:
+ * a copy answers for one only once it has applied up to its seqNo.
  */
 export class ShardActor {
-  private sub?: Subscription;
+  /** Stream sequence of the last message of this shard's subject applied here. */
+  applied = 0;
+  role?: CopyRole;
+  term = 0;
+  state: CopyState = 'started';
+  private subs: Subscription[] = [];
+  private primarySub?: Subscription;
   private timer?: NodeJS.Timeout;
   private readonly maxPayload: number;
+  private readonly subject: string;
+  private buffer: LoggedMessage[] = [];
+  private waiters: Array<{ seqNo: number; resolve: () => void }> = [];
+  private queue: PendingWrite[] = [];
+  private pumping = false;
+  private needsResync = false;
+  private started = false;
 
   constructor(
     readonly ref: ShardRef,
-    readonly store: ShardStore,
-    private readonly deps: { nc: NatsConnection; docLog: DocLogWriter; log: Logger; refreshIntervalMs: () => number },
+    public store: ShardStore,
+    private readonly deps: CopyDeps,
   ) {
     this.maxPayload = deps.nc.info?.max_payload ?? 1024 * 1024;
+    this.subject = subjects.dataShard(ref.indexUuid, ref.n);
   }
 
+  /** Subscribes to searches and copy requests, and starts the refresh timer. */
   start(): this {
+    if (this.started) return this;
+    this.started = true;
     const { indexUuid, n } = this.ref;
-    const prefix = `es.v1.shard.${indexUuid}.${n}.`;
-    this.sub = this.deps.nc.subscribe(`${prefix}*`, {
-      queue: subjects.shardQueue(indexUuid, n),
-      callback: (err, msg) => {
-        if (err) return; // closing
-        void this.dispatch(msg.subject.slice(prefix.length), msg);
-      },
-    });
+    const any = `es.v1.shard.${indexUuid}.${n}.`;
+    this.subs.push(
+      this.deps.nc.subscribe(`${any}*`, {
+        queue: subjects.shardQueue(indexUuid, n),
+        callback: (err, msg) => {
+          if (!err) void this.dispatch(msg.subject.slice(any.length), msg);
+        },
+      }),
+    );
+    const mine = `es.v1.shard.${indexUuid}.${n}.c.${this.deps.nodeId}.`;
+    this.subs.push(
+      this.deps.nc.subscribe(`${mine}*`, {
+        callback: (err, msg) => {
+          if (!err) void this.dispatch(msg.subject.slice(mine.length), msg);
+        },
+      }),
+    );
+    this.syncPrimarySub();
     this.scheduleRefresh();
     return this;
+  }
+
+  /** Primary or replica (allocation facts decide); a primary takes writes once started. */
+  setRole(role: CopyRole, term: number): void {
+    this.role = role;
+    this.term = term;
+    this.syncPrimarySub();
+  }
+
+  private syncPrimarySub(): void {
+    const want = this.started && this.role === 'primary' && this.state === 'started';
+    if (want && !this.primarySub) {
+      const { indexUuid, n } = this.ref;
+      const p = `es.v1.shard.${indexUuid}.${n}.p.`;
+      this.primarySub = this.deps.nc.subscribe(`${p}*`, {
+        queue: subjects.shardPrimaryQueue(indexUuid, n),
+        callback: (err, msg) => {
+          if (!err) void this.dispatch(msg.subject.slice(p.length), msg);
+        },
+      });
+    } else if (!want && this.primarySub) {
+      const s = this.primarySub;
+      this.primarySub = undefined;
+      void s.drain().catch(() => undefined);
+    }
   }
 
   private scheduleRefresh() {
     const ms = this.deps.refreshIntervalMs();
     this.timer = setTimeout(
       () => {
-        if (this.store.pendingRefresh()) this.store.refresh();
+        if (this.state === 'started' && this.store.pendingRefresh()) this.store.refresh();
         this.scheduleRefresh();
       },
       ms > 0 ? ms : 1000,
@@ -107,74 +205,306 @@ export class ShardActor {
 
   async stop(): Promise<void> {
     clearTimeout(this.timer);
-    if (this.sub && !this.sub.isClosed()) await this.sub.drain().catch(() => undefined);
+    this.started = false;
+    const subs = [...this.subs, ...(this.primarySub ? [this.primarySub] : [])];
+    this.subs = [];
+    this.primarySub = undefined;
+    await Promise.all(subs.map((s) => (s.isClosed() ? undefined : s.drain().catch(() => undefined))));
+    for (const w of this.waiters) w.resolve();
+    this.waiters = [];
   }
+
+  // ---- the log ----
+
+  /** A message of this shard's subject, in stream order (the node's log follower); returns the ops applied. */
+  deliver(m: LoggedMessage): number {
+    if (this.state === 'recovering') {
+      this.buffer.push(m);
+      return 0;
+    }
+    if (this.state === 'failed' || m.seq <= this.applied) return 0;
+    try {
+      const ops = this.applyMessage(m);
+      this.wakeWaiters();
+      return ops;
+    } catch (e) {
+      this.fail(e, m.seq);
+      return 0;
+    }
+  }
+
+  private applyMessage(m: LoggedMessage): number {
+    const ops = decodeBatch<LoggedOp>(dec.decode(m.data));
+    for (const op of ops) this.store.applyLogged(op);
+    this.applied = m.seq;
+    return ops.length;
+  }
+
+  /**
+   * Reads this shard's history from the log (after `applied`) while the follower's messages wait
+   * in a buffer, then applies those too: a copy assigned to this node at run time (new replica,
+   * rebuilt copy) ends up exactly where the log is.
+   */
+  async recover(): Promise<void> {
+    this.state = 'recovering';
+    this.buffer = [];
+    this.syncPrimarySub();
+    this.deps.onStateChange();
+    try {
+      for await (const m of readStream(this.deps.nc, DATA_STREAM, { filterSubject: this.subject, startSeq: this.applied + 1, maxBytes: READ_MAX_BYTES })) {
+        if (m.seq > this.applied) this.applyMessage(m);
+      }
+      for (const m of this.buffer) if (m.seq > this.applied) this.applyMessage(m);
+    } catch (e) {
+      this.buffer = [];
+      this.fail(e, this.applied);
+      return;
+    }
+    this.buffer = [];
+    this.store.refresh();
+    this.state = 'started';
+    this.wakeWaiters();
+    this.syncPrimarySub();
+    this.deps.onStateChange();
+  }
+
+  /** The copy cannot follow the log (an op that does not apply): stop serving and rebuild from the log. */
+  private fail(e: unknown, seq: number): void {
+    this.deps.log.error({ err: e, shard: this.ref, seq }, 'shard copy cannot apply the document log; rebuilding it from the log');
+    this.state = 'failed';
+    this.syncPrimarySub();
+    this.deps.onStateChange();
+    if (this.rebuilds++ < 1) {
+      this.store = this.deps.newStore();
+      this.applied = 0;
+      void this.recover();
+    }
+  }
+  private rebuilds = 0;
+
+  /** Resolves once this copy has applied every op up to `seqNo` (pinned searchers from other copies). */
+  private reach(seqNo: number): Promise<void> | undefined {
+    if (this.store.maxSeqNo() >= seqNo) return undefined;
+    return new Promise<void>((resolve, reject) => {
+      const w = { seqNo, resolve };
+      this.waiters.push(w);
+      setTimeout(() => {
+        if (!this.waiters.includes(w)) return;
+        this.waiters = this.waiters.filter((x) => x !== w);
+        reject(new EsError('no_shard_available_action_exception', 503, `[${this.ref.index}][${this.ref.n}] the copy on node [${this.deps.nodeId}] has not applied seqNo [${seqNo}] yet`));
+      }, WAIT_MS).unref();
+    });
+  }
+
+  private wakeWaiters(): void {
+    if (!this.waiters.length) return;
+    const at = this.store.maxSeqNo();
+    const still = [];
+    for (const w of this.waiters) (w.seqNo <= at ? w.resolve() : still.push(w));
+    this.waiters = still;
+  }
+
+  // ---- requests ----
 
   private async dispatch(op: string, msg: Msg): Promise<void> {
     try {
+      if (this.state !== 'started') throw new EsError('no_shard_available_action_exception', 503, `[${this.ref.index}][${this.ref.n}] copy on node [${this.deps.nodeId}] is ${this.state}`);
       switch (op) {
         case 'write':
-          msg.respond(enc.encode(await this.deps.docLog.write(() => this.write(dec.decode(msg.data)))));
+          return this.enqueueWrite(msg);
+        case 'query': {
+          const m = parseJson<QueryMessage>(dec.decode(msg.data));
+          if (m.searcher) await this.reach(m.searcher.seqNo);
+          msg.respond(this.query(m));
           return;
-        case 'query':
-          msg.respond(this.query(parseJson<QueryMessage>(dec.decode(msg.data))));
+        }
+        case 'fetch': {
+          const m = parseJson<FetchMessage>(dec.decode(msg.data));
+          if (m.searcher) await this.reach(m.searcher.seqNo);
+          msg.respond(this.fetch(m));
           return;
-        case 'fetch':
-          msg.respond(this.fetch(parseJson<FetchMessage>(dec.decode(msg.data))));
-          return;
+        }
         case 'get': {
           const { id } = parseJson<{ id: string }>(dec.decode(msg.data));
           return this.ok(msg, this.store.get(id) ?? null);
         }
-        case 'refresh':
+        case 'refresh': {
+          const { minSeqNo } = parseJson<{ minSeqNo?: number }>(dec.decode(msg.data)) ?? {};
+          if (minSeqNo !== undefined) await this.reach(minSeqNo);
           this.store.refresh();
-          return this.ok(msg, { searcher: this.store.acquireSearcher() });
+          return this.ok(msg, { searcher: this.store.acquireSearcher(), maxSeqNo: this.store.maxSeqNo() });
+        }
         case 'searcher':
           return this.ok(msg, this.store.acquireSearcher());
         case 'count': {
           const { query, searcher } = parseJson<{ query?: unknown; searcher?: SearcherRef }>(dec.decode(msg.data));
+          if (searcher) await this.reach(searcher.seqNo);
           return this.ok(msg, this.store.count(searcher ?? this.store.acquireSearcher(), query));
         }
         case 'stats':
-          return this.ok(msg, this.store.stats());
+          return this.ok(msg, { ...this.store.stats(), maxSeqNo: this.store.maxSeqNo(), applied: this.applied, role: this.role, state: this.state });
         default:
           throw new Error(`unknown shard op [${op}]`);
       }
     } catch (e) {
-      const err = asEsError(e);
-      if (err.status >= 500) this.deps.log.error({ err: e, shard: this.ref, op }, 'shard op failed');
-      msg.respond(enc.encode(JSON.stringify({ ok: false, error: errorToWire(err) })));
+      this.replyError(msg, e, op);
     }
+  }
+
+  private replyError(msg: Msg, e: unknown, op: string): void {
+    const err = asEsError(e);
+    if (err.status >= 500 && !(e instanceof EsError)) this.deps.log.error({ err: e, shard: this.ref, op }, 'shard op failed');
+    msg.respond(enc.encode(JSON.stringify({ ok: false, error: errorToWire(err) })));
   }
 
   private ok(msg: Msg, result: unknown) {
     msg.respond(enc.encode(stringify({ ok: true, result })));
   }
 
+  private enqueueWrite(msg: Msg): void {
+    const text = dec.decode(msg.data);
+    const nl = text.indexOf('\n');
+    const head = JSON.parse(nl < 0 ? text : text.slice(0, nl)) as { refresh?: 'true' | 'false' | 'wait_for' };
+    const writes = nl < 0 ? [] : decodeBatch<DocWrite>(text.slice(nl + 1));
+    this.queue.push({ writes, refresh: head.refresh, msg, bytes: msg.data.length });
+    void this.pump();
+  }
+
   /**
-   * Applies a batch, appends the resulting ops to the document log and replies only after the
-   * JetStream ack: an acknowledged write is never lost.
+   * Group commit: while one append is in flight, later requests queue; the next round prepares
+   * them together as one batch (one log message, one ack), bounded by the message size.
    */
-  private async write(text: string): Promise<string> {
-    const [headLine, ...rest] = splitFirstLine(text);
-    const head = JSON.parse(headLine) as { refresh?: 'true' | 'false' | 'wait_for' };
-    const writes = decodeBatch<DocWrite>(rest.join(''));
-    const outcomes: WriteOutcome[] = [];
-    const logged: LoggedOp[] = [];
-    for (const w of writes) {
-      const o = this.store.write(w);
-      if (o.ok && o.logged) logged.push(o.logged);
-      outcomes.push(o.ok ? { ...o, logged: undefined } : o);
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.queue.length) {
+        const budget = Math.floor(this.maxPayload * 0.4);
+        const group: PendingWrite[] = [this.queue.shift()!];
+        let bytes = group[0].bytes;
+        while (this.queue.length && bytes + this.queue[0].bytes * 2 <= budget) {
+          bytes += this.queue[0].bytes;
+          group.push(this.queue.shift()!);
+        }
+        await this.writeGroup(group);
+      }
+    } finally {
+      this.pumping = false;
     }
-    if (logged.length) {
-      await this.deps.docLog.append(subjects.dataShard(this.ref.indexUuid, this.ref.n), enc.encode(encodeBatch(logged, (l) => l.source)), logged.length);
+  }
+
+  private async writeGroup(group: PendingWrite[]): Promise<void> {
+    let outcomes: WriteOutcome[];
+    try {
+      outcomes = await this.sequenceAndAppend(group.flatMap((g) => g.writes));
+    } catch (e) {
+      for (const g of group) this.replyError(g.msg, e, 'write');
+      return;
     }
     let refreshed = false;
-    if (head.refresh === 'true' || head.refresh === 'wait_for') {
+    if (group.some((g) => g.refresh === 'true' || g.refresh === 'wait_for')) {
       if (this.store.pendingRefresh()) this.store.refresh();
-      refreshed = head.refresh === 'true';
+      refreshed = true;
     }
-    return stringify({ ok: true, result: { outcomes, refreshed } });
+    let at = 0;
+    for (const g of group) {
+      const mine = outcomes.slice(at, at + g.writes.length).map((o) => (o.ok ? { ...o, logged: undefined } : o));
+      at += g.writes.length;
+      const reply: WriteReply = { outcomes: mine, refreshed: refreshed && g.refresh === 'true', maxSeqNo: this.store.maxSeqNo() };
+      g.msg.respond(enc.encode(stringify({ ok: true, result: reply })));
+    }
+  }
+
+  /**
+   * Prepares the writes, puts any new dynamic fields in the log first, appends the batch fenced on
+   * the subject's last sequence, and applies it after the ack. Nothing is applied unless the log
+   * has it; an append whose outcome is unknown makes the copy read the subject back before the
+   * next write.
+   */
+  private async sequenceAndAppend(writes: DocWrite[]): Promise<WriteOutcome[]> {
+    if (this.needsResync) await this.resync();
+    let purgedTo: number | undefined;
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const p = await this.prepare(writes);
+      if (!p.ops.length) return p.outcomes;
+      const payload = enc.encode(encodeBatch(p.ops, (l) => l.source));
+      if (payload.length > this.maxPayload) {
+        throw new EsError('illegal_argument_exception', 400, `a write batch of ${payload.length} bytes exceeds the NATS max_payload of ${this.maxPayload} bytes`);
+      }
+      try {
+        const ack = await fencedAppend(this.deps.js, this.subject, payload, {
+          msgID: uuidv4(),
+          expectedLastSubjectSeq: purgedTo ?? this.applied,
+          onRetry: (n, e) => n === 1 && this.deps.log.warn({ shard: this.ref, err: (e as Error).message }, 'document log append retried'),
+        });
+        // The follower may have applied our own message already (it races the ack).
+        if (ack.seq > this.applied) {
+          this.commit(p);
+          this.applied = ack.seq;
+        }
+        return p.outcomes;
+      } catch (e) {
+        if (e instanceof Fenced) {
+          if (e.actual !== undefined && e.actual < this.applied) {
+            purgedTo = e.actual; // the log was purged below what we applied (snapshot.purge_log): nobody wrote
+            continue;
+          }
+          // Someone else wrote this shard (a primary that has not yet seen it lost the role):
+          // apply what they wrote, then sequence our batch again on top of it.
+          this.deps.log.warn({ shard: this.ref, expected: e.expected, actual: e.actual }, 'shard append fenced; catching up');
+          await this.deps.followed(e.actual ?? this.applied + 1);
+          purgedTo = undefined;
+          continue;
+        }
+        if (e instanceof AppendUncertain) {
+          this.needsResync = true;
+          throw shardUnavailable(this.ref, `the document log did not acknowledge the write: ${e.message}`);
+        }
+        throw e;
+      }
+    }
+    throw shardUnavailable(this.ref, 'the write kept losing the shard to another writer');
+  }
+
+  /** Applies a prepared batch; a batch that does not apply means the copy is broken: rebuild it. */
+  private commit(p: PreparedBatch): void {
+    try {
+      this.store.commit(p);
+      this.wakeWaiters();
+    } catch (e) {
+      this.fail(e, this.applied);
+      throw shardUnavailable(this.ref, 'the copy failed while applying the write and is being rebuilt');
+    }
+  }
+
+  /** Prepares against the mapping the log has: new dynamic fields go to the log first (see RecordingView). */
+  private async prepare(writes: DocWrite[]): Promise<PreparedBatch> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const view = new RecordingView(this.store.mapping);
+      let p: PreparedBatch;
+      let proposal: Record<string, unknown> | undefined;
+      try {
+        p = this.store.prepare(writes, view);
+      } finally {
+        proposal = view.takeProposal();
+      }
+      if (!proposal) return p;
+      await this.deps.proposeMapping(this.ref.indexUuid, proposal);
+    }
+    throw shardUnavailable(this.ref, 'the mapping kept changing while the write was prepared');
+  }
+
+  /** After an append of unknown outcome: apply everything the subject holds before writing again. */
+  private async resync(): Promise<void> {
+    const jsm = await this.deps.js.jetstreamManager();
+    let last = 0;
+    try {
+      last = (await jsm.streams.getMessage(DATA_STREAM, { last_by_subj: this.subject }))?.seq ?? 0;
+    } catch (e) {
+      if (!/no message found/i.test((e as Error).message)) throw shardUnavailable(this.ref, `cannot read the document log back: ${(e as Error).message}`);
+    }
+    await this.deps.followed(last);
+    this.needsResync = false;
   }
 
   private query(m: QueryMessage): Uint8Array {
@@ -209,11 +539,6 @@ export class ShardActor {
     }
     return framedReply({ count: sources.length, lens, ids } satisfies FetchReplyHead, sources);
   }
-}
-
-function splitFirstLine(text: string): [string, string] {
-  const nl = text.indexOf('\n');
-  return nl < 0 ? [text, ''] : [text.slice(0, nl), text.slice(nl + 1)];
 }
 
 /** Decodes a framed reply: header object plus the source strings that follow it. */

@@ -4,7 +4,7 @@ import type { EdgeServices } from '../services';
 import type { IndexState } from '../../cluster';
 import { shardFor } from '../../shard/engine';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
-import { autoId, outcomeError, refreshParam, writeResponse, writeTarget } from './documents';
+import { autoId, outcomeError, refreshParam, refreshReplicas, writeResponse, writeTarget } from './documents';
 
 type Action = 'index' | 'create' | 'delete' | 'update';
 interface Item {
@@ -115,7 +115,9 @@ async function bulk(s: EdgeServices, req: EsRequest) {
       let outcomes: WriteOutcome[];
       let refreshed = false;
       try {
-        ({ outcomes, refreshed } = await s.shards.write(g.idx.shards[g.n].ref, g.writes, refresh));
+        let maxSeqNo: number;
+        ({ outcomes, refreshed, maxSeqNo } = await s.shards.write(g.idx.shards[g.n].ref, g.writes, refresh));
+        if (refresh === 'true' || refresh === 'wait_for') await refreshReplicas(s, g.idx, g.n, maxSeqNo);
       } catch (e) {
         const err = e as EsError;
         outcomes = g.writes.map(() => ({ ok: false, status: err.status ?? 500, error: { type: err.type ?? 'exception', reason: err.message } }));
