@@ -15,6 +15,13 @@ function hasBinary(): boolean {
   return spawnSync('sh', ['-c', 'command -v nats-server'], { stdio: 'ignore' }).status === 0;
 }
 
+/** The nats-server executable: on PATH, or where Debian installs it (/usr/sbin, absent from a user's PATH). */
+export function natsServerBinary(): string {
+  if (hasBinary()) return 'nats-server';
+  for (const p of ['/usr/sbin/nats-server', '/usr/local/sbin/nats-server', '/usr/local/bin/nats-server']) if (existsSync(p)) return p;
+  return 'nats-server';
+}
+
 /**
  * Makes sure `nats-server` is installed: as root, installs Debian's package with apt-get;
  * otherwise throws a one-line instruction.
@@ -50,7 +57,7 @@ export async function startEmbeddedNats(dir: string, opts: { port?: number } = {
       '',
     ].join('\n'),
   );
-  const proc = spawn('nats-server', ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(natsServerBinary(), ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   proc.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
   const portsFile = join(abs, `nats-server_${proc.pid}.ports`);

@@ -209,6 +209,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       shards: new ShardClient(nc),
       security: security.enabled ? { ...security, authorize: (a, act, idx) => security.gate.authorize(a, act, idx) } : undefined,
       stats: newSearchStats(),
+      membership,
       contexts,
       ids,
     };

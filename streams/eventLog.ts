@@ -61,6 +61,8 @@ export interface LoggedMessage {
   data: Uint8Array;
   /** Publish time in ms since epoch. */
   timeMs: number;
+  /** The Nats-Msg-Id it was appended with, if any (a writer recognises its own message). */
+  msgId?: string;
 }
 
 export interface ReadOptions {

@@ -57,6 +57,8 @@ export const subjects = {
   /** Document log: write batches of one shard (single writer: its primary, fenced by expected sequence). */
   dataShard: (indexUuid: string, n: number) => `es.v1.data.shard.${indexUuid}.${n}`,
   allData: 'es.v1.data.>',
+  /** es.v1.node.<nodeId>.<op>: request/reply to one node (its stats, its contexts). */
+  node: (nodeId: string, op: string) => `es.v1.node.${nodeId}.${op}`,
   /** Edge -> authenticator chain. */
   authenticate: 'es.v1.auth.authenticate',
   /** Credential cache invalidation broadcast (core NATS, every node). */

@@ -21,6 +21,9 @@ export type MetaEvent =
   /** Where the copies of an index's shards are, decided by the allocator (allocator.ts). */
   | { kind: 'allocation'; uuid: string; shards: ShardAllocation[] };
 
+/** A metadata fact as logged: `after` is the fact it was decided after (absent in older logs). */
+export type MetaFact = MetaEvent & { after?: number };
+
 /** A shard of an index as routes address it (any copy, or its primary, over NATS). */
 export interface ShardHandle {
   ref: ShardRef;
@@ -88,8 +91,16 @@ export class ClusterState {
   private readonly changeListeners: Array<() => void> = [];
   /** Fold of `cluster_settings` facts (what a snapshot records). */
   private readonly clusterSettings: Record<string, unknown> = {};
-  /** Stream sequence of the last `es.v1.data.meta` message applied. */
+  /** Stream sequence of the last `es.v1.data.meta` message seen (the subject's last sequence, for JetStream's check). */
   metaSeq = 0;
+  /**
+   * Stream sequence of the last metadata fact applied. A fact names the one it was decided after
+   * (`after`); one that finds another fact applied since is refused by every node alike (two
+   * writers that both got past JetStream's check cannot both win).
+   */
+  metaAccepted = 0;
+  /** Recently refused metadata facts (their writers look here). */
+  private readonly refusedMeta = new Set<number>();
   /** Ops (documents and metadata changes) applied since start, replay included. */
   appliedOps = 0;
   private live = false;
@@ -146,8 +157,15 @@ export class ClusterState {
   private dispatch(m: LoggedMessage): void {
     if (m.subject === subjects.dataMeta) {
       if (m.seq <= this.metaSeq) return;
-      this.applyMeta(JSON.parse(dec.decode(m.data)) as MetaEvent);
       this.metaSeq = m.seq;
+      const e = JSON.parse(dec.decode(m.data)) as MetaFact;
+      if (e.after !== undefined && e.after !== this.metaAccepted) {
+        this.refusedMeta.add(m.seq);
+        if (this.refusedMeta.size > 1000) this.refusedMeta.delete(this.refusedMeta.values().next().value!);
+        return;
+      }
+      this.applyMeta(e);
+      this.metaAccepted = m.seq;
       this.appliedOps++;
       this.changed();
       return;
@@ -178,6 +196,7 @@ export class ClusterState {
       this.ctx.settings.setDynamic(k, v);
     }
     this.metaSeq = r.metaSeq;
+    this.metaAccepted = r.metaAccepted;
   }
 
   /**
@@ -187,7 +206,7 @@ export class ClusterState {
    */
   private capture(): ClusterImage {
     const at = Math.max(this.follower.position, this.metaSeq);
-    const image: ClusterImage = { metaSeq: at, indices: [], clusterSettings: structuredClone(this.clusterSettings), copies: [] };
+    const image: ClusterImage = { metaSeq: at, metaAccepted: this.metaAccepted, indices: [], clusterSettings: structuredClone(this.clusterSettings), copies: [] };
     for (const idx of this.byName.values()) {
       image.indices.push({
         name: idx.name, uuid: idx.uuid, creationDate: idx.creationDate, settings: structuredClone(idx.settings), mapping: idx.mapping.toSnapshot(),
@@ -292,17 +311,22 @@ export class ClusterState {
         const ev = make();
         if (!ev) return undefined;
         try {
-          const ack = await fencedAppend(this.js, subjects.dataMeta, enc.encode(JSON.stringify(ev)), {
+          const fact: MetaFact = { ...ev, after: this.metaAccepted };
+          const ack = await fencedAppend(this.js, subjects.dataMeta, enc.encode(JSON.stringify(fact)), {
             msgID: uuidv4(),
             expectedLastSubjectSeq: purgedTo ?? this.metaSeq,
           });
           await this.follower.waitFor(ack.seq);
+          if (this.refusedMeta.has(ack.seq)) continue; // another node's fact came first: decide again
           return ack.seq;
         } catch (e) {
           if (e instanceof Fenced) {
-            // Behind what we applied: the log was purged below it (snapshot.purge_log), nobody wrote.
-            if (e.actual !== undefined && e.actual < this.metaSeq) purgedTo = e.actual;
-            else await this.follower.waitFor(e.actual ?? this.metaSeq + 1, 10_000).catch(() => undefined);
+            // Behind what we expected: the log was purged below it (snapshot.purge_log), nobody wrote.
+            if (e.actual !== undefined && e.actual < e.expected) purgedTo = e.actual;
+            else {
+              purgedTo = undefined;
+              await this.follower.waitFor(e.actual ?? this.metaSeq + 1, 10_000).catch(() => undefined);
+            }
             continue;
           }
           if (e instanceof AppendUncertain) {

@@ -77,7 +77,7 @@ export class DataFollower {
       for await (const m of messages) {
         if (m.seq <= this.position) continue; // redelivered after an ordered-consumer reset
         try {
-          this.dispatch({ seq: m.seq, subject: m.subject, data: m.data, timeMs: Math.floor(m.info.timestampNanos / 1e6) });
+          this.dispatch({ seq: m.seq, subject: m.subject, data: m.data, timeMs: Math.floor(m.info.timestampNanos / 1e6), msgId: m.headers?.get('Nats-Msg-Id') || undefined });
         } catch (e) {
           this.log.error({ err: e, seq: m.seq, subject: m.subject }, 'document log message could not be applied');
         }

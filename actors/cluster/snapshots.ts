@@ -45,6 +45,8 @@ export const KEEP_SNAPSHOTS = 2;
  */
 export interface ClusterImage {
   metaSeq: number;
+  /** The last metadata fact applied (facts name the one they were decided after). */
+  metaAccepted: number;
   indices: Array<IndexImage & { allocation?: ShardAllocation[] }>;
   clusterSettings: Record<string, unknown>;
   copies: Array<{ uuid: string; n: number; applied: number; store: ShardStore; frozen: FrozenStore }>;
@@ -55,6 +57,7 @@ export interface RestoredCluster {
   seq: number;
   path: string;
   metaSeq: number;
+  metaAccepted: number;
   indices: Array<IndexImage & { allocation?: ShardAllocation[] }>;
   clusterSettings: Record<string, unknown>;
   copies: Array<{ uuid: string; n: number; applied: number; image: LoadedStore }>;
@@ -136,14 +139,17 @@ export class Snapshotter {
           this.ctx.log.warn({ snapshot: path, seq: h.seq, stream: h.stream, lastSeq: info.state.last_seq, why }, 'snapshot belongs to another document log; ignored');
           return undefined;
         }
+        if (h.metaAccepted === undefined || !h.copies) {
+          // Written by a version without per-copy points: the fold's refusal checks need them.
+          this.ctx.log.warn({ snapshot: path, seq: h.seq }, 'snapshot from an older version; replaying the log instead');
+          return undefined;
+        }
         if (lowestPoint(h) + 1 < info.state.first_seq) {
           this.ctx.log.warn({ snapshot: path, seq: h.seq, firstSeq: info.state.first_seq }, 'snapshot is older than the start of the document log; not usable');
           return undefined;
         }
-        // Format 1 files (no copies list) hold every shard of every index at S.
-        const copies = h.copies ?? h.indices.flatMap((i) => Array.from({ length: i.shards }, (_, n) => ({ uuid: i.uuid, n, applied: h.seq })));
-        expected = new Map(copies.map((c) => [`${c.uuid}/${c.n}`, c.applied]));
-        out = { seq: h.seq, path, metaSeq: h.metaSeq ?? h.seq, indices: h.indices as RestoredCluster['indices'], clusterSettings: h.clusterSettings, copies: [] };
+        expected = new Map(h.copies.map((c) => [`${c.uuid}/${c.n}`, c.applied]));
+        out = { seq: h.seq, path, metaSeq: h.metaSeq ?? h.seq, metaAccepted: h.metaAccepted, indices: h.indices as RestoredCluster['indices'], clusterSettings: h.clusterSettings, copies: [] };
         continue;
       }
       const key = `${s.indexUuid}/${s.n}`;
@@ -235,6 +241,7 @@ export class Snapshotter {
     const header: SnapshotHeader = {
       seq,
       metaSeq: image.metaSeq,
+      metaAccepted: image.metaAccepted,
       copies: image.copies.map((c) => ({ uuid: c.uuid, n: c.n, applied: c.applied })),
       stream: { name: DATA_STREAM, ...(at && { at }) },
       node: this.ctx.node.id,

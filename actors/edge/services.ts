@@ -1,6 +1,7 @@
 import type { NodeContext } from '../nodeContext';
 import type { ClusterState } from '../cluster';
 import type { ShardClient } from './shardClient';
+import type { Membership } from '../cluster/membership';
 
 /** Security hooks the search side needs (implemented by actors/security; absent when disabled). */
 export interface SecurityHooks {
@@ -18,6 +19,8 @@ export interface EdgeServices {
   security?: SecurityHooks;
   /** Counters for `_nodes/stats` (query/fetch phases). */
   stats: SearchStats;
+  /** The live nodes of the cluster (this one included). */
+  membership: Membership;
 }
 
 export interface SearchStats {

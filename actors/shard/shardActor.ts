@@ -87,6 +87,18 @@ interface PendingWrite {
   bytes: number;
 }
 
+/** First item of a batch message: the shard seqNo it was prepared on (absent in logs of older versions). */
+interface BatchHead {
+  batch: { after: number };
+}
+
+/** A batch this primary appended, waiting for the follower to bring it back. */
+interface OwnBatch {
+  prepared: PreparedBatch;
+  /** true: applied; false: refused (another batch came first); an Error: the copy broke applying it. */
+  done: (outcome: boolean | Error) => void;
+}
+
 /**
  * Reply framing for sources: `<header json>\n<src0><src1>…`, the header giving each source's
  * length, so the coordinator parses only the header and splices the bytes.
@@ -103,18 +115,27 @@ export const shardUnavailable = (ref: ShardRef, why: string) =>
  *
  * Every copy answers searches (`es.v1.shard.<uuid>.<n>.<op>`, queue group of the shard) and
  * copy-addressed requests (`...c.<node>.<op>`). The primary alone also answers `...p.write|get|refresh`:
- * it sequences a batch ({@link ShardStore.prepare}), appends it to the shard's subject of the
- * document log stating the subject's last sequence it has applied, and applies it only after
- * JetStream's ack. A second writer is refused by JetStream ({@link Fenced}); a write whose append
- * fails leaves nothing behind. Replicas (and the primary, for anything it did not write itself)
- * apply the subject's messages as the node's log follower delivers them ({@link deliver}).
+ * it sequences a batch ({@link ShardStore.prepare}) and appends it to the shard's subject of the
+ * document log, stating the subject's last sequence (JetStream refuses a stale writer) and, inside
+ * the batch, the seqNo it was prepared on.
+ *
+ * Every copy, the primary included, applies the subject's messages only as the node's log
+ * follower delivers them, in stream order ({@link deliver}), and applies a batch only if the shard
+ * is still at the seqNo the batch was prepared on: two writers that both got past JetStream's check
+ * (nats-server 2.9 does not hold concurrent proposals on an R3 stream to it) cannot both win, and
+ * every copy and every replay decides the same. The primary answers a write once its own batch has
+ * come back through the follower, applied (without parsing it again) or refused (then prepared
+ * again on the newer state). Nothing is applied that the log does not have.
  *
  * A pinned searcher `{maxDoc, seqNo}` sees the same documents on every copy built from the log:
  * a copy answers for one only once it has applied up to its seqNo.
  */
 export class ShardActor {
-  /** Stream sequence of the last message of this shard's subject applied here. */
+  /** Stream sequence of the last message of this shard's subject processed here (applied or refused). */
   applied = 0;
+  /** Batches refused because another batch was applied first (a second writer lost). */
+  refused = 0;
+  private readonly own = new Map<string, OwnBatch>();
   role?: CopyRole;
   term = 0;
   state: CopyState = 'started';
@@ -127,7 +148,6 @@ export class ShardActor {
   private waiters: Array<{ seqNo: number; resolve: () => void }> = [];
   private queue: PendingWrite[] = [];
   private pumping = false;
-  private needsResync = false;
   private started = false;
 
   constructor(
@@ -233,11 +253,30 @@ export class ShardActor {
     }
   }
 
+  /**
+   * Applies one batch message if the shard is still where the batch was prepared; a batch of ours
+   * is committed as prepared (no second parse). Returns the ops applied (0 when refused).
+   */
   private applyMessage(m: LoggedMessage): number {
-    const ops = decodeBatch<LoggedOp>(dec.decode(m.data));
-    for (const op of ops) this.store.applyLogged(op);
+    const mine = m.msgId ? this.own.get(m.msgId) : undefined;
+    if (mine) this.own.delete(m.msgId!);
+    const items = decodeBatch<LoggedOp | BatchHead>(dec.decode(m.data));
+    const head = items.length && 'batch' in items[0] ? (items.shift() as BatchHead).batch : undefined;
     this.applied = m.seq;
-    return ops.length;
+    if (head && head.after !== this.store.maxSeqNo()) {
+      this.refused++;
+      mine?.done(false);
+      return 0;
+    }
+    try {
+      if (mine) this.store.commit(mine.prepared);
+      else for (const op of items as LoggedOp[]) this.store.applyLogged(op);
+    } catch (e) {
+      mine?.done(shardUnavailable(this.ref, 'the copy failed while applying the write and is being rebuilt from the log'));
+      throw e;
+    }
+    mine?.done(true);
+    return items.length;
   }
 
   /**
@@ -416,36 +455,39 @@ export class ShardActor {
   }
 
   /**
-   * Prepares the writes, puts any new dynamic fields in the log first, appends the batch fenced on
-   * the subject's last sequence, and applies it after the ack. Nothing is applied unless the log
-   * has it; an append whose outcome is unknown makes the copy read the subject back before the
-   * next write.
+   * Prepares the writes, puts any new dynamic fields in the log first, appends the batch, and
+   * resolves once the follower has brought it back applied. Refused (another writer's batch came
+   * first) or fenced by JetStream: prepared again on the newer state.
    */
   private async sequenceAndAppend(writes: DocWrite[]): Promise<WriteOutcome[]> {
-    if (this.needsResync) await this.resync();
     let purgedTo: number | undefined;
     for (let attempt = 0; attempt < 8; attempt++) {
       const p = await this.prepare(writes);
       if (!p.ops.length) return p.outcomes;
-      const payload = enc.encode(encodeBatch(p.ops, (l) => l.source));
+      const head: BatchHead = { batch: { after: p.afterSeqNo } };
+      const payload = enc.encode(encodeBatch<LoggedOp | BatchHead>([head, ...p.ops], (l) => ('source' in l ? l.source : undefined)));
       if (payload.length > this.maxPayload) {
         throw new EsError('illegal_argument_exception', 400, `a write batch of ${payload.length} bytes exceeds the NATS max_payload of ${this.maxPayload} bytes`);
       }
+      const msgID = uuidv4();
+      let settle!: (outcome: boolean | Error) => void;
+      const decided = new Promise<boolean | Error>((r) => (settle = r));
+      this.own.set(msgID, { prepared: p, done: settle });
       try {
         const ack = await fencedAppend(this.deps.js, this.subject, payload, {
-          msgID: uuidv4(),
+          msgID,
           expectedLastSubjectSeq: purgedTo ?? this.applied,
           onRetry: (n, e) => n === 1 && this.deps.log.warn({ shard: this.ref, err: (e as Error).message }, 'document log append retried'),
         });
-        // The follower may have applied our own message already (it races the ack).
-        if (ack.seq > this.applied) {
-          this.commit(p);
-          this.applied = ack.seq;
-        }
-        return p.outcomes;
+        const outcome = await this.settled(decided, ack.seq);
+        if (outcome instanceof Error) throw outcome;
+        if (outcome) return p.outcomes;
+        this.deps.log.warn({ shard: this.ref, seq: ack.seq }, 'shard batch refused: another writer got there first; preparing it again');
+        purgedTo = undefined;
       } catch (e) {
         if (e instanceof Fenced) {
-          if (e.actual !== undefined && e.actual < this.applied) {
+          this.own.delete(msgID);
+          if (e.actual !== undefined && e.actual < e.expected) {
             purgedTo = e.actual; // the log was purged below what we applied (snapshot.purge_log): nobody wrote
             continue;
           }
@@ -457,23 +499,31 @@ export class ShardActor {
           continue;
         }
         if (e instanceof AppendUncertain) {
-          this.needsResync = true;
+          // It may still be stored: then the follower applies it like anyone's batch (and, as the
+          // batch names the seqNo it was prepared on, a later batch prepared without it is refused).
+          setTimeout(() => this.own.delete(msgID), 120_000).unref();
           throw shardUnavailable(this.ref, `the document log did not acknowledge the write: ${e.message}`);
         }
+        this.own.delete(msgID);
         throw e;
       }
     }
     throw shardUnavailable(this.ref, 'the write kept losing the shard to another writer');
   }
 
-  /** Applies a prepared batch; a batch that does not apply means the copy is broken: rebuild it. */
-  private commit(p: PreparedBatch): void {
+  /** Waits for the follower to decide our batch (it reaches `seq`). */
+  private async settled(decided: Promise<boolean | Error>, seq: number): Promise<boolean | Error> {
+    let timer: NodeJS.Timeout | undefined;
     try {
-      this.store.commit(p);
-      this.wakeWaiters();
-    } catch (e) {
-      this.fail(e, this.applied);
-      throw shardUnavailable(this.ref, 'the copy failed while applying the write and is being rebuilt');
+      return await Promise.race([
+        decided,
+        new Promise<never>((_, rej) => {
+          timer = setTimeout(() => rej(shardUnavailable(this.ref, `the write is in the log at ${seq} but this node's log follower did not reach it in time`)), 30_000);
+          timer.unref();
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -492,19 +542,6 @@ export class ShardActor {
       await this.deps.proposeMapping(this.ref.indexUuid, proposal);
     }
     throw shardUnavailable(this.ref, 'the mapping kept changing while the write was prepared');
-  }
-
-  /** After an append of unknown outcome: apply everything the subject holds before writing again. */
-  private async resync(): Promise<void> {
-    const jsm = await this.deps.js.jetstreamManager();
-    let last = 0;
-    try {
-      last = (await jsm.streams.getMessage(DATA_STREAM, { last_by_subj: this.subject }))?.seq ?? 0;
-    } catch (e) {
-      if (!/no message found/i.test((e as Error).message)) throw shardUnavailable(this.ref, `cannot read the document log back: ${(e as Error).message}`);
-    }
-    await this.deps.followed(last);
-    this.needsResync = false;
   }
 
   private query(m: QueryMessage): Uint8Array {

@@ -46,12 +46,14 @@ export interface IndexImage {
 /** The header section. */
 export interface SnapshotHeader {
   /**
-   * ES_DATA stream sequence naming the snapshot: the highest point below. (Format 1 files, with no
-   * `metaSeq`/`copies`, hold every shard at exactly this point.)
+   * ES_DATA stream sequence naming the snapshot: the highest point below. (Files of older versions,
+   * without `metaAccepted`/`copies`, are not used: the log is replayed instead.)
    */
   seq: number;
   /** The metadata holds exactly the effects of `es.v1.data.meta` messages up to here. */
   metaSeq?: number;
+  /** The last metadata fact applied (refused facts do not count). */
+  metaAccepted?: number;
   /** The shard copies in this file, each exactly the effects of its subject's messages up to `applied`. */
   copies?: Array<{ uuid: string; n: number; applied: number }>;
   /**

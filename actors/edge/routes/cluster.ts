@@ -2,6 +2,8 @@ import { flatten } from '../../config';
 import { illegalArgument } from '../../wire/esErrors';
 import type { Router } from '../router';
 import type { PagingServices } from './search';
+import { clusterHealth } from '../../cluster/health';
+import { callNodes, serveNode } from '../../cluster/nodeRpc';
 
 export const VERSION = {
   number: '8.15.0',
@@ -42,28 +44,28 @@ export function clusterRoutes(r: Router, s: PagingServices): void {
     },
   }), { kind: 'cluster', action: 'cluster:monitor/main' });
 
-  const health = () => {
-    const indices = s.cluster.names().map((n) => s.cluster.get(n)!);
-    const shards = indices.reduce((a, i) => a + i.settings.numberOfShards, 0);
-    const unassigned = indices.reduce((a, i) => a + i.settings.numberOfShards * i.settings.numberOfReplicas, 0);
+  const health = (req: { params: Record<string, string> }) => {
+    const live = s.membership.liveIds();
+    const indices = req.params.index ? s.cluster.resolve(req.params.index) : s.cluster.indices();
+    const h = clusterHealth(s.cluster, live, indices);
     return {
       body: {
         cluster_name: node.clusterName,
-        status: unassigned ? 'yellow' : 'green',
+        status: h.status,
         timed_out: false,
-        number_of_nodes: 1,
-        number_of_data_nodes: 1,
-        active_primary_shards: shards,
-        active_shards: shards,
-        relocating_shards: 0,
-        initializing_shards: 0,
-        unassigned_shards: unassigned,
-        unassigned_primary_shards: 0,
+        number_of_nodes: h.number_of_nodes,
+        number_of_data_nodes: h.number_of_nodes,
+        active_primary_shards: h.active_primary_shards,
+        active_shards: h.active_shards,
+        relocating_shards: h.relocating_shards,
+        initializing_shards: h.initializing_shards,
+        unassigned_shards: h.unassigned_shards,
+        unassigned_primary_shards: h.unassigned_primary_shards,
         delayed_unassigned_shards: 0,
         number_of_pending_tasks: 0,
         number_of_in_flight_fetch: 0,
         task_max_waiting_in_queue_millis: 0,
-        active_shards_percent_as_number: shards + unassigned ? (100 * shards) / (shards + unassigned) : 100,
+        active_shards_percent_as_number: h.active_shards_percent_as_number,
       },
     };
   };
@@ -92,7 +94,8 @@ export function clusterRoutes(r: Router, s: PagingServices): void {
     };
   }, { kind: 'cluster', action: 'cluster:admin/settings/update' });
 
-  const nodeStats = () => {
+  /** This node's entry of `_nodes/stats`. */
+  const localStats = () => {
     const st = s.stats;
     const search = {
       open_contexts: s.contexts.shardContexts(),
@@ -112,20 +115,32 @@ export function clusterRoutes(r: Router, s: PagingServices): void {
       suggest_current: 0,
     };
     return {
+      timestamp: Date.now(),
+      name: node.name,
+      transport_address: `${node.host}:9300`,
+      host: node.host,
+      ip: node.host,
+      roles: ['data', 'ingest', 'master'],
+      indices: { search },
+    };
+  };
+  // Every node answers for itself; the node that got the request asks every live node.
+  const sub = serveNode(s.ctx.nc, node.id, { stats: () => localStats() });
+  s.ctx.nc.closed().then(() => sub.unsubscribe()).catch(() => undefined);
+  const nodeStats = async () => {
+    const live = s.membership.liveIds();
+    const answers = await callNodes<ReturnType<typeof localStats>>(s.ctx.nc, live.filter((id) => id !== node.id), 'stats');
+    const nodes: Record<string, unknown> = { [node.id]: localStats() };
+    let failed = 0;
+    for (const [id, a] of answers) {
+      if (a.ok) nodes[id] = a.result;
+      else failed++;
+    }
+    return {
       body: {
-        _nodes: { total: 1, successful: 1, failed: 0 },
+        _nodes: { total: live.length, successful: live.length - failed, failed },
         cluster_name: node.clusterName,
-        nodes: {
-          [node.id]: {
-            timestamp: Date.now(),
-            name: node.name,
-            transport_address: `${node.host}:9300`,
-            host: node.host,
-            ip: node.host,
-            roles: ['data', 'ingest', 'master'],
-            indices: { search },
-          },
-        },
+        nodes,
       },
     };
   };
