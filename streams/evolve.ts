@@ -79,12 +79,13 @@ export interface UserState {
   passwordChangedAt?: number;
 }
 
-/** A role or a role mapping (both live in the `role` aggregate). */
+/** A role, a role mapping or an application privilege (all live in the `role` aggregate). */
 export interface RoleState {
   id: string;
   seq: number;
+  /** The role or mapping name; `<application>/<name>` for an application privilege. */
   name: string;
-  kind: 'role' | 'mapping';
+  kind: 'role' | 'mapping' | 'privilege';
   deleted: boolean;
   roles?: string[];
 }
@@ -182,10 +183,11 @@ export function evolveUser(s: UserState | undefined, e: FactLike): UserState | u
 /** Folds one `role.*` fact (roles and role mappings). */
 export function evolveRole(s: RoleState | undefined, e: FactLike): RoleState | undefined {
   if (s && e.seq <= s.seq) return s;
-  const d = e.data as { name: string; mapping?: { roles?: string[] } };
-  const kind = e.type.startsWith('role.mapping_') ? 'mapping' : 'role';
+  const d = e.data as { name: string; application?: string; mapping?: { roles?: string[] } };
+  const kind = e.type.startsWith('role.mapping_') ? 'mapping' : e.type.startsWith('role.privilege_') ? 'privilege' : 'role';
   const deleted = e.type.endsWith('deleted');
-  return { id: e.aggregateId, seq: e.seq, name: d.name, kind, deleted, ...(d.mapping?.roles ? { roles: d.mapping.roles } : s?.roles ? { roles: s.roles } : {}) };
+  const name = kind === 'privilege' ? `${d.application}/${d.name}` : d.name;
+  return { id: e.aggregateId, seq: e.seq, name, kind, deleted, ...(d.mapping?.roles ? { roles: d.mapping.roles } : s?.roles ? { roles: s.roles } : {}) };
 }
 
 /** Everything the log says, by aggregate then id. */

@@ -91,6 +91,12 @@ export class ApiKeyService {
     }
   }
 
+  /** Drops every cached verification (roles or application privileges changed; `_clear_cache`). */
+  clearCache(ids?: readonly string[]): void {
+    if (ids) for (const id of ids) this.cache.delete(id);
+    else this.cache.deleteWhere(() => true);
+  }
+
   /** Effective permission of a key: its descriptors ∩ its `limited_by` snapshot. */
   permissionOf(rec: ApiKeyRecord): LimitedPermission {
     const own = Object.keys(rec.roleDescriptors).length ? this.roles.permissionForDescriptors(rec.roleDescriptors) : undefined;

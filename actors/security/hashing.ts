@@ -1,17 +1,72 @@
 import { createHash, hash as oneShotHash, pbkdf2, randomBytes, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
+import { BCRYPT_HASH, bcryptHash, bcryptVerify } from './bcrypt';
 
 /**
  * Secret hashing in ES's stored formats (Hasher.java): `{PBKDF2}`/`{PBKDF2_STRETCH}<cost>$<salt>$<key>`
- * (HMAC-SHA512, 32-byte salt and key; stretch = PBKDF2 over the hex SHA-512 of the secret) and
- * `{SSHA256}<8-byte salt><sha256(secret‖salt)>`. PBKDF2 runs on the libuv pool (async), never on the
- * event loop. Comparisons are constant-time.
+ * (HMAC-SHA512, 32-byte salt and key; stretch = PBKDF2 over the hex SHA-512 of the secret), bcrypt
+ * `$2a$<cost>$…` (also `$2b$`, `$2y$` on verification), `{SSHA256}<8-byte salt><sha256(secret‖salt)>`,
+ * and, for verification only, `{SHA}` and `{MD5}`. PBKDF2 runs on the libuv pool and bcrypt on a worker
+ * thread, never on the event loop. Comparisons are constant-time.
  */
 
 const pbkdf2Async = promisify(pbkdf2);
 const PBKDF2_COST = 10_000;
+const BCRYPT_COST = 10;
 
-export type HashAlgorithm = 'pbkdf2' | 'pbkdf2_stretch' | 'ssha256';
+/**
+ * An ES hashing algorithm name, lower case (Hasher.resolve): `bcrypt`, `bcrypt4`…`bcrypt14`, `pbkdf2`,
+ * `pbkdf2_1000`…`pbkdf2_1000000`, `pbkdf2_stretch`, `pbkdf2_stretch_1000`…, or `ssha256` (API keys).
+ */
+export type HashAlgorithm = string;
+
+const BCRYPT_COSTS = [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14];
+const PBKDF2_COSTS = [1000, 10000, 50000, 100000, 500000, 1000000];
+
+/**
+ * The names ES accepts for stored password and service token hashes, in ES's order
+ * (Hasher.getAvailableAlgoStoredHash: the bcrypt and pbkdf2 families).
+ */
+export const STORED_HASH_ALGORITHMS: readonly string[] = [
+  'bcrypt',
+  ...BCRYPT_COSTS.map((c) => `bcrypt${c}`),
+  'pbkdf2',
+  ...PBKDF2_COSTS.map((c) => `pbkdf2_${c}`),
+  'pbkdf2_stretch',
+  ...PBKDF2_COSTS.map((c) => `pbkdf2_stretch_${c}`),
+];
+
+interface Hasher {
+  kind: 'bcrypt' | 'pbkdf2' | 'pbkdf2_stretch' | 'ssha256';
+  cost: number;
+}
+
+/** ES Hasher.resolve for the algorithms this node can write; undefined for anything else. */
+function resolveHasher(name: string): Hasher | undefined {
+  const n = name.toLowerCase();
+  if (n === 'ssha256') return { kind: 'ssha256', cost: 0 };
+  if (n === 'bcrypt') return { kind: 'bcrypt', cost: BCRYPT_COST };
+  let m = /^bcrypt(\d+)$/.exec(n);
+  if (m && BCRYPT_COSTS.includes(Number(m[1]))) return { kind: 'bcrypt', cost: Number(m[1]) };
+  if (n === 'pbkdf2' || n === 'pbkdf2_stretch') return { kind: n, cost: PBKDF2_COST };
+  m = /^(pbkdf2|pbkdf2_stretch)_(\d+)$/.exec(n);
+  if (m && PBKDF2_COSTS.includes(Number(m[2]))) return { kind: m[1] as 'pbkdf2' | 'pbkdf2_stretch', cost: Number(m[2]) };
+  return undefined;
+}
+
+/**
+ * Validates a `xpack.security.authc.*_hashing.algorithm` value as ES does at start-up
+ * (XPackSettings: only the stored-hash algorithms); an unknown name is a start-up error, never a
+ * silent fallback.
+ * @throws Error with ES's message (`Invalid algorithm: …`)
+ */
+export function storedHashAlgorithm(value: unknown, setting: string): HashAlgorithm {
+  const v = String(value).toLowerCase();
+  if (!STORED_HASH_ALGORITHMS.includes(v)) {
+    throw new Error(`Invalid algorithm: ${String(value)}. Valid values for password hashing are [${STORED_HASH_ALGORITHMS.join(', ')}] (setting [${setting}])`);
+  }
+  return v;
+}
 
 /** A url-safe random string: 20 chars (15 bytes) for ids, 22 (16 bytes) for secrets, as ES's UUIDs. */
 export const randomUrlSafe = (bytes: number): string => randomBytes(bytes).toString('base64url');
@@ -66,41 +121,49 @@ export function ssha256Verify(secret: string, hash: string): boolean {
   return safeEqual(ssha256(secret, Buffer.from(rest.slice(0, 12), 'base64')), rest.slice(12));
 }
 
-/** Hashes a secret with the named algorithm (PBKDF2 variants on the libuv pool). */
+/** Hashes a secret with the named ES algorithm (PBKDF2 on the libuv pool, bcrypt on a worker thread). */
 export async function hashSecret(secret: string, algorithm: HashAlgorithm = 'pbkdf2'): Promise<string> {
-  switch (algorithm) {
+  const h = resolveHasher(algorithm);
+  if (!h) throw new Error(`unknown hash function [${algorithm}]`);
+  switch (h.kind) {
     case 'ssha256':
       return ssha256Hash(secret);
+    case 'bcrypt':
+      return bcryptHash(secret, h.cost);
     case 'pbkdf2_stretch':
-      return pbkdf2Hash(hexSha512(secret), '{PBKDF2_STRETCH}', PBKDF2_COST);
+      return pbkdf2Hash(hexSha512(secret), '{PBKDF2_STRETCH}', h.cost);
     default:
-      return pbkdf2Hash(secret, '{PBKDF2}', PBKDF2_COST);
+      return pbkdf2Hash(secret, '{PBKDF2}', h.cost);
   }
 }
 
+const digest64 = (alg: string, secret: string) => createHash(alg).update(secret, 'utf8').digest('base64');
+
 /**
  * Verifies a secret against a stored hash, the algorithm read from its prefix (ES Hasher.verifyHash).
- * bcrypt hashes are not supported here and never verify.
+ * A hash of no known format never verifies (ES would compare it as clear text; we refuse).
  */
 export async function verifySecret(secret: string, hash: string): Promise<boolean> {
+  if (hash.startsWith('$2')) return bcryptVerify(secret, hash);
   if (hash.startsWith('{PBKDF2_STRETCH}')) return pbkdf2Verify(hexSha512(secret), hash, '{PBKDF2_STRETCH}');
   if (hash.startsWith('{PBKDF2}')) return pbkdf2Verify(secret, hash, '{PBKDF2}');
   if (hash.startsWith('{SSHA256}')) return ssha256Verify(secret, hash);
-  if (hash.startsWith('{SHA}')) return safeEqual(createHash('sha1').update(secret, 'utf8').digest('base64'), hash.slice(5));
+  if (hash.startsWith('{SHA}')) return safeEqual(digest64('sha1', secret), hash.slice(5));
+  if (hash.startsWith('{MD5}')) return safeEqual(digest64('md5', secret), hash.slice(5));
   return false;
 }
 
-/** Is this string a stored hash this node can verify (for `password_hash` on PUT user)? */
-export const isSupportedHash = (h: string): boolean =>
-  /^\{PBKDF2(_STRETCH)?\}\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/.test(h) || /^\{SSHA256\}/.test(h);
+const PBKDF2_HASH = /^\{PBKDF2(_STRETCH)?\}(\d+)\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/;
 
-/** Maps ES's `*.hashing.algorithm` setting values onto what this node implements. */
-export function algorithmFromSetting(v: string, fallback: HashAlgorithm): HashAlgorithm {
-  const s = v.toLowerCase();
-  if (s.startsWith('pbkdf2_stretch')) return 'pbkdf2_stretch';
-  if (s.startsWith('pbkdf2')) return 'pbkdf2';
-  if (s === 'ssha256') return 'ssha256';
-  return fallback;
+/**
+ * Is this string a stored password hash ES accepts as `password_hash` (PUT user, change password):
+ * a bcrypt or PBKDF2 hash whose cost is one of ES's algorithm names (Hasher.resolveFromHash).
+ */
+export function isSupportedHash(h: string): boolean {
+  const b = BCRYPT_HASH.exec(h);
+  if (b) return BCRYPT_COSTS.includes(Number(b[1]));
+  const p = PBKDF2_HASH.exec(h);
+  return !!p && PBKDF2_COSTS.includes(Number(p[2]));
 }
 
 /**

@@ -11,12 +11,13 @@ import { bootstrapElastic } from './bootstrap';
 import { defaultChallenges, securityDisabled } from './errors';
 import { readFactCheckpoint, writeFactCheckpoint } from './factCheckpoint';
 import { FactLog, type InvalidateMessage } from './factLog';
-import { algorithmFromSetting, CacheDigest } from './hashing';
+import { CacheDigest, storedHashAlgorithm } from './hashing';
 import { TokenService } from './oauth2Tokens';
 import { ownerOf, sameOwner } from './ownership';
 import { RealmChain } from './realms/realmChain';
 import { RoleStore } from './roleStore';
 import { apiKeyRoutes } from './routes/apiKeys';
+import { privilegeRoutes } from './routes/privileges';
 import { roleRoutes } from './routes/roles';
 import { serviceAccountRoutes } from './routes/serviceAccounts';
 import { tokenRoutes } from './routes/tokens';
@@ -73,7 +74,7 @@ function tokenTimeout(ctx: NodeContext): number {
 function disabledModule(router: Router): SecurityModule {
   const stub = { add: (m: string | string[], p: string) => router.add(m, p, () => { throw securityDisabled(); }, { kind: 'none' }) } as unknown as Router;
   const none = {} as SecurityServices;
-  for (const f of [userRoutes, roleRoutes, tokenRoutes, apiKeyRoutes, serviceAccountRoutes]) f(stub, none);
+  for (const f of [userRoutes, roleRoutes, privilegeRoutes, tokenRoutes, apiKeyRoutes, serviceAccountRoutes]) f(stub, none);
   stub.add('GET', '/_security/_authenticate', () => ({}));
   return {
     enabled: false,
@@ -100,8 +101,10 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   // No HTTP TLS here, so the token service is on unless disabled (ES ties its default to TLS).
   const tokensEnabled = st.bool(`${PREFIX}token.enabled`, true);
   const apiKeysEnabled = st.bool(`${PREFIX}api_key.enabled`, true);
-  const passwordAlgorithm = algorithmFromSetting(st.str(`${PREFIX}password_hashing.algorithm`, 'pbkdf2'), 'pbkdf2');
-  const serviceTokenAlgorithm = algorithmFromSetting(st.str(`${PREFIX}service_token_hashing.algorithm`, 'pbkdf2_stretch'), 'pbkdf2_stretch');
+  // Unknown names stop the start (as ES refuses to start); ES's default for passwords is bcrypt, ours
+  // PBKDF2 (native, on the libuv pool; bcrypt here is pure JavaScript on a worker thread).
+  const passwordAlgorithm = storedHashAlgorithm(st.str(`${PREFIX}password_hashing.algorithm`, 'pbkdf2'), `${PREFIX}password_hashing.algorithm`);
+  const serviceTokenAlgorithm = storedHashAlgorithm(st.str(`${PREFIX}service_token_hashing.algorithm`, 'pbkdf2_stretch'), `${PREFIX}service_token_hashing.algorithm`);
 
   let tokens!: TokenService;
   let apiKeys!: ApiKeyService;
@@ -128,6 +131,7 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
     else if (m.kind === 'user') for (const u of m.ids) realms.forget(u);
     else if (m.kind === 'role') {
       tokens.clearCache();
+      apiKeys.clearCache();
       realms.clearJwtCaches();
     }
   };
@@ -141,8 +145,10 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   apiKeys = new ApiKeyService(facts, roles, digest, apiKeysEnabled, now);
   const files = new FileServiceTokens(ctx.configDir, () => serviceAccounts?.fileReloaded());
   serviceAccounts = new ServiceAccountService(facts, roles, files, digest, serviceTokenAlgorithm, now);
+  // Cached authentications hold compiled permissions: a role or application privilege change drops them.
   roles.onChange(() => {
     tokens.clearCache();
+    apiKeys.clearCache();
     realms.clearJwtCaches();
   });
   users.onChange((u) => realms.forget(u));
@@ -176,6 +182,7 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   r.add('GET', '/_security/_authenticate', (req) => ({ body: renderAuthentication(authOf(req)) }), { kind: 'none' });
   userRoutes(r, services);
   roleRoutes(r, services);
+  privilegeRoutes(r, services);
   tokenRoutes(r, services);
   apiKeyRoutes(r, services);
   serviceAccountRoutes(r, services);

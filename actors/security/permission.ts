@@ -1,5 +1,7 @@
 import type { RoleDescriptor } from './roleDescriptor';
-import { implies, patternCovers, patternsRegExp, resolvePrivilege, type PrivilegeDef } from './privileges';
+import { subsetOf } from './actionSets';
+import { compileApplications, grantsApplication, type AppEntry, type StoredAppPrivileges } from './appPrivileges';
+import { patternCovers, patternsRegExp, resolvePrivilege, type PrivilegeDef } from './privileges';
 
 /**
  * What a set of role descriptors allows, compiled for fast checks: cluster actions by pattern, index
@@ -29,6 +31,8 @@ export interface RolePermission {
   clusterNames: string[];
   cluster: ClusterGrant[];
   groups: IndexGroup[];
+  /** Application privileges, resolved against the stored ones when compiled. */
+  apps: AppEntry[];
   /** The descriptors it was built from (for `_privileges` and API key `limited_by`). */
   descriptors: Record<string, RoleDescriptor>;
   /** Memo of index checks: `action\0index` → allowed. */
@@ -67,8 +71,13 @@ export function indexNamesRegExp(patterns: string[]): RegExp {
   return new RegExp(`^(?:${parts.join('|')})$`);
 }
 
-/** Compiles role descriptors (already validated) into a permission. */
-export function compileRoles(descriptors: Record<string, RoleDescriptor>): RolePermission {
+const NO_STORED: StoredAppPrivileges = new Map();
+
+/**
+ * Compiles role descriptors (already validated) into a permission; application privilege names are
+ * resolved against `stored` (the role store recompiles on every change).
+ */
+export function compileRoles(descriptors: Record<string, RoleDescriptor>, stored: StoredAppPrivileges = NO_STORED): RolePermission {
   const cluster: ClusterGrant[] = [];
   const clusterNames = new Set<string>();
   const groups: IndexGroup[] = [];
@@ -96,6 +105,10 @@ export function compileRoles(descriptors: Record<string, RoleDescriptor>): RoleP
     clusterNames: [...clusterNames],
     cluster,
     groups,
+    apps: compileApplications(
+      Object.values(descriptors).flatMap((rd) => rd.applications ?? []),
+      stored,
+    ),
     descriptors,
     memo: new Map(),
   };
@@ -156,10 +169,16 @@ export function checkIndicesAction(p: Permission, action: string): boolean {
   return remember(p, key, v);
 }
 
+/**
+ * ES Role.grants(ClusterPrivilege): a role's plain cluster privileges form one merged automaton (each
+ * privilege's actions minus its exclusions), so `[manage, manage_security, delegate_pki]` implies
+ * `all`; manage_own_api_key is a separate check that only implies itself.
+ */
 function roleHasCluster(p: RolePermission, name: string): boolean {
   const want = resolvePrivilege('cluster', name);
   if (!want) return false;
-  return p.cluster.some((g) => implies(g.def, want)) || (want.include.length > 0 && want.include.every((a) => !a.includes('*') && roleCluster(p, a, false)));
+  if (want.ownApiKeysOnly) return p.cluster.some((g) => g.def.ownApiKeysOnly);
+  return subsetOf(want, p.cluster.filter((g) => !g.def.ownApiKeysOnly).map((g) => g.def));
 }
 
 /** `_has_privileges` for a cluster privilege name. */
@@ -176,14 +195,23 @@ function groupCoversName(g: IndexGroup, requested: string): boolean {
 function roleHasIndex(p: RolePermission, index: string, name: string): boolean {
   const want = resolvePrivilege('index', name);
   if (!want) return false;
+  // ES IndicesPermission.checkResourcePrivileges: the union of the groups covering the name
   const covering = p.groups.filter((g) => groupCoversName(g, index));
-  if (!covering.length) return want.include.length === 0;
-  const union: PrivilegeDef = { include: covering.flatMap((g) => g.defs.flatMap((d) => d.include)) };
-  return implies(union, want);
+  return subsetOf(want, covering.flatMap((g) => g.defs));
 }
 
 /** `_has_privileges` for an index privilege name on an index name or pattern. */
 export function hasIndexPrivilege(p: Permission, index: string, name: string): boolean {
   if (p.kind === 'role') return roleHasIndex(p, index, name);
   return (!p.own || roleHasIndex(p.own, index, name)) && roleHasIndex(p.limitedBy, index, name);
+}
+
+/**
+ * `_has_privileges` for an application privilege (a stored name or an action pattern) on a resource
+ * (ES Role.checkApplicationResourcePrivileges; an API key needs it from both its descriptors and its
+ * owner's). Nothing not granted is ever true.
+ */
+export function hasApplicationPrivilege(p: Permission, application: string, resource: string, privilege: string, stored: StoredAppPrivileges): boolean {
+  if (p.kind === 'role') return grantsApplication(p.apps, application, resource, privilege, stored);
+  return (!p.own || grantsApplication(p.own.apps, application, resource, privilege, stored)) && grantsApplication(p.limitedBy.apps, application, resource, privilege, stored);
 }

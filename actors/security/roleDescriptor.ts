@@ -3,6 +3,7 @@
  * `role_descriptors` send them (`indices` may be spelled `index`), and their REST rendering.
  */
 import { EsError, validationFailed } from '../wire/esErrors';
+import { applicationNameError, privilegeOrActionNameError } from './appPrivileges';
 import { resolvePrivilege, unknownPrivilegeMessage } from './privileges';
 
 /** One `indices` entry of a role descriptor (ES `IndicesPrivileges`). */
@@ -14,7 +15,7 @@ export interface IndicesPrivileges {
   query?: unknown;
 }
 
-/** An application privilege entry (kept and echoed; not enforced: no application actions here). */
+/** An application privilege entry: privilege names or action patterns granted on resources (patterns). */
 export interface ApplicationPrivileges {
   application: string;
   privileges: string[];
@@ -61,13 +62,30 @@ function parseIndices(v: unknown, role: string): IndicesPrivileges[] {
   });
 }
 
+/** ES RoleDescriptor.parseApplicationPrivilege (shape) for each `applications` entry. */
+function parseApplications(v: unknown, role: string): ApplicationPrivileges[] {
+  if (v === undefined || v === null) return [];
+  const fail = (why: string) => new EsError('parse_exception', 400, `failed to parse application privileges for role [${role}]. ${why}`);
+  if (!Array.isArray(v)) throw fail('expected field [applications] value to be an array');
+  return v.map((e) => {
+    if (!isObj(e)) throw fail('expected an object');
+    for (const k of Object.keys(e)) if (!['application', 'privileges', 'resources'].includes(k)) throw fail(`unexpected field [${k}]`);
+    if (typeof e.application !== 'string') throw new EsError('illegal_argument_exception', 400, 'application privileges must have an application name');
+    const privileges = strings(e.privileges, 'privileges', role);
+    const resources = strings(e.resources, 'resources', role);
+    if (!privileges.length) throw new EsError('illegal_argument_exception', 400, 'application privileges must define at least one privilege');
+    if (!resources.length) throw new EsError('illegal_argument_exception', 400, 'application privileges must refer to at least one resource');
+    return { application: e.application, privileges, resources };
+  });
+}
+
 /** Parses one role descriptor body; throws ES's 400 for bad shapes or unknown privileges. */
 export function parseRoleDescriptor(name: string, body: unknown): RoleDescriptor {
   if (!isObj(body)) throw new EsError('parse_exception', 400, `failed to parse role [${name}]. expected an object but found [${typeof body}] instead`);
   const rd: RoleDescriptor = {
     cluster: strings(body.cluster, 'cluster', name),
     indices: parseIndices(body.indices ?? body.index, name),
-    applications: Array.isArray(body.applications) ? (body.applications as RoleDescriptor['applications']) : [],
+    applications: parseApplications(body.applications, name),
     run_as: strings(body.run_as, 'run_as', name),
     metadata: isObj(body.metadata) ? body.metadata : {},
     transient_metadata: { enabled: true },
@@ -76,6 +94,15 @@ export function parseRoleDescriptor(name: string, body: unknown): RoleDescriptor
   const errors: string[] = [];
   for (const c of rd.cluster) if (!resolvePrivilege('cluster', c)) errors.push(unknownPrivilegeMessage('cluster', c));
   for (const ip of rd.indices) for (const p of ip.privileges) if (!resolvePrivilege('index', p)) errors.push(unknownPrivilegeMessage('index', p));
+  // ES RoleDescriptorRequestValidator: application names (trailing wildcards allowed) and privilege names
+  for (const a of rd.applications) {
+    const appError = applicationNameError(a.application, true);
+    if (appError) errors.push(appError);
+    for (const p of a.privileges) {
+      const e = privilegeOrActionNameError(p);
+      if (e) errors.push(e);
+    }
+  }
   if (Object.keys(rd.metadata).some((k) => k.startsWith('_'))) errors.push('role metadata keys may not start with [_]');
   if (errors.length) throw validationFailed(errors);
   return rd;

@@ -1,5 +1,6 @@
 import { v5 as uuidv5 } from 'uuid';
 import type { Envelope } from '../../streams';
+import type { AppPrivilegeDescriptor, StoredAppPrivileges } from './appPrivileges';
 import { BUILTIN_ROLES } from './builtinRoles';
 import { compileRoles, type RolePermission } from './permission';
 import type { RoleMapping } from './roleMappings';
@@ -11,12 +12,17 @@ export const SECURITY_NS = '6f1d3c1e-5b0e-4c55-9a43-5a4b7e6a9d10';
 /** Aggregate id of a role (`role`) or role mapping (`rolemapping`) by name: the same on every node. */
 export const roleAggregateId = (kind: 'role' | 'rolemapping', name: string) => uuidv5(`${kind}:${name}`, SECURITY_NS);
 
-/** Facts of the `role` aggregate: role definitions and role mappings. */
+/** Aggregate id (in the `role` aggregate) of an application privilege. */
+export const privilegeAggregateId = (application: string, name: string) => uuidv5(`privilege:${application}/${name}`, SECURITY_NS);
+
+/** Facts of the `role` aggregate: role definitions, role mappings and application privileges. */
 export type RoleFact =
   | Envelope<'role.created' | 'role.updated', { name: string; descriptor: RoleDescriptor }>
   | Envelope<'role.deleted', { name: string }>
   | Envelope<'role.mapping_created' | 'role.mapping_updated', { name: string; mapping: RoleMapping }>
-  | Envelope<'role.mapping_deleted', { name: string }>;
+  | Envelope<'role.mapping_deleted', { name: string }>
+  | Envelope<'role.privilege_created' | 'role.privilege_updated', AppPrivilegeDescriptor>
+  | Envelope<'role.privilege_deleted', { application: string; name: string }>;
 
 /**
  * Built-in and native roles plus role mappings, folded from `role.*` facts. Compiled permissions are
@@ -25,6 +31,7 @@ export type RoleFact =
 export class RoleStore {
   private readonly roles = new Map<string, RoleDescriptor>();
   readonly mappings = new Map<string, RoleMapping>();
+  private readonly appPrivileges = new Map<string, Map<string, AppPrivilegeDescriptor>>();
   private readonly seqs = new Map<string, number>();
   private readonly byNames = new Map<string, RolePermission>();
   private byDescriptors = new WeakMap<object, RolePermission>();
@@ -64,15 +71,20 @@ export class RoleStore {
   permissionFor(names: readonly string[]): RolePermission {
     const key = [...names].sort().join('\u0000');
     let p = this.byNames.get(key);
-    if (!p) this.byNames.set(key, (p = compileRoles(this.descriptorsFor(names))));
+    if (!p) this.byNames.set(key, (p = compileRoles(this.descriptorsFor(names), this.appPrivileges)));
     return p;
   }
 
   /** The compiled permission of a descriptor map (API keys; interned maps hit the memo). */
   permissionForDescriptors(d: Record<string, RoleDescriptor>): RolePermission {
     let p = this.byDescriptors.get(d);
-    if (!p) this.byDescriptors.set(d, (p = compileRoles(d)));
+    if (!p) this.byDescriptors.set(d, (p = compileRoles(d, this.appPrivileges)));
     return p;
+  }
+
+  /** Stored application privileges by application, then name (roles resolve their names against them). */
+  get privileges(): StoredAppPrivileges {
+    return this.appPrivileges;
   }
 
   seqOf(aggregateId: string): number {
@@ -99,6 +111,20 @@ export class RoleStore {
       case 'role.mapping_deleted':
         this.mappings.delete(f.data.name);
         break;
+      case 'role.privilege_created':
+      case 'role.privilege_updated': {
+        const { application, name, actions, metadata } = f.data;
+        let app = this.appPrivileges.get(application);
+        if (!app) this.appPrivileges.set(application, (app = new Map()));
+        app.set(name, { application, name, actions, metadata });
+        break;
+      }
+      case 'role.privilege_deleted': {
+        const app = this.appPrivileges.get(f.data.application);
+        app?.delete(f.data.name);
+        if (app && !app.size) this.appPrivileges.delete(f.data.application);
+        break;
+      }
       default:
         return;
     }

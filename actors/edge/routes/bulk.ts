@@ -5,6 +5,7 @@ import type { IndexState } from '../../cluster';
 import { shardFor } from '../../shard/engine';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
 import { autoId, outcomeError, refreshParam, refreshReplicas, writeResponse, writeTarget } from './documents';
+import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite, BULK_ACTION } from './writeAuthz';
 
 type Action = 'index' | 'create' | 'delete' | 'update';
 interface Item {
@@ -80,14 +81,36 @@ async function bulk(s: EdgeServices, req: EsRequest) {
   const refresh = refreshParam(req);
   const items = parseBulk(req.body?.toString('utf8') ?? '', req.params.index);
   const results: Array<Record<string, unknown>> = new Array(items.length);
-  // Resolve (and auto-create) target indices once each.
+  // ES: the bulk action needs a grant on some index at all, else the whole request is refused.
+  if (s.security) await s.security.authorize(req.auth, BULK_ACTION, []);
+  // Item by item, the shard-level bulk[s] and the action the op type implies (ES authorizeBulkItems):
+  // a denied item gets its own 403 while the others proceed. Checked on the name before it is
+  // resolved, so a missing index tells nothing to whoever may not write it. Memoized per (op, index).
+  if (s.security) {
+    const checked = new Map<string, EsError | null>();
+    for (const it of items) {
+      if (it.error) continue;
+      const key = `${it.action}\u0000${it.index}`;
+      if (!checked.has(key)) checked.set(key, await authorizeWrite(s, req, it.action, it.index).then(() => null, (e: EsError) => e));
+      it.error = checked.get(key) ?? undefined;
+    }
+  }
+  // Resolve target indices once each, auto-creating those an allowed non-delete item writes to (ES
+  // creates no index for deletes); a failure fails that index's items, not the request.
   const targets = new Map<string, IndexState | EsError>();
+  const writesTo = new Set(items.filter((it) => it.action !== 'delete' && !it.error).map((it) => it.index));
   for (const it of items) {
-    if (targets.has(it.index)) continue;
+    if (targets.has(it.index) || it.error) continue;
     try {
-      // Per-index authorization: a forbidden index fails its items, not the whole request (as ES).
-      if (s.security) await s.security.authorize(req.auth, it.action === 'delete' ? 'indices:data/write/delete' : 'indices:data/write/index', [it.index]);
-      targets.set(it.index, it.action === 'delete' ? s.cluster.require(it.index) : await writeTarget(s, it.index));
+      let idx = s.cluster.get(it.index);
+      if (!idx) {
+        if (!writesTo.has(it.index)) idx = s.cluster.require(it.index);
+        else {
+          await authorizeOn(s, req, AUTO_CREATE_ACTION, it.index);
+          idx = await writeTarget(s, it.index);
+        }
+      }
+      targets.set(it.index, idx);
     } catch (e) {
       targets.set(it.index, e as EsError);
     }
@@ -95,9 +118,9 @@ async function bulk(s: EdgeServices, req: EsRequest) {
   // Group by shard, keeping each item's position.
   const groups = new Map<string, { idx: IndexState; n: number; writes: DocWrite[]; pos: number[] }>();
   items.forEach((it, i) => {
-    const t = targets.get(it.index)!;
-    if (t instanceof Error || it.error || it.action === 'update') {
-      const err = t instanceof Error ? t : (it.error ?? illegalArgument('bulk [update] is not supported by this node; use [index]'));
+    const t = it.error ? it.error : targets.get(it.index)!;
+    if (t instanceof Error || it.action === 'update') {
+      const err = t instanceof Error ? t : illegalArgument('bulk [update] is not supported by this node; use [index]');
       results[i] = { [it.action]: { _index: it.index, _id: it.id ?? null, status: err.status, error: itemError(err, t instanceof Error ? undefined : t, undefined) } };
       return;
     }

@@ -5,6 +5,7 @@ import type { EdgeServices } from '../services';
 import type { IndexState } from '../../cluster';
 import { shardFor } from '../../shard/engine';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
+import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite } from './writeAuthz';
 
 /** ES-style auto ids: 20 URL-safe base64 characters. */
 export const autoId = () => randomBytes(15).toString('base64url');
@@ -62,7 +63,14 @@ async function writeOne(s: EdgeServices, req: EsRequest, op: DocWrite['op'], id:
   const source = op === 'delete' ? undefined : req.body?.toString('utf8');
   if (op !== 'delete' && !source?.trim()) throw validationFailed(['source is missing', 'content type is missing']);
   if (op !== 'delete' && source) req.json(); // malformed JSON -> ES's parse error before anything is written
-  const idx = op === 'delete' ? s.cluster.require(req.params.index) : await writeTarget(s, req.params.index);
+  // ES order: auto-create (its own action), then the shard-level bulk[s] and the op's implied action
+  let idx: IndexState;
+  if (op === 'delete') idx = s.cluster.require(req.params.index);
+  else {
+    if (!s.cluster.get(req.params.index)) await authorizeOn(s, req, AUTO_CREATE_ACTION, req.params.index);
+    idx = await writeTarget(s, req.params.index);
+  }
+  await authorizeWrite(s, req, op, req.params.index);
   const docId = id ?? autoId();
   const routing = req.query.routing;
   const n = shardFor(routing ?? docId, idx.settings.numberOfShards);
@@ -80,9 +88,11 @@ async function writeOne(s: EdgeServices, req: EsRequest, op: DocWrite['op'], id:
 /** Document APIs: index, create, get, delete. */
 export function documentRoutes(r: Router, s: EdgeServices): void {
   const idx = (req: EsRequest) => [req.params.index];
-  const opType = (req: EsRequest): DocWrite['op'] => {
+  // Without an id ES defaults op_type to create (RestIndexAction.AutoIdHandler), which create_doc allows.
+  const opType = (req: EsRequest, dflt: 'index' | 'create' = 'index'): DocWrite['op'] => {
     const t = req.query.op_type;
-    if (t === undefined || t === 'index') return 'index';
+    if (t === undefined) return dflt;
+    if (t === 'index') return 'index';
     if (t === 'create') return 'create';
     throw illegalArgument(`opType must be 'create' or 'index', found: [${t}]`);
   };
@@ -91,7 +101,7 @@ export function documentRoutes(r: Router, s: EdgeServices): void {
     action: 'indices:data/write/index',
     indices: idx,
   });
-  r.add('POST', '/{index}/_doc', (req) => writeOne(s, req, 'index', undefined), { kind: 'indices', action: 'indices:data/write/index', indices: idx });
+  r.add('POST', '/{index}/_doc', (req) => writeOne(s, req, opType(req, 'create'), undefined), { kind: 'indices', action: 'indices:data/write/index', indices: idx });
   r.add(['PUT', 'POST'], '/{index}/_create/{id}', (req) => writeOne(s, req, 'create', req.params.id), {
     kind: 'indices',
     action: 'indices:data/write/index',

@@ -54,11 +54,30 @@ export function indexNames(targets: readonly { ref: { index: string }; shardInde
 
 /** Resolves the request's indices and filters them to those the caller may read. */
 export async function searchIndices(s: EdgeServices, req: EsRequest, action = READ): Promise<IndexState[]> {
-  const expr = req.params.index;
-  let indices = s.cluster.resolve(expr, resolveOptions(req));
+  let expr = req.params.index;
+  const opts = resolveOptions(req);
   if (s.security) {
-    const explicit = (expr ?? '').split(',').filter((p) => p && !p.includes('*') && !p.startsWith('-') && p !== '_all');
-    if (explicit.length) await s.security.authorize(req.auth, action, explicit);
+    // Authorize before resolving (ES IndicesAndAliasesResolver + RBACEngine): a name the caller may not
+    // use is refused with 403 whether or not it exists, so the answer tells nothing about other
+    // indices; only a permitted name that is missing gets 404. With ignore_unavailable such names are
+    // dropped instead, as ES treats them as unavailable.
+    const parts = (expr ?? '').split(',');
+    const explicit = parts.filter((p) => p && !p.includes('*') && !p.includes('?') && !p.startsWith('-') && p !== '_all');
+    if (explicit.length) {
+      if (opts.ignoreUnavailable) {
+        const allowed = new Set(s.security.allowedIndices(req.auth, action, explicit));
+        const kept = parts.filter((p) => !explicit.includes(p) || allowed.has(p));
+        if (!kept.some((p) => p && !p.startsWith('-'))) return [];
+        expr = kept.join(',');
+      } else {
+        await s.security.authorize(req.auth, action, explicit);
+      }
+    } else {
+      await s.security.authorize(req.auth, action, []); // the action on no index at all: 403 before anything
+    }
+  }
+  let indices = s.cluster.resolve(expr, opts);
+  if (s.security) {
     const allowed = new Set(s.security.allowedIndices(req.auth, action, indices.map((i) => i.name)));
     indices = indices.filter((i) => allowed.has(i.name));
   }

@@ -36,8 +36,9 @@ export function parseUsersRolesFile(text: string): Map<string, string[]> {
 
 /**
  * The file realm (ES FileRealm): `<configDir>/users` and `<configDir>/users_roles`, reloaded when their
- * mtime changes (cheap stat poll). Supports `{PBKDF2}`, `{PBKDF2_STRETCH}` and `{SSHA256}` hashes
- * (not bcrypt).
+ * mtime changes (cheap stat poll). Hashes as ES's `elasticsearch-users` writes them: bcrypt
+ * (`$2a$`, also `$2b$`/`$2y$`), `{PBKDF2}`, `{PBKDF2_STRETCH}`, `{SSHA256}`, `{SHA}`, `{MD5}`; a line
+ * whose hash has no known format never logs in (ES would compare it as clear text).
  */
 export class FileRealm implements Realm {
   readonly type = 'file';

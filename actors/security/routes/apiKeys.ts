@@ -1,6 +1,7 @@
 import { validationFailed } from '../../wire/esErrors';
 import type { EsRequest, Router } from '../../edge/router';
-import { isOwnRequest, queryKeys, renderKey, selectKeys, validateSelector, type KeySelector } from '../apiKeyViews';
+import { queryKeys } from '../apiKeyQuery';
+import { isOwnRequest, renderKey, selectKeys, validateSelector, type KeySelector } from '../apiKeyViews';
 import { authorize, isClusterActionAllowed } from '../authorization';
 import { featureNotEnabled, forbidden, unauthorized } from '../errors';
 import { authOf, bodyOf, descriptorsOf, type SecurityServices } from '../services';
@@ -116,6 +117,21 @@ export function apiKeyRoutes(router: Router, s: SecurityServices): void {
       return { body: await s.apiKeys.create(apiKey, owner, descriptorsOf(s, owner), { derivedCheck: false, correlationId: req.opaqueId }) };
     },
     { kind: 'handler' },
+  );
+
+  // ES RestClearApiKeyCacheAction (ClearSecurityCacheAction): drops cached verifications, here and
+  // (through the role broadcast) on every other node.
+  router.add(
+    'POST',
+    '/_security/api_key/{ids}/_clear_cache',
+    (req) => {
+      const ids = req.params.ids.split(',').map((x) => x.trim()).filter(Boolean);
+      s.apiKeys.clearCache(ids.includes('*') ? undefined : ids);
+      s.facts.broadcastInvalidate('role', ['_api_key_cache']);
+      const n = s.ctx.node;
+      return { body: { _nodes: { total: 1, successful: 1, failed: 0 }, cluster_name: n.clusterName, nodes: { [n.id]: { name: n.name } } } };
+    },
+    { kind: 'cluster', action: 'cluster:admin/xpack/security/cache/clear' },
   );
 
   const query = (req: EsRequest) => {

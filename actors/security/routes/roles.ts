@@ -1,7 +1,8 @@
-import { illegalArgument } from '../../wire/esErrors';
+import { EsError, illegalArgument, validationFailed } from '../../wire/esErrors';
 import type { EsRequest, Router } from '../../edge/router';
 import { Aggregate } from '../../../streams';
-import { indexNamesRegExp, hasClusterPrivilege, hasIndexPrivilege } from '../permission';
+import { applicationNameError } from '../appPrivileges';
+import { hasApplicationPrivilege, hasClusterPrivilege, hasIndexPrivilege } from '../permission';
 import { resolvePrivilege, unknownPrivilegeMessage } from '../privileges';
 import { canonicalJson, parseRoleDescriptor, renderRoleDescriptor } from '../roleDescriptor';
 import { parseRoleMapping } from '../roleMappings';
@@ -123,22 +124,58 @@ function userPrivileges(s: SecurityServices, req: EsRequest) {
   };
 }
 
-/** GET|POST /_security/user/_has_privileges for the caller. */
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/** A field of a has_privileges entry as a list of strings (ES reads a single string as one). */
+function stringList(v: unknown, field: string, what: string): string[] {
+  if (v === undefined || v === null) return [];
+  const arr = Array.isArray(v) ? v : [v];
+  if (!arr.every((x) => typeof x === 'string')) throw new EsError('parse_exception', 400, `failed to parse ${what}. [${field}] must be a string or an array of strings`);
+  return arr as string[];
+}
+
+/** GET|POST /_security/user/_has_privileges for the caller (ES RBACEngine.checkPrivileges). */
 function hasPrivileges(s: SecurityServices, req: EsRequest) {
   const auth = authOf(req);
   const body = bodyOf(req);
+  for (const k of Object.keys(body)) {
+    if (!['cluster', 'index', 'application'].includes(k)) throw new EsError('parse_exception', 400, `failed to parse privileges check. unexpected field [${k}]`);
+  }
   const p = auth.permission;
+  const clusterNames = stringList(body.cluster, 'cluster', 'privileges check');
+  const indexEntries = body.index === undefined || body.index === null ? [] : Array.isArray(body.index) ? body.index : [body.index];
+  const appEntries = body.application === undefined || body.application === null ? [] : Array.isArray(body.application) ? body.application : [body.application];
+  const apps = appEntries.map((a) => {
+    if (!isObj(a)) throw new EsError('parse_exception', 400, 'failed to parse privileges check. [application] entries must be objects');
+    const application = typeof a.application === 'string' ? a.application : '';
+    const privileges = stringList(a.privileges, 'privileges', 'application privileges');
+    const resources = stringList(a.resources, 'resources', 'application privileges');
+    if (!privileges.length) throw illegalArgument('application privileges must define at least one privilege');
+    if (!resources.length) throw illegalArgument('application privileges must refer to at least one resource');
+    return { application, privileges, resources };
+  });
+  // ES HasPrivilegesRequest.validate
+  const errors: string[] = [];
+  for (const a of apps) {
+    const e = applicationNameError(a.application, false);
+    if (e) errors.push(e);
+  }
+  if (!clusterNames.length && !indexEntries.length && !apps.length) errors.push('must specify at least one privilege');
+  if (errors.length) throw validationFailed(errors);
+
   let all = true;
   const cluster: Record<string, boolean> = {};
-  for (const name of (body.cluster as string[] | undefined) ?? []) {
+  for (const name of clusterNames) {
     if (!resolvePrivilege('cluster', name)) throw illegalArgument(unknownPrivilegeMessage('cluster', name));
     cluster[name] = hasClusterPrivilege(p, name);
     all = all && cluster[name];
   }
   const index: Record<string, Record<string, boolean>> = {};
-  for (const entry of (body.index as Array<{ names: string[] | string; privileges: string[] }> | undefined) ?? []) {
-    for (const n of Array.isArray(entry.names) ? entry.names : [entry.names]) {
-      for (const priv of entry.privileges ?? []) {
+  for (const entry of indexEntries) {
+    if (!isObj(entry)) throw new EsError('parse_exception', 400, 'failed to parse privileges check. [index] entries must be objects');
+    for (const n of stringList(entry.names, 'names', 'indices privileges')) {
+      for (const priv of stringList(entry.privileges, 'privileges', 'indices privileges')) {
         if (!resolvePrivilege('index', priv)) throw illegalArgument(unknownPrivilegeMessage('index', priv));
         const ok = hasIndexPrivilege(p, n, priv);
         (index[n] ??= {})[priv] = ok;
@@ -147,16 +184,11 @@ function hasPrivileges(s: SecurityServices, req: EsRequest) {
     }
   }
   const application: Record<string, Record<string, Record<string, boolean>>> = {};
-  const apps = Object.values(descriptorsOf(s, auth)).flatMap((d) => d.applications);
-  for (const a of (body.application as Array<{ application: string; privileges: string[]; resources: string[] }> | undefined) ?? []) {
-    for (const r of a.resources ?? []) {
-      for (const priv of a.privileges ?? []) {
-        const ok = apps.some(
-          (g) =>
-            indexNamesRegExp([g.application]).test(a.application) &&
-            (g.privileges.includes('*') || g.privileges.includes(priv)) &&
-            g.resources.some((gr) => indexNamesRegExp([gr]).test(r)),
-        );
+  const stored = s.roles.privileges;
+  for (const a of apps) {
+    for (const r of a.resources) {
+      for (const priv of a.privileges) {
+        const ok = hasApplicationPrivilege(p, a.application, r, priv, stored);
         ((application[a.application] ??= {})[r] ??= {})[priv] = ok;
         all = all && ok;
       }

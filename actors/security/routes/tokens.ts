@@ -1,8 +1,8 @@
-import { EsError, illegalArgument, validationFailed } from '../../wire/esErrors';
+import { illegalArgument, validationFailed } from '../../wire/esErrors';
 import type { Router } from '../../edge/router';
 import { authorize } from '../authorization';
 import { renderAuthentication } from '../authView';
-import { featureNotEnabled, oauth2Error, unauthorized } from '../errors';
+import { featureNotEnabled, forbidden, oauth2Error, unauthorized } from '../errors';
 import type { IssuedPair } from '../oauth2Tokens';
 import { authOf, bodyOf, type SecurityServices } from '../services';
 import type { AuthenticationType } from '../types';
@@ -57,7 +57,9 @@ export function tokenRoutes(router: Router, s: SecurityServices): void {
         if (!subject) throw unauthorized(`unable to authenticate user [${username}] for action [${A}create]`, s.challenges);
         issued = await s.tokens.create(subject, caller, 'password', true, undefined, req.opaqueId);
       } else if (grant === 'client_credentials') {
-        if (caller.authenticationRealm.type === '_service_account') throw new EsError('exception', 500, 'OAuth2 token creation is not supported for service accounts');
+        // ES refuses with a bare ElasticsearchException (500) and this reason; a refusal is not a server
+        // error, so the same reason comes back as a 403 (the caller may not do this).
+        if (caller.authenticationRealm.type === '_service_account') throw forbidden('OAuth2 token creation is not supported for service accounts');
         issued = await s.tokens.create(caller, caller, 'client_credentials', false, undefined, req.opaqueId);
       } else {
         issued = await s.tokens.refresh(String(body.refresh_token), caller, req.opaqueId);

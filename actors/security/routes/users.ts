@@ -2,7 +2,7 @@ import { EsError, illegalArgument, validationFailed } from '../../wire/esErrors'
 import type { EsRequest, Router } from '../../edge/router';
 import { Aggregate } from '../../../streams';
 import { authorize } from '../authorization';
-import { hashSecret, isSupportedHash } from '../hashing';
+import { hashSecret, isSupportedHash, STORED_HASH_ALGORITHMS } from '../hashing';
 import { toUser } from '../realms/native';
 import { isReservedUser, RESERVED_USERS, reservedUser } from '../realms/reserved';
 import { authOf, bodyOf, namesOf, type SecurityServices } from '../services';
@@ -24,10 +24,36 @@ function passwordErrors(body: Record<string, unknown>): string[] {
   const e: string[] = [];
   if (body.password !== undefined && (typeof body.password !== 'string' || body.password.length < 6)) e.push('passwords must be at least [6] characters long');
   if (body.password_hash !== undefined && (typeof body.password_hash !== 'string' || !isSupportedHash(body.password_hash))) {
-    e.push('The provided password hash is not a hash or it could not be resolved to a supported hash algorithm. The supported password hash algorithms are [pbkdf2, pbkdf2_stretch, ssha256]');
+    // ES TransportPutUserAction / ChangePasswordRequestBuilder: an IllegalArgumentException, not a validation error
+    throw illegalArgument(
+      `The provided password hash is not a hash or it could not be resolved to a supported hash algorithm. The supported password hash algorithms are [${STORED_HASH_ALGORITHMS.join(', ')}]`,
+    );
   }
   if (body.password !== undefined && body.password_hash !== undefined) e.push('only one of [password, passwordHash] can be provided');
   return e;
+}
+
+const PUT_USER_FIELDS = new Set(['username', 'password', 'password_hash', 'roles', 'full_name', 'email', 'metadata', 'enabled']);
+
+/** ES PutUserRequestBuilder.source: unknown fields and a different `username` in the body are refused. */
+function checkPutUserBody(username: string, body: Record<string, unknown>): void {
+  for (const [k, v] of Object.entries(body)) {
+    if (!PUT_USER_FIELDS.has(k)) throw new EsError('parse_exception', 400, `failed to parse add user request. unexpected field [${k}]`);
+    if (k === 'username') {
+      if (typeof v !== 'string') throw new EsError('parse_exception', 400, `expected field [username] to be of type string, but found [${jsonToken(v)}] instead`);
+      if (v !== username) throw illegalArgument(`[username] in source does not match the username provided [${username}]`);
+    }
+  }
+}
+
+/** The XContent token name ES prints for a JSON value. */
+function jsonToken(v: unknown): string {
+  if (v === null) return 'VALUE_NULL';
+  if (Array.isArray(v)) return 'START_ARRAY';
+  if (typeof v === 'object') return 'START_OBJECT';
+  if (typeof v === 'boolean') return 'VALUE_BOOLEAN';
+  if (typeof v === 'number' || typeof v === 'bigint') return 'VALUE_NUMBER';
+  return 'VALUE_STRING';
 }
 
 async function hashFrom(s: SecurityServices, body: Record<string, unknown>): Promise<string | undefined> {
@@ -57,11 +83,14 @@ export function userRoutes(router: Router, s: SecurityServices): void {
     async (req) => {
       const username = req.params.username;
       const body = bodyOf(req);
+      checkPutUserBody(username, body);
       const nameError = validateUsername(username);
       if (nameError) throw new EsError('action_request_validation_exception', 400, nameError);
       if (isReservedUser(username)) throw illegalArgument(`user [${username}] is reserved and only the password can be changed`);
       const existing = s.users.get(username);
       const errors = passwordErrors(body);
+      // ES reads `roles` as an array or a comma-separated string
+      if (typeof body.roles === 'string') body.roles = body.roles.split(',').map((r) => r.trim()).filter(Boolean);
       if (!Array.isArray(body.roles)) errors.push('roles are missing');
       if (isObj(body.metadata) && Object.keys(body.metadata).some((k) => k.startsWith('_'))) errors.push('metadata keys may not start with [_]');
       if (!existing && body.password === undefined && body.password_hash === undefined) errors.push('password must be specified unless you are updating an existing user');

@@ -79,11 +79,12 @@ beforeAll(async () => {
     ['manager', ['manage'], []],
     ['sc_reader', ['monitor'], ['sc*']],
     ['carol_role', [], ['sc*']],
+    ['nope_reader', [], ['nope*', 'ab1']],
   ];
   for (const [name, cluster, names] of roles) {
     await t.es.security.putRole({ name, cluster, indices: names.length ? [{ names, privileges: ['read'] }] : [] });
   }
-  const users: Array<[string, string]> = [['bob', 'ab_reader'], ['mona', 'monitor_only'], ['max', 'manager'], ['alice', 'sc_reader'], ['bert', 'sc_reader'], ['carol', 'carol_role']];
+  const users: Array<[string, string]> = [['bob', 'ab_reader'], ['mona', 'monitor_only'], ['max', 'manager'], ['alice', 'sc_reader'], ['bert', 'sc_reader'], ['carol', 'carol_role'], ['nora', 'nope_reader']];
   for (const [username, role] of users) await t.es.security.putUser({ username, password: PASSWORD, roles: [role] });
 }, 120_000);
 afterAll(async () => {
@@ -340,5 +341,48 @@ describe('the same checks with the v9 client', () => {
     expect(await failure(bert.closePointInTime({ id: pit.id }))).toEqual({ status: 404, body: { succeeded: false, num_freed: 0 } });
     expect((await alice.search({ pit: { id: pit.id, keep_alive: '1m' }, size: 1, sort: [{ n: 'asc' }] })).hits.hits.map((h) => h._id)).toEqual(['1']);
     expect(await alice.closePointInTime({ id: pit.id })).toEqual({ succeeded: true, num_freed: 1 });
+  });
+});
+
+describe('no index-existence oracle: authorize before resolving (item 7)', () => {
+  const forbiddenFor = (path: string, action: string, index: string) =>
+    denied('user [bob] with effective roles [ab_reader]', action, 'read,all', index);
+
+  it.each([
+    ['GET', '/secret-index/_search', 'indices:data/read/search'],
+    ['GET', '/secret-index/_count', 'indices:data/read/search'],
+    ['POST', '/secret-index/_pit?keep_alive=1m', 'indices:data/read/open_point_in_time'],
+  ])('%s %s answers 403 for a missing index exactly as for an existing forbidden one', async (method, path, action) => {
+    const missing = await as('bob', method, path);
+    const existing = await as('bob', method, path.replace('secret-index', 'sc1'));
+    expectForbidden(missing, forbiddenFor(path, action, 'secret-index'));
+    expectForbidden(existing, forbiddenFor(path, action, 'sc1'));
+  });
+
+  it('refuses a mix of a readable and a missing forbidden name with 403, not 404', async () => {
+    expectForbidden(await as('bob', 'GET', '/ab1,secret-index/_search'), forbiddenFor('', 'indices:data/read/search', 'secret-index'));
+  });
+
+  it('answers 404 index_not_found for a missing name the user may read', async () => {
+    const r = await as('nora', 'GET', '/nope1/_search');
+    expect(r.status).toBe(404);
+    expect(r.json.error.type).toBe('index_not_found_exception');
+    expect((await as('nora', 'GET', '/nope1/_count')).status).toBe(404);
+    expect((await as('nora', 'POST', '/nope1/_pit?keep_alive=1m')).status).toBe(404);
+  });
+
+  it('drops forbidden names with ignore_unavailable, as ES treats them as unavailable', async () => {
+    const r = await as('bob', 'GET', '/ab1,secret-index,sc1/_search?ignore_unavailable=true');
+    expect(r.status).toBe(200);
+    expect(r.json.hits.total).toEqual({ value: DOCS.ab1, relation: 'eq' });
+    const none = await as('bob', 'GET', '/secret-index/_search?ignore_unavailable=true');
+    expect(none.status).toBe(200);
+    expect(none.json.hits.total).toEqual({ value: 0, relation: 'eq' });
+    expect(none.json._shards.total).toBe(0);
+  });
+
+  it('tells the official client the same 403 for a missing index', async () => {
+    const f = await failure(client8({ username: 'bob', password: PASSWORD }).count({ index: 'no-such-index' }));
+    expect(f.status).toBe(403);
   });
 });

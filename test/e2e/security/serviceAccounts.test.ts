@@ -120,4 +120,41 @@ describe('service accounts (spec §5, §9.17–9.20)', () => {
     await serviceTokensCli(['--config-dir', h.configDir, 'delete', 'elastic/kibana', 'file-tok']);
     await waitFor(async () => ((await call(h.url, 'GET', '/_security/_authenticate', { auth: `Bearer ${value}` })).status === 401 ? true : undefined));
   });
+
+  describe('POST /_security/oauth2/token with the elastic/kibana service token (item 6)', () => {
+    let kibana: string;
+    beforeAll(async () => {
+      kibana = `Bearer ${(await es.security.createServiceToken({ namespace: 'elastic', service: 'kibana', name: 'kbn-oauth' })).token.value}`;
+      await es.security.putUser({ username: 'kuser', password: 'kuser-password', roles: ['viewer'] });
+    });
+
+    it('refuses client_credentials for the service account itself with ES reason, as a 4xx', async () => {
+      const r = await call(h.url, 'POST', '/_security/oauth2/token', { auth: kibana, body: { grant_type: 'client_credentials' } });
+      expect(r.status).toBe(403);
+      const reason = 'OAuth2 token creation is not supported for service accounts';
+      expect(r.body).toEqual({ error: { root_cause: [{ type: 'security_exception', reason }], type: 'security_exception', reason }, status: 403 });
+    });
+
+    it('grants a password token for a user (what Kibana does), refreshes and invalidates it as the same client', async () => {
+      const t = await call(h.url, 'POST', '/_security/oauth2/token', { auth: kibana, body: { grant_type: 'password', username: 'kuser', password: 'kuser-password' } });
+      expect(t.status).toBe(200);
+      expect(t.body.authentication).toMatchObject({ username: 'kuser', roles: ['viewer'], authentication_type: 'realm' });
+      expect((await call(h.url, 'GET', '/_security/_authenticate', { auth: `Bearer ${t.body.access_token}` })).body).toMatchObject({ username: 'kuser', authentication_type: 'token' });
+      const r = await call(h.url, 'POST', '/_security/oauth2/token', { auth: kibana, body: { grant_type: 'refresh_token', refresh_token: t.body.refresh_token } });
+      expect(r.status).toBe(200);
+      const other = await call(h.url, 'POST', '/_security/oauth2/token', { auth: elastic, body: { grant_type: 'refresh_token', refresh_token: r.body.refresh_token } });
+      expect(other.body).toEqual({ error: 'invalid_grant', error_description: 'tokens must be refreshed by the creating client' });
+      const d = await call(h.url, 'DELETE', '/_security/oauth2/token', { auth: kibana, body: { token: r.body.access_token } });
+      expect(d).toMatchObject({ status: 200, body: { invalidated_tokens: 1 } });
+    });
+
+    it('answers a wrong user password and a bad refresh token with 4xx, never 5xx', async () => {
+      const wrong = await call(h.url, 'POST', '/_security/oauth2/token', { auth: kibana, body: { grant_type: 'password', username: 'kuser', password: 'nope-nope' } });
+      expect(wrong.status).toBe(401);
+      const self = await call(h.url, 'POST', '/_security/oauth2/token', { auth: kibana, body: { grant_type: 'password', username: 'elastic/kibana', password: 'whatever' } });
+      expect(self.status).toBe(401);
+      const bad = await call(h.url, 'POST', '/_security/oauth2/token', { auth: kibana, body: { grant_type: 'refresh_token', refresh_token: 'AAEAAWVsYXN0aWMv' } });
+      expect(bad).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    });
+  });
 });

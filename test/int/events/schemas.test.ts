@@ -138,9 +138,17 @@ describe('event contract with security on', () => {
     const st = await t.es.security.createServiceToken({ namespace: 'elastic', service: 'fleet-server', name: 'events-token' });
     secrets.push(st.token.value);
     await t.es.security.deleteServiceToken({ namespace: 'elastic', service: 'fleet-server', name: 'events-token' });
+    // Application privilege: create, update, delete.
+    await t.es.security.putPrivileges({ privileges: { eventsapp: { read: { actions: ['data:read/*'] } } } });
+    await t.es.security.putPrivileges({ privileges: { eventsapp: { read: { actions: ['data:read/*', 'ui:read/*'], metadata: { v: 2 } } } } });
+    await t.es.security.deletePrivileges({ application: 'eventsapp', name: 'read' });
     secrets.push(...(await driveContexts(t)));
 
-    const want = [...CONTEXT_FACTS, 'apikey.created', 'apikey.invalidated', 'token.created', 'token.refreshed', 'token.invalidated', 'servicetoken.created', 'servicetoken.invalidated', 'user.created', 'role.created'];
+    const want = [
+      ...CONTEXT_FACTS,
+      ...['apikey.created', 'apikey.invalidated', 'token.created', 'token.refreshed', 'token.invalidated', 'servicetoken.created', 'servicetoken.invalidated'],
+      ...['user.created', 'role.created', 'role.privilege_created', 'role.privilege_updated', 'role.privilege_deleted'],
+    ];
     const all = await factsUntil(nc, hasAll(want), 'every fact type');
     const { world } = checkLog(all, secrets);
 
@@ -149,6 +157,7 @@ describe('event contract with security on', () => {
     expect(tokens.map((x) => x.status).sort()).toEqual(['invalidated', 'refreshed']);
     expect([...world.servicetoken.values()]).toEqual([expect.objectContaining({ account: 'elastic/fleet-server', name: 'events-token', status: 'invalidated' })]);
     expect([...world.user.values()].find((u) => u.username === 'bob')).toMatchObject({ roles: ['events_reader'], deleted: false });
+    expect([...world.role.values()].find((r) => r.kind === 'privilege')).toMatchObject({ name: 'eventsapp/read', deleted: true });
     // Contexts carry their owner principal.
     expect(all.find((f) => f.type === 'pit.opened')!.data).toMatchObject({ owner: { username: 'elastic' } });
   });

@@ -1,6 +1,8 @@
 import { createHash, pbkdf2Sync } from 'node:crypto';
 import { CredentialCache } from '../../../actors/security/credentialCache';
-import { CacheDigest, hashSecret, isSupportedHash, ssha256Hash, ssha256Verify, verifySecret } from '../../../actors/security/hashing';
+import bcrypt from 'bcryptjs';
+import { bcryptOnWorker, stopBcryptWorker } from '../../../actors/security/bcrypt';
+import { CacheDigest, hashSecret, isSupportedHash, ssha256Hash, ssha256Verify, STORED_HASH_ALGORITHMS, storedHashAlgorithm, verifySecret } from '../../../actors/security/hashing';
 import { decodeServiceToken, encodeServiceToken, parseServiceTokensFile } from '../../../actors/security/serviceTokenFile';
 import { openPair, sealPair } from '../../../actors/security/oauth2Tokens';
 
@@ -30,9 +32,69 @@ describe('stored hash formats (ES Hasher)', () => {
     expect(ssha256Verify('api-key-secreT', h)).toBe(false);
   });
 
-  it('never verifies unknown or bcrypt hashes', async () => {
+  it('never verifies unknown formats, clear text or a malformed bcrypt hash', async () => {
     expect(await verifySecret('x', '$2a$10$abcdefghijklmnopqrstuu5VQzm1W5aEnPqGv3B3MdUswZ2zIzWa')).toBe(false);
+    expect(await verifySecret('x', '$2a$10$short')).toBe(false);
     expect(await verifySecret('x', 'x')).toBe(false);
+  });
+
+  it('verifies {SHA} and {MD5} hashes (ES users files)', async () => {
+    expect(await verifySecret('pw-123456', `{SHA}${createHash('sha1').update('pw-123456').digest('base64')}`)).toBe(true);
+    expect(await verifySecret('pw-123456', `{MD5}${createHash('md5').update('pw-123456').digest('base64')}`)).toBe(true);
+    expect(await verifySecret('pw-1234567', `{MD5}${createHash('md5').update('pw-123456').digest('base64')}`)).toBe(false);
+  });
+});
+
+describe('bcrypt (ES default password hashes)', () => {
+  afterAll(() => stopBcryptWorker());
+  // What `elasticsearch-users` writes ($2a$) and what other tools write ($2b$, $2y$): one algorithm.
+  const reference = bcrypt.hashSync('correct horse battery staple', 4).slice(4);
+
+  it.each(['$2a$', '$2b$', '$2y$'])('verifies %s hashes made by another implementation, and refuses a wrong password', async (prefix) => {
+    expect(await verifySecret('correct horse battery staple', prefix + reference)).toBe(true);
+    expect(await verifySecret('correct horse battery stapler', prefix + reference)).toBe(false);
+  });
+
+  it('writes $2a$<cost>$ hashes for bcrypt, bcrypt4 … bcrypt14 and checks them', async () => {
+    const h = await hashSecret('s3cret-pw', 'bcrypt4');
+    expect(h).toMatch(/^\$2a\$04\$[./A-Za-z0-9]{53}$/);
+    expect(bcrypt.compareSync('s3cret-pw', h)).toBe(true);
+    expect(await verifySecret('s3cret-pw', h)).toBe(true);
+    expect(isSupportedHash(h)).toBe(true);
+    expect(isSupportedHash(h.replace('$04$', '$03$'))).toBe(false);
+  });
+
+  it('verifies off the event loop: timers keep firing during a cost-12 verification', async () => {
+    const h = bcrypt.hashSync('pw', 12);
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const started = Date.now();
+    expect(await verifySecret('pw', h)).toBe(true);
+    clearInterval(timer);
+    expect(bcryptOnWorker()).toBe(true);
+    // ~250 ms of bcrypt work: a blocked loop would see 0–1 ticks
+    expect(ticks).toBeGreaterThan((Date.now() - started) / 5 / 4);
+  });
+});
+
+describe('hashing algorithm settings (ES Hasher names)', () => {
+  it.each(['bcrypt', 'BCRYPT11', 'bcrypt4', 'bcrypt14', 'pbkdf2', 'pbkdf2_1000', 'pbkdf2_10000', 'pbkdf2_1000000', 'pbkdf2_stretch', 'pbkdf2_stretch_50000'])('accepts %s', (name) => {
+    expect(storedHashAlgorithm(name, 'x')).toBe(name.toLowerCase());
+  });
+
+  it.each(['bcrypt3', 'bcrypt15', 'pbkdf2_2000', 'ssha256', 'noop', 'clear_text', 'sha1', 'md5', 'argon2', ''])('refuses %j as ES does at start-up', (name) => {
+    expect(() => storedHashAlgorithm(name, 'xpack.security.authc.password_hashing.algorithm')).toThrow(
+      `Invalid algorithm: ${name}. Valid values for password hashing are [${STORED_HASH_ALGORITHMS.join(', ')}]`,
+    );
+  });
+
+  it('hashes with every accepted name and verifies the result', async () => {
+    for (const name of ['pbkdf2_1000', 'pbkdf2_stretch_1000', 'bcrypt4']) {
+      const h = await hashSecret('pw-123456', name);
+      expect(await verifySecret('pw-123456', h)).toBe(true);
+    }
+    expect(await hashSecret('pw', 'pbkdf2_1000')).toMatch(/^\{PBKDF2\}1000\$/);
+    expect(await hashSecret('pw', 'pbkdf2_stretch_1000')).toMatch(/^\{PBKDF2_STRETCH\}1000\$/);
   });
 });
 

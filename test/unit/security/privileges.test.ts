@@ -1,6 +1,7 @@
 import { BUILTIN_ROLES } from '../../../actors/security/builtinRoles';
 import { checkCluster, checkIndex, checkIndicesAction, compileRoles, hasClusterPrivilege, hasIndexPrivilege, indexNamesRegExp, limitPermission } from '../../../actors/security/permission';
-import { clusterPrivilegesThatGrant, indexPrivilegesThatGrant, patternCovers } from '../../../actors/security/privileges';
+import { subsetOf } from '../../../actors/security/actionSets';
+import { CLUSTER_PRIVILEGES, clusterPrivilegesThatGrant, implies, INDEX_PRIVILEGES, indexPrivilegesThatGrant, patternCovers } from '../../../actors/security/privileges';
 import type { RoleDescriptor } from '../../../actors/security/types';
 
 const rd = (d: Partial<RoleDescriptor>): RoleDescriptor => ({ cluster: [], indices: [], applications: [], run_as: [], metadata: {}, ...d });
@@ -84,5 +85,67 @@ describe('compiled permissions', () => {
     expect(patternCovers('cluster:*', 'cluster:monitor/*')).toBe(true);
     expect(patternCovers('cluster:monitor/*', 'cluster:*')).toBe(false);
     expect(indexNamesRegExp(['a?c']).test('abc')).toBe(true);
+  });
+});
+
+describe('has_privileges for named privileges with exclusions (item 3)', () => {
+  it.each(Object.keys(CLUSTER_PRIVILEGES))('a role holding cluster privilege %s has it', (name) => {
+    expect(hasClusterPrivilege(compileRoles({ r: rd({ cluster: [name] }) }), name)).toBe(true);
+    expect(implies(CLUSTER_PRIVILEGES[name], CLUSTER_PRIVILEGES[name])).toBe(true);
+  });
+
+  it.each(Object.keys(INDEX_PRIVILEGES))('a role holding index privilege %s on logs-* has it on logs-* and logs-1', (name) => {
+    const p = compileRoles({ r: rd({ indices: [{ names: ['logs-*'], privileges: [name] }] }) });
+    expect(hasIndexPrivilege(p, 'logs-*', name)).toBe(true);
+    expect(hasIndexPrivilege(p, 'logs-1', name)).toBe(true);
+  });
+
+  it('manage implies manage and monitor, not all nor manage_security (security actions are excluded)', () => {
+    const p = compileRoles({ r: rd({ cluster: ['manage'] }) });
+    expect(hasClusterPrivilege(p, 'manage')).toBe(true);
+    expect(hasClusterPrivilege(p, 'monitor')).toBe(true);
+    expect(hasClusterPrivilege(p, 'cluster:admin/settings/update')).toBe(true);
+    expect(hasClusterPrivilege(p, 'all')).toBe(false);
+    expect(hasClusterPrivilege(p, 'manage_security')).toBe(false);
+    expect(hasClusterPrivilege(p, 'manage_token')).toBe(false);
+    expect(hasClusterPrivilege(p, 'cluster:admin/xpack/security/user/get')).toBe(false);
+    expect(hasClusterPrivilege(p, 'cluster:admin/*')).toBe(false);
+  });
+
+  it('manage_security excludes delegate_pki; the union of a role decides, as ES merges a role\'s privileges', () => {
+    expect(hasClusterPrivilege(compileRoles({ r: rd({ cluster: ['manage_security'] }) }), 'manage_security')).toBe(true);
+    expect(hasClusterPrivilege(compileRoles({ r: rd({ cluster: ['manage_security'] }) }), 'delegate_pki')).toBe(false);
+    expect(hasClusterPrivilege(compileRoles({ r: rd({ cluster: ['manage', 'manage_security'] }) }), 'all')).toBe(false);
+    expect(hasClusterPrivilege(compileRoles({ a: rd({ cluster: ['manage', 'manage_security'] }), b: rd({ cluster: ['delegate_pki'] }) }), 'all')).toBe(true);
+  });
+
+  it('manage_own_api_key is implied only by itself (ES ManageOwnClusterPermissionCheck)', () => {
+    expect(hasClusterPrivilege(compileRoles({ r: rd({ cluster: ['manage_api_key'] }) }), 'manage_own_api_key')).toBe(false);
+    expect(hasClusterPrivilege(compileRoles({ r: rd({ cluster: ['manage_own_api_key'] }) }), 'manage_api_key')).toBe(false);
+    expect(hasClusterPrivilege(compileRoles({ r: rd({ cluster: ['manage_own_api_key'] }) }), 'manage_own_api_key')).toBe(true);
+  });
+
+  it('an API key has a privilege only if both its descriptors and its owner have it', () => {
+    const key = limitPermission(compileRoles({ k: rd({ cluster: ['manage'] }) }), compileRoles({ o: rd({ cluster: ['all'] }) }));
+    expect(hasClusterPrivilege(key, 'manage')).toBe(true);
+    expect(hasClusterPrivilege(key, 'all')).toBe(false);
+    const narrow = limitPermission(compileRoles({ k: rd({ cluster: ['all'] }) }), compileRoles({ o: rd({ cluster: ['monitor'] }) }));
+    expect(hasClusterPrivilege(narrow, 'manage')).toBe(false);
+    expect(hasClusterPrivilege(narrow, 'monitor')).toBe(true);
+  });
+
+  it('decides subsets of prefix patterns with exclusions exactly, and odd patterns conservatively', () => {
+    const manage = { include: ['cluster:*'], exclude: ['cluster:admin/xpack/security/*'] };
+    expect(subsetOf({ include: ['cluster:admin/*'], exclude: ['cluster:admin/xpack/security/*'] }, [manage])).toBe(true);
+    expect(subsetOf({ include: ['cluster:admin/*'], exclude: ['cluster:admin/xpack/security/user/*'] }, [manage])).toBe(false);
+    expect(subsetOf({ include: ['cluster:admin/xpack/securit*'] }, [manage])).toBe(false);
+    expect(subsetOf({ include: ['cluster:admin/xpack/security'] }, [manage])).toBe(true);
+    expect(subsetOf({ include: ['a*'] }, [{ include: ['a', 'ab*'] }])).toBe(false);
+    expect(subsetOf({ include: ['a*'] }, [{ include: ['a'] }, { include: ['a*'], exclude: ['a'] }])).toBe(true);
+    expect(subsetOf({ include: [] }, [])).toBe(true);
+    // a middle wildcard in a grant is not trusted to cover anything; in a request it widens
+    expect(subsetOf({ include: ['cluster:admin/x'] }, [{ include: ['cluster:*/x'] }])).toBe(false);
+    expect(subsetOf({ include: ['cluster:*/x'] }, [{ include: ['cluster:*'] }])).toBe(true);
+    expect(subsetOf({ include: ['cluster:*/x'] }, [{ include: ['cluster:admin/*'] }])).toBe(false);
   });
 });

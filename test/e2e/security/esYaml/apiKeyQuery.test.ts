@@ -1,0 +1,126 @@
+/**
+ * Elasticsearch's YAML REST test `api_key/20_query.yml` translated to the official client against a
+ * whole node, plus the paging rules ES's search over `.security` applies (item 18: search_after).
+ */
+import { Client, errors } from 'es8';
+import { startTestNode, type TestNode } from '../../../support/node';
+
+let t: TestNode;
+const PW = 'x-pack-test-password';
+const clients: Client[] = [];
+const as = (username: string) => {
+  const c = new Client({ node: t.url, auth: { username, password: PW } });
+  clients.push(c);
+  return c;
+};
+let manager: Client;
+let user1: Client;
+let user2: Client;
+const ids: Record<string, string> = {};
+
+beforeAll(async () => {
+  t = await startTestNode({ security: true });
+  await t.es.cluster.health({ wait_for_status: 'yellow' });
+  await t.es.security.putRole({ name: 'admin_role', cluster: ['manage_api_key'] });
+  await t.es.security.putRole({ name: 'user_role', cluster: ['manage_own_api_key'] });
+  await t.es.security.putUser({ username: 'api_key_manager', password: PW, roles: ['admin_role'], full_name: 'API key manager' });
+  await t.es.security.putUser({ username: 'api_key_user_1', password: PW, roles: ['user_role'], full_name: 'API key user 1' });
+  await t.es.security.putUser({ username: 'api_key_user_2', password: PW, roles: ['user_role'], full_name: 'API key user 2' });
+  [manager, user1, user2] = [as('api_key_manager'), as('api_key_user_1'), as('api_key_user_2')];
+  const m = await manager.security.createApiKey({ name: 'manager-api-key', expiration: '10d', metadata: { letter: 'a', number: 42 } });
+  expect(m.name).toBe('manager-api-key');
+  ids.manager = m.id;
+  const u1 = await user1.security.createApiKey({ name: 'user1-api-key', expiration: '1d', metadata: { letter: 'a', number: 1 } });
+  ids.user1 = u1.id;
+  const u2 = await user2.security.createApiKey({ name: 'user2-api-key', expiration: '1d', metadata: { letter: 'b', number: 42 } });
+  ids.user2 = u2.id;
+});
+afterAll(async () => {
+  for (const c of clients) await c.close();
+  await t.stop();
+});
+
+describe('api_key/20_query.yml: Test query api key', () => {
+  it('empty body works just like match_all', async () => {
+    expect(await manager.security.queryApiKeys({})).toMatchObject({ total: 3, count: 3 });
+  });
+
+  it('match_all by a manage_own_api_key user sees only its own key', async () => {
+    const r = await user1.security.queryApiKeys({ query: { match_all: {} } });
+    expect(r).toMatchObject({ total: 1, count: 1 });
+    expect(r.api_keys[0].id).toBe(ids.user1);
+  });
+
+  it('wildcard on name, own keys only', async () => {
+    const r = await user2.security.queryApiKeys({ query: { wildcard: { name: 'user*' } } });
+    expect(r).toMatchObject({ total: 1, count: 1 });
+    expect(r.api_keys[0].id).toBe(ids.user2);
+  });
+
+  it('sort by creation desc with from and size', async () => {
+    const r = await manager.security.queryApiKeys({ query: { wildcard: { name: 'user*' } }, sort: [{ creation: { order: 'desc' } }], from: 1, size: 1 });
+    expect(r).toMatchObject({ total: 2, count: 1 });
+    expect(r.api_keys[0].id).toBe(ids.user1);
+  });
+
+  it('pages with search_after over [expiration, username]', async () => {
+    const page = (search_after?: Array<string | number>) =>
+      manager.security.queryApiKeys({ query: { wildcard: { name: '*key' } }, sort: ['expiration', 'username'], size: 1, ...(search_after ? { search_after } : {}) });
+    const p0 = await page();
+    expect(p0).toMatchObject({ total: 3, count: 1 });
+    expect(p0.api_keys[0].id).toBe(ids.user1);
+    const p1 = await page([p0.api_keys[0].expiration!, p0.api_keys[0].username!]);
+    expect(p1).toMatchObject({ total: 3, count: 1 });
+    expect(p1.api_keys[0].id).toBe(ids.user2);
+    const p2 = await page([p1.api_keys[0].expiration!, p1.api_keys[0].username!]);
+    expect(p2).toMatchObject({ total: 3, count: 1 });
+    expect(p2.api_keys[0].id).toBe(ids.manager);
+    // the YAML runner substitutes stashed values as strings: the same page from "${expiration1}"
+    const p2s = await page([String(p1.api_keys[0].expiration), p1.api_keys[0].username!]);
+    expect(p2s.api_keys[0].id).toBe(ids.manager);
+    const p3 = await page([p2.api_keys[0].expiration!, p2.api_keys[0].username!]);
+    expect(p3).toMatchObject({ total: 3, count: 0, api_keys: [] });
+  });
+});
+
+describe('query api key paging as ES', () => {
+  it('returns _sort values only when sorting (dates as epoch millis)', async () => {
+    const sorted = await manager.security.queryApiKeys({ sort: [{ name: 'asc' }, 'creation'] });
+    expect(sorted.api_keys.map((k) => k.id)).toEqual([ids.manager, ids.user1, ids.user2]);
+    expect(sorted.api_keys[0]._sort).toEqual(['manager-api-key', sorted.api_keys[0].creation]);
+    const plain = await manager.security.queryApiKeys({});
+    expect(plain.api_keys.every((k) => k._sort === undefined)).toBe(true);
+  });
+
+  it('sorts by a metadata field and pages through ties with a tiebreaker', async () => {
+    const first = await manager.security.queryApiKeys({ sort: ['metadata.letter', 'name'], size: 2 });
+    expect(first.api_keys.map((k) => k.id)).toEqual([ids.manager, ids.user1]);
+    const next = await manager.security.queryApiKeys({ sort: ['metadata.letter', 'name'], size: 2, search_after: first.api_keys[1]._sort as string[] });
+    expect(next.api_keys.map((k) => k.id)).toEqual([ids.user2]);
+  });
+
+  it('queries metadata values as keywords and dates by range', async () => {
+    expect((await manager.security.queryApiKeys({ query: { term: { 'metadata.number': 42 } } })).total).toBe(2);
+    const soon = Date.now() + 5 * 24 * 3600_000;
+    const r = await manager.security.queryApiKeys({ query: { range: { expiration: { lt: soon } } } });
+    expect(r.api_keys.map((k) => k.id).sort()).toEqual([ids.user1, ids.user2].sort());
+  });
+
+  it.each([
+    [{ from: -1 }, 400, 'action_request_validation_exception', 'Validation Failed: 1: [from] parameter cannot be negative but was [-1];'],
+    [{ size: -2 }, 400, 'action_request_validation_exception', 'Validation Failed: 1: [size] parameter cannot be negative but was [-2];'],
+    [{ sort: ['name'], search_after: ['a', 'b'] }, 400, 'illegal_argument_exception', 'search_after has 2 value(s) but sort has 1.'],
+    [{ sort: ['name'], search_after: ['a'], from: 1 }, 400, 'illegal_argument_exception', '`from` parameter must be set to 0 when `search_after` is used.'],
+    [{ sort: ['api_key_hash'] }, 400, 'illegal_argument_exception', 'Field [api_key_hash] is not allowed for API Key query'],
+    [{ query: { term: { api_key_hash: 'x' } } }, 400, 'illegal_argument_exception', 'Field [api_key_hash] is not allowed for API Key query'],
+    [{ query: { fuzzy: { name: 'x' } } }, 400, 'illegal_argument_exception', 'Query type [fuzzy] is not supported for API Key query'],
+    [{ sort: [{ name: 'up' }] }, 400, 'illegal_argument_exception', 'Unknown SortOrder [up]'],
+    [{ from: 9_999, size: 2 }, 400, 'illegal_argument_exception', expect.stringMatching(/^Result window is too large, from \+ size must be less than or equal to: \[10000\] but was \[10001\]/)],
+    [{ aggs: {} }, 400, 'x_content_parse_exception', '[1:2] [query_api_key_request_payload] unknown field [aggs]'],
+  ])('refuses %j with ES 4xx', async (body, status, type, reason) => {
+    const e = (await manager.transport.request({ method: 'POST', path: '/_security/_query/api_key', body }).catch((x: unknown) => x)) as errors.ResponseError;
+    expect(e).toBeInstanceOf(errors.ResponseError);
+    expect(e.statusCode).toBe(status);
+    expect(e.body.error).toMatchObject({ type, reason });
+  });
+});
