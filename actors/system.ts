@@ -29,6 +29,7 @@ import { scrollRoutes } from './edge/routes/scroll';
 import { pitRoutes } from './edge/routes/pit';
 import { contextRoutes } from './edge/routes/contexts';
 import { clusterRoutes } from './edge/routes/cluster';
+import { startConsole } from './console';
 
 export interface SystemOptions {
   host?: string;
@@ -221,6 +222,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     scrollRoutes(router, services);
     pitRoutes(router, services);
     contextRoutes(router, services);
+    stops.push(startConsole(router, services, security)); // the web console (actors/console); wraps security.gate before the edge starts
 
     const edge: Edge = await startEdge({
       host: node.host,

@@ -32,6 +32,8 @@ export interface ContextRecord {
   /** Last time a search finished using it (keep-alive counts from here). */
   lastUsedAt: number;
   inUse: number;
+  /** Searches that used it since this node opened or revived it (scroll continuations, PIT searches). */
+  uses: number;
   /** Scroll only: the search it pages through, with the exact total of its first page. */
   scroll?: { request: unknown; total?: { value: number; relation: 'eq' | 'gte' }; sortLength?: number; docOrder?: boolean };
   /** Ack of the last fact appended for this context. */
@@ -136,6 +138,7 @@ export class ContextRegistry {
       keepAliveMs: init.keepAliveMs,
       lastUsedAt,
       inUse: 0,
+      uses: 0,
       scroll: init.scroll,
       appended: Promise.resolve(),
     };
@@ -203,6 +206,7 @@ export class ContextRegistry {
    */
   use(rec: ContextRecord, keepAliveMs: number | undefined): void {
     rec.inUse++;
+    rec.uses++;
     const now = this.clock.now();
     const coalesce = rec.kind === 'pit' && keepAliveMs === rec.keepAliveMs && now - (rec.loggedAt ?? rec.createdAt) < rec.keepAliveMs / 4;
     if (keepAliveMs !== undefined && !coalesce) {

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import { gunzipSync, inflateSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -146,6 +147,15 @@ function send(
   pretty: boolean,
 ): void {
   if (res.headersSent) return;
+  if (body instanceof Readable) {
+    // A streamed body (the console's server-sent events): written as it comes, ended by either side.
+    res.writeHead(status, { ...PRODUCT, 'content-type': contentType, ...(headers ?? {}) });
+    res.on('close', () => body.destroy());
+    body.on('error', () => res.destroy());
+    if (method === 'HEAD') res.end();
+    else body.pipe(res);
+    return;
+  }
   let payload: Buffer | undefined;
   if (body instanceof RawJson) {
     payload = Buffer.concat(body.chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)));
