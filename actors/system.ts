@@ -19,6 +19,8 @@ import { Membership, type NodeRecord } from './cluster/membership';
 import { clusterIdentity, CLUSTER_BUCKET } from './cluster/identity';
 import { Kvm } from '@nats-io/kv';
 import { VERSION } from './edge/routes/cluster';
+import { localInfo } from './edge/views/nodes';
+import { serveNode } from './cluster/nodeRpc';
 import { ContextRegistry, reviveContexts, writeCheckpoint } from './contexts';
 import { startSecurity, type SecurityModule } from './security';
 import { documentRoutes } from './edge/routes/documents';
@@ -29,7 +31,9 @@ import { scrollRoutes } from './edge/routes/scroll';
 import { pitRoutes } from './edge/routes/pit';
 import { contextRoutes } from './edge/routes/contexts';
 import { clusterRoutes } from './edge/routes/cluster';
+import { documentApiRoutes } from './edge/routes/documentApis';
 import { startConsole } from './console';
+import { viewRoutes, viewsAttach } from './edge/routes/views';
 
 export interface SystemOptions {
   host?: string;
@@ -131,13 +135,18 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
 
     const cluster = new ClusterState(ctx, opts.onReplayProgress);
     let httpUrl = '';
+    const startedAt = Date.now();
+    let nodeStats = (): Record<string, number> => ({});
+    let isMaster = () => false;
+    const info = localInfo();
     const record = (): NodeRecord => {
       const copies: NodeRecord['copies'] = {};
       for (const c of cluster.localCopies()) if (c.role) copies[`${c.ref.indexUuid}/${c.ref.n}`] = c.state;
-      return { id: node.id, name: node.name, host: node.host, http: httpUrl, version: VERSION.number, roles: ['data', 'ingest', 'master'], startedAt, copies, stats: nodeStats() };
+      return {
+        id: node.id, name: node.name, host: node.host, http: httpUrl, version: VERSION.number, roles: ['data', 'ingest', 'master'],
+        startedAt, copies, stats: nodeStats(), master: isMaster(), info,
+      };
     };
-    const startedAt = Date.now();
-    let nodeStats = (): Record<string, number> => ({});
     const membership = new Membership(nc, record, log, {
       heartbeatMs: settings.num('cluster.heartbeat_interval_ms', 1_000),
       nodeTimeoutMs: settings.num('cluster.node_timeout_ms', 5_000),
@@ -161,6 +170,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     log.info({ ...replayed, ms: Date.now() - t0 }, 'document log replayed');
     cluster.snapshots.mayPurge = () => membership.liveIds().length <= 1;
     const allocator = new Allocator(await leasesBucket(nc, Number(replicas ?? 1)), cluster, membership, log);
+    isMaster = () => allocator.leader;
     allocator.start();
     stops.push(() => allocator.stop());
     // Rotated id keys reach every node while it runs.
@@ -211,6 +221,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       security: security.enabled ? { ...security, authorize: (a, act, idx) => security.gate.authorize(a, act, idx) } : undefined,
       stats: newSearchStats(),
       membership,
+      nodeOps: {},
       contexts,
       ids,
     };
@@ -222,6 +233,9 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     scrollRoutes(router, services);
     pitRoutes(router, services);
     contextRoutes(router, services);
+    viewRoutes(router, services);
+    const docApis = documentApiRoutes(router, services);
+    stops.push(() => docApis.stop());
     stops.push(startConsole(router, services, security)); // the web console (actors/console); wraps security.gate before the edge starts
 
     const edge: Edge = await startEdge({
@@ -232,6 +246,9 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       log,
     });
     stops.push(() => edge.close());
+    viewsAttach(edge.server);
+    const rpc = serveNode(nc, node.id, services.nodeOps);
+    stops.push(() => rpc.unsubscribe());
     httpUrl = edge.url;
     nodeStats = () => ({ open_scroll_contexts: contexts.shardContexts('scroll'), open_pits: contexts.list('pit').length });
     membership.publishNow();

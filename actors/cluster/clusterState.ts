@@ -5,21 +5,27 @@ import type { NodeContext } from '../nodeContext';
 import { EsError, indexNotFound } from '../wire/esErrors';
 import { IndexMapping, ShardStore } from '../shard/engine';
 import { ShardActor, type ShardRef } from '../shard/shardActor';
-import { applySettings, defaultIndexSettings, normalizeSettings, type IndexSettings } from './indexSettings';
+import { applySettings, defaultIndexSettings, normalizeSettings, validateCreate, type IndexSettings } from './indexSettings';
 import { resolveExpression, validateIndexName, type ResolveOptions } from './indexNames';
 import { DataFollower } from './dataFollower';
 import { Snapshotter, type ClusterImage, type RestoredCluster } from './snapshots';
 import type { ShardAllocation } from './allocation';
+import { ClusterMetadata, type MetadataEvent } from './clusterMetadata';
+import { type AliasMeta, type IndexLookup } from './aliases';
+import { planAliasActions, parseAliasActions } from './aliasActions';
+import type { TemplateKind } from './templates';
 
 /** Metadata facts of the document log (subject es.v1.data.meta). */
 export type MetaEvent =
-  | { kind: 'index_created'; name: string; uuid: string; creationDate: number; settings: Record<string, string>; mappings: unknown }
+  | { kind: 'index_created'; name: string; uuid: string; creationDate: number; settings: Record<string, string>; mappings: unknown; aliases?: Record<string, AliasMeta> }
   | { kind: 'index_deleted'; uuid: string }
   | { kind: 'settings_updated'; uuid: string; settings: Record<string, string> }
   | { kind: 'mapping_updated'; uuid: string; mappings: unknown }
   | { kind: 'cluster_settings'; settings: Record<string, unknown> }
   /** Where the copies of an index's shards are, decided by the allocator (allocator.ts). */
-  | { kind: 'allocation'; uuid: string; shards: ShardAllocation[] };
+  | { kind: 'allocation'; uuid: string; shards: ShardAllocation[] }
+  /** Aliases and templates (clusterMetadata.ts). */
+  | MetadataEvent;
 
 /** A metadata fact as logged: `after` is the fact it was decided after (absent in older logs). */
 export type MetaFact = MetaEvent & { after?: number };
@@ -91,6 +97,8 @@ export class ClusterState {
   private readonly changeListeners: Array<() => void> = [];
   /** Fold of `cluster_settings` facts (what a snapshot records). */
   private readonly clusterSettings: Record<string, unknown> = {};
+  /** Aliases and templates (clusterMetadata.ts). */
+  readonly metadata = new ClusterMetadata();
   /** Stream sequence of the last `es.v1.data.meta` message seen (the subject's last sequence, for JetStream's check). */
   metaSeq = 0;
   /**
@@ -195,6 +203,7 @@ export class ClusterState {
       this.clusterSettings[k] = v;
       this.ctx.settings.setDynamic(k, v);
     }
+    this.metadata.load(r.metadata);
     this.metaSeq = r.metaSeq;
     this.metaAccepted = r.metaAccepted;
   }
@@ -206,7 +215,9 @@ export class ClusterState {
    */
   private capture(): ClusterImage {
     const at = Math.max(this.follower.position, this.metaSeq);
-    const image: ClusterImage = { metaSeq: at, metaAccepted: this.metaAccepted, indices: [], clusterSettings: structuredClone(this.clusterSettings), copies: [] };
+    const image: ClusterImage = {
+      metaSeq: at, metaAccepted: this.metaAccepted, indices: [], clusterSettings: structuredClone(this.clusterSettings), copies: [], metadata: this.metadata.image(),
+    };
     for (const idx of this.byName.values()) {
       image.indices.push({
         name: idx.name, uuid: idx.uuid, creationDate: idx.creationDate, settings: structuredClone(idx.settings), mapping: idx.mapping.toSnapshot(),
@@ -274,8 +285,48 @@ export class ClusterState {
     if (!s) throw indexNotFound(name);
     return s;
   }
+  /** Indices an expression names: index names, aliases (their indices), wildcards over both. */
   resolve(expr: string | undefined, opts?: ResolveOptions): IndexState[] {
-    return resolveExpression(expr, this.names(), opts).map((n) => this.byName.get(n)!);
+    return resolveExpression(expr, this.names(), opts, this.aliasIndexNames()).map((n) => this.byName.get(n)!);
+  }
+
+  /** Alias name -> names of its indices. */
+  private aliasIndexNames(): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const [a, uuids] of this.metadata.aliases.map()) out.set(a, uuids.map((u) => this.byUuid.get(u)?.name).filter((n): n is string => !!n));
+    return out;
+  }
+
+  /** Name and uuid lookups the alias rules use. */
+  get lookup(): IndexLookup {
+    return { nameOf: (u) => this.byUuid.get(u)?.name, uuidOf: (n) => this.byName.get(n)?.uuid };
+  }
+
+  /**
+   * Where a write to `name` goes: the index of that name, or the write index of the alias of
+   * that name (ES's 400 when the alias has none); undefined when neither exists.
+   */
+  writeIndex(name: string): IndexState | undefined {
+    const direct = this.byName.get(name);
+    if (direct) return direct;
+    const uuid = this.metadata.aliases.writeIndex(name);
+    return uuid === undefined ? undefined : this.byUuid.get(uuid);
+  }
+
+  /**
+   * The one index `name` stands for (a real-time get through an alias): ES's 400 when the alias
+   * has several, 404 when nothing has that name.
+   */
+  single(name: string): IndexState {
+    const direct = this.byName.get(name);
+    if (direct) return direct;
+    const uuids = this.metadata.aliases.indicesOf(name);
+    if (uuids.length === 1) return this.byUuid.get(uuids[0])!;
+    if (uuids.length > 1) {
+      const names = uuids.map((u) => this.byUuid.get(u)?.name).sort();
+      throw new EsError('illegal_argument_exception', 400, `alias [${name}] has more than one index associated with it [${names.join(', ')}], can't execute a single index op`);
+    }
+    throw indexNotFound(name);
   }
   shardRefs(idx: IndexState): ShardRef[] {
     return idx.shards.map((s) => s.ref);
@@ -346,10 +397,6 @@ export class ClusterState {
   /** PUT /<index> (and auto-create). Resolves once the index's primaries are started, or after `timeoutMs`. */
   async createIndex(name: string, body: { settings?: unknown; mappings?: unknown; aliases?: unknown } = {}, timeoutMs = 30_000): Promise<IndexState> {
     validateIndexName(name);
-    const settings = normalizeSettings(body.settings);
-    applySettings(defaultIndexSettings(), settings, true); // validate before logging
-    const mappings = body.mappings ?? {};
-    new IndexMapping(mappings as never); // validate before logging
     const uuid = uuidv4().replace(/-/g, '').slice(0, 22);
     await this.writeMeta(() => {
       const existing = this.byName.get(name);
@@ -358,7 +405,15 @@ export class ClusterState {
           meta: { index_uuid: existing.uuid, index: name },
         });
       }
-      return { kind: 'index_created', name, uuid, creationDate: Date.now(), settings, mappings };
+      // Templates first, then the request (clusterMetadata.ts), decided on the state the fact follows.
+      const prepared = this.metadata.prepareIndex(name, body, this.lookup, uuid);
+      const { settings, mappings } = prepared;
+      validateCreate(settings, applySettings(defaultIndexSettings(), settings, true, { name }), mappings, name); // validate before logging
+      new IndexMapping(mappings as never); // validate before logging
+      return {
+        kind: 'index_created', name, uuid, creationDate: Date.now(), settings, mappings,
+        ...(Object.keys(prepared.aliases).length ? { aliases: prepared.aliases } : {}),
+      };
     });
     const idx = this.byUuid.get(uuid);
     if (!idx) throw indexNotFound(name); // deleted again before we looked
@@ -396,7 +451,7 @@ export class ClusterState {
     await this.writeMeta(() => {
       const cur = this.byUuid.get(idx.uuid);
       if (!cur) throw indexNotFound(idx.name);
-      applySettings(structuredClone(cur.settings), settings, false); // validates
+      applySettings(structuredClone(cur.settings), settings, false, cur); // validates
       return { kind: 'settings_updated', uuid: idx.uuid, settings };
     });
   }
@@ -431,6 +486,22 @@ export class ClusterState {
 
   async putClusterSettings(settings: Record<string, unknown>): Promise<void> {
     await this.writeMeta(() => ({ kind: 'cluster_settings', settings }));
+  }
+
+  /** `POST /_aliases`: every action of the request is one fact (all or nothing, as ES). */
+  async updateAliases(body: unknown): Promise<void> {
+    const actions = parseAliasActions(body);
+    await this.writeMeta(() => ({ kind: 'aliases_updated', changes: planAliasActions(actions, this.metadata.aliases, this.names(), this.lookup) }));
+  }
+
+  /** Puts a template of one kind; `parse` (TemplateTable.parse*) validates it against the templates of that moment. */
+  async putTemplate(template: TemplateKind, name: string, parse: () => unknown): Promise<void> {
+    await this.writeMeta(() => ({ kind: 'template_put', template, name, body: parse() }));
+  }
+
+  /** Deletes templates; `select` picks the names (and checks them) at that moment. */
+  async deleteTemplates(template: TemplateKind, select: () => string[]): Promise<void> {
+    await this.writeMeta(() => ({ kind: 'template_deleted', template, names: select() }));
   }
 
   // ---- applying metadata ----
@@ -502,7 +573,8 @@ export class ClusterState {
     switch (e.kind) {
       case 'index_created': {
         if (this.byName.has(e.name)) return; // logs written before creates were fenced may hold a second create: the first wins
-        const idx = this.addIndex(e.name, e.uuid, e.creationDate, applySettings(defaultIndexSettings(), e.settings, true), new IndexMapping(e.mappings as never));
+        this.metadata.aliases.apply(ClusterMetadata.createdAliases(e.uuid, e.aliases));
+        const idx = this.addIndex(e.name, e.uuid, e.creationDate, applySettings(defaultIndexSettings(), e.settings, true, e), new IndexMapping(e.mappings as never));
         if (this.buildAll) for (let n = 0; n < idx.shards.length; n++) this.newCopy(idx, n);
         return;
       }
@@ -511,6 +583,7 @@ export class ClusterState {
         if (!idx) return;
         this.byUuid.delete(e.uuid);
         this.byName.delete(idx.name);
+        this.metadata.aliases.dropIndex(e.uuid);
         for (let n = 0; n < idx.shards.length; n++) this.dropCopy(copyKey(idx.uuid, n));
         for (const fn of this.deletedListeners) fn(idx);
         return;
@@ -546,6 +619,14 @@ export class ClusterState {
         this.reconcile(idx);
         return;
       }
+      case 'aliases_updated':
+        this.metadata.apply(e);
+        for (const c of e.changes) if (c.op === 'remove_index') this.applyMeta({ kind: 'index_deleted', uuid: c.uuid });
+        return;
+      case 'template_put':
+      case 'template_deleted':
+        this.metadata.apply(e);
+        return;
     }
   }
 }

@@ -1,16 +1,29 @@
 import { EsError, indexNotFound } from '../wire/esErrors';
+import { simpleMatch } from '../automaton';
 
-const INVALID_CHARS = ['\\', '/', '*', '?', '"', '<', '>', '|', ' ', ',', '#', ':'];
+/** Strings.INVALID_FILENAME_CHARS, in the order ES prints the set. */
+const INVALID_CHARS = [' ', '"', '*', '\\', '<', '|', ',', '>', '/', '?'];
+
+/**
+ * ES's MetadataCreateIndexService.validateIndexOrAliasName: the checks shared by index and alias
+ * names, in ES's order, with its texts. `bad(why)` builds the error to throw.
+ */
+export function validateIndexOrAliasName(name: string, bad: (why: string) => Error): void {
+  if (!name) throw bad('must not be empty');
+  if (INVALID_CHARS.some((c) => name.includes(c))) throw bad(`must not contain the following characters [${INVALID_CHARS.join(', ')}]`);
+  if (name.includes('#')) throw bad("must not contain '#'");
+  if (name.includes(':')) throw bad("must not contain ':'");
+  if (/^[-_+]/.test(name)) throw bad("must not start with '_', '-', or '+'");
+  const bytes = Buffer.byteLength(name);
+  if (bytes > 255) throw bad(`index name is too long, (${bytes} > 255)`);
+  if (name === '.' || name === '..') throw bad("must not be '.' or '..'");
+}
 
 /** Throws ES's invalid_index_name_exception for names ES refuses. */
 export function validateIndexName(name: string): void {
   const bad = (why: string) => new EsError('invalid_index_name_exception', 400, `Invalid index name [${name}], ${why}`, { meta: { 'index_uuid': '_na_', index: name } });
-  if (!name) throw bad('must not be empty');
+  validateIndexOrAliasName(name, bad);
   if (name !== name.toLowerCase()) throw bad('must be lowercase');
-  for (const c of INVALID_CHARS) if (name.includes(c)) throw bad(`must not contain the following characters [${INVALID_CHARS.map((x) => (x === ' ' ? "' '" : x)).join(', ')}]`);
-  if (/^[-_+]/.test(name)) throw bad("must not start with '_', '-', or '+'");
-  if (name === '.' || name === '..') throw bad("must not be '.' or '..'");
-  if (Buffer.byteLength(name) > 255) throw bad('index name is too long, (' + Buffer.byteLength(name) + ' > 255)');
 }
 
 export interface ResolveOptions {
@@ -20,8 +33,9 @@ export interface ResolveOptions {
   expandWildcards?: string;
 }
 
-function globToRegex(p: string): RegExp {
-  return new RegExp(`^${p.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+/** A `*` pattern (ES Regex.simpleMatch), matched without a backtracking RegExp (`*a*a*a…*b` was exponential). */
+function globToRegex(p: string): { test(s: string): boolean } {
+  return { test: (s: string) => simpleMatch(p, s) };
 }
 
 /**
@@ -29,7 +43,7 @@ function globToRegex(p: string): RegExp {
  * names, in ES's manner: a missing explicit name is 404 unless ignore_unavailable; a wildcard
  * matching nothing is fine unless allow_no_indices=false.
  */
-export function resolveExpression(expr: string | undefined, names: string[], opts: ResolveOptions = {}): string[] {
+export function resolveExpression(expr: string | undefined, names: string[], opts: ResolveOptions = {}, aliases?: ReadonlyMap<string, string[]>): string[] {
   const parts = !expr || expr === '_all' ? ['*'] : expr.split(',').map((s) => s.trim()).filter(Boolean);
   const out = new Set<string>();
   const expand = opts.expandWildcards ?? 'open';
@@ -39,6 +53,8 @@ export function resolveExpression(expr: string | undefined, names: string[], opt
     if (p.startsWith('-') && i > 0) {
       const re = globToRegex(p.slice(1));
       for (const n of [...out]) if (re.test(n)) out.delete(n);
+      // `-alias` excludes the alias's indices too
+      for (const [a, idx] of aliases ?? []) if (re.test(a)) for (const n of idx) out.delete(n);
       return;
     }
     if (p === '_all' || p.includes('*')) {
@@ -46,9 +62,14 @@ export function resolveExpression(expr: string | undefined, names: string[], opt
       if (expand === 'none') return;
       const re = globToRegex(p === '_all' ? '*' : p);
       for (const n of names) if (re.test(n) && (showHidden || !n.startsWith('.') || p.startsWith('.'))) out.add(n);
+      // Wildcards match alias names as well, standing for their indices (ES's default options).
+      for (const [a, idx] of aliases ?? []) {
+        if (re.test(a) && (showHidden || !a.startsWith('.') || p.startsWith('.'))) for (const n of idx) out.add(n);
+      }
       return;
     }
     if (names.includes(p)) out.add(p);
+    else if (aliases?.get(p)?.length) for (const n of aliases.get(p)!) out.add(n);
     else if (!opts.ignoreUnavailable) throw indexNotFound(p);
   });
   if (!out.size && opts.allowNoIndices === false && sawWildcard) throw indexNotFound(expr ?? '_all');

@@ -1,5 +1,6 @@
 import { EsError, illegalArgument } from '../wire/esErrors';
 import { flatten } from '../config';
+import { calculateNumRoutingShards, indexShard, type RoutingSpec } from '../shard/engine';
 
 /** The index settings this node understands (others are kept and echoed, as ES does). */
 export interface IndexSettings {
@@ -7,6 +8,13 @@ export interface IndexSettings {
   numberOfReplicas: number;
   maxResultWindow: number;
   maxSlicesPerScroll: number;
+  /**
+   * `index.number_of_routing_shards`, fixed at creation: the given value, else ES's default
+   * (calculateNumRoutingShards). Absent in snapshots written before it existed (see routingSpec).
+   */
+  numberOfRoutingShards?: number;
+  /** `index.routing_partition_size`, fixed at creation (1: documents of one routing value share a shard). */
+  routingPartitionSize?: number;
   /** -1 disables periodic refresh. */
   refreshIntervalMs: number;
   /** Every setting as given, flattened, with the `index.` prefix (for GET _settings). */
@@ -22,8 +30,14 @@ const DEFAULTS: IndexSettings = {
   raw: {},
 };
 
-/** Settings that cannot change after creation. */
-const FINAL = new Set(['index.number_of_shards']);
+/** Settings that cannot change after creation (ES: not Dynamic, or Final). */
+const FINAL = new Set(['index.number_of_shards', 'index.number_of_routing_shards', 'index.routing_partition_size']);
+
+/** The index a settings change is about, for ES's messages. */
+export interface SettingsTarget {
+  name: string;
+  uuid?: string;
+}
 
 function intSetting(key: string, v: unknown, min: number): number {
   const n = Number(v);
@@ -54,13 +68,18 @@ export function normalizeSettings(input: unknown): Record<string, string> {
   return out;
 }
 
-/** Applies `changes` (already normalized) on top of `base`; `creating` allows final settings. */
-export function applySettings(base: IndexSettings, changes: Record<string, string>, creating: boolean): IndexSettings {
+/**
+ * Applies `changes` (already normalized) on top of `base`; `creating` allows final settings and
+ * fixes the routing settings (`index` names the index in ES's messages).
+ */
+export function applySettings(base: IndexSettings, changes: Record<string, string>, creating: boolean, index?: SettingsTarget): IndexSettings {
   const next: IndexSettings = { ...base, raw: { ...base.raw } };
+  const fixed = Object.keys(changes).filter((k) => FINAL.has(k));
+  if (!creating && fixed.length) {
+    const open = index ? ` for open indices [[${index.name}/${index.uuid ?? '_na_'}]]` : ' for open indices';
+    throw illegalArgument(`Can't update non dynamic settings [[${fixed.join(', ')}]]${open}`);
+  }
   for (const [key, v] of Object.entries(changes)) {
-    if (!creating && FINAL.has(key)) {
-      throw illegalArgument(`Can't update non dynamic settings [[${key}]] for open indices`);
-    }
     switch (key) {
       case 'index.number_of_shards':
         next.numberOfShards = intSetting(key, v, 1);
@@ -69,6 +88,9 @@ export function applySettings(base: IndexSettings, changes: Record<string, strin
       case 'index.number_of_replicas':
         next.numberOfReplicas = intSetting(key, v, 0);
         break;
+      case 'index.number_of_routing_shards':
+      case 'index.routing_partition_size':
+        break; // fixed after the loop; validated by validateCreate (a replayed create never throws)
       case 'index.max_result_window':
         next.maxResultWindow = intSetting(key, v, 1);
         break;
@@ -83,9 +105,109 @@ export function applySettings(base: IndexSettings, changes: Record<string, strin
     }
     next.raw[key] = v;
   }
+  if (creating) fixRouting(next, changes);
   return next;
 }
 
+const positiveInt = (v: string | undefined): number | undefined => {
+  const n = Number(v);
+  return v !== undefined && v.trim() !== '' && Number.isInteger(n) && n >= 1 && n <= 0x7fffffff ? n : undefined;
+};
+
+/**
+ * Fixes the routing settings at creation: the given number_of_routing_shards, else the default of
+ * MetadataCreateIndexService.calculateNumRoutingShards; the partition size (1 by default). Lenient,
+ * because it also folds logged creates: validateCreate refuses bad values before they are logged.
+ */
+function fixRouting(s: IndexSettings, changes: Record<string, string>): void {
+  s.numberOfRoutingShards = positiveInt(changes['index.number_of_routing_shards']) ?? calculateNumRoutingShards(s.numberOfShards);
+  s.routingPartitionSize = positiveInt(changes['index.routing_partition_size']) ?? 1;
+}
+
+/** The routing fields of an index (settings restored from an older snapshot are completed as creation would). */
+export function routingSpec(s: IndexSettings): RoutingSpec {
+  return {
+    numberOfShards: s.numberOfShards,
+    routingNumShards: s.numberOfRoutingShards ?? positiveInt(s.raw['index.number_of_routing_shards']) ?? calculateNumRoutingShards(s.numberOfShards),
+    routingPartitionSize: s.routingPartitionSize ?? positiveInt(s.raw['index.routing_partition_size']) ?? 1,
+  };
+}
+
+/** What docShard reads of an index. */
+export interface RoutedIndex {
+  name: string;
+  uuid: string;
+  settings: IndexSettings;
+  mapping: { toJSON(): Record<string, unknown>; version?: number };
+}
+
+/**
+ * The shard holding document `id` (ES `IndexRouting.indexShard/getShard/deleteShard`): a mapping
+ * with `_routing.required` answers a missing routing with `routing_missing_exception`; a
+ * partitioned index without routing is IndexRouting's illegal argument, and a document indexed into
+ * one whose mapping does not require routing fails ES's mapping check (`write`).
+ * @throws EsError 400 `routing_missing_exception` / `illegal_argument_exception`
+ */
+export function docShard(idx: RoutedIndex, id: string, routing: string | undefined, write = false): number {
+  const spec = routingSpec(idx.settings);
+  const required = routingRequiredOf(idx.mapping);
+  if (required && routing === undefined) {
+    throw new EsError('routing_missing_exception', 400, `routing is required for [${idx.name}]/[${id}]`, {
+      meta: { index_uuid: '_na_', index: idx.name },
+    });
+  }
+  if (spec.routingPartitionSize > 1) {
+    if (routing === undefined) throw illegalArgument('A routing value is required for gets from a partitioned index');
+    if (write && !required) throw partitionNeedsRequiredRouting(idx.name);
+  }
+  return indexShard(spec, id, routing);
+}
+
+/** `_routing.required` of a mapping, read once per mapping version (toJSON builds the whole mapping). */
+const requiredCache = new WeakMap<object, { version: number | undefined; required: boolean }>();
+function routingRequiredOf(mapping: RoutedIndex['mapping']): boolean {
+  const hit = requiredCache.get(mapping);
+  if (hit && hit.version === mapping.version && mapping.version !== undefined) return hit.required;
+  const required = routingRequired(mapping.toJSON());
+  requiredCache.set(mapping, { version: mapping.version, required });
+  return required;
+}
+
+function routingRequired(mappings: unknown): boolean {
+  const r = (mappings as { _routing?: { required?: unknown } } | undefined)?._routing;
+  return r?.required === true || r?.required === 'true';
+}
+
+const partitionNeedsRequiredRouting = (name: string) =>
+  illegalArgument(`mapping type [_doc] must have routing required for partitioned index [${name}]`);
+
+/**
+ * Create-index checks of the routing settings, as ES makes them: the int settings (min 1), the
+ * number_of_routing_shards validator (>= number_of_shards, and IndexMetadata.getRoutingFactor: a
+ * multiple of it), IndexMetadata.Builder's partition check, and DocumentMapper.validate (explicit
+ * mappings of a partitioned index must require routing).
+ * @param settings the result of applySettings(defaultIndexSettings(), changes, true)
+ */
+export function validateCreate(changes: Record<string, string>, settings: IndexSettings, mappings: unknown, name: string): void {
+  for (const key of ['index.number_of_routing_shards', 'index.routing_partition_size']) {
+    if (changes[key] !== undefined) intSetting(key, changes[key], 1);
+  }
+  const shards = settings.numberOfShards;
+  const routing = settings.numberOfRoutingShards!;
+  if (changes['index.number_of_routing_shards'] !== undefined) {
+    if (routing < shards) throw illegalArgument(`index.number_of_routing_shards [${routing}] must be >= index.number_of_shards [${shards}]`);
+    const factor = Math.floor(routing / shards);
+    if (routing !== shards && (factor * shards !== routing || factor <= 1)) {
+      throw illegalArgument(`the number of source shards [${shards}] must be a factor of [${routing}]`);
+    }
+  }
+  const partition = settings.routingPartitionSize!;
+  if (partition !== 1 && partition >= routing) {
+    throw illegalArgument(`routing partition size [${partition}] should be a positive number less than the number of routing shards [${routing}] for [${name}]`);
+  }
+  const hasMappings = !!mappings && typeof mappings === 'object' && Object.keys(mappings).length > 0;
+  if (hasMappings && partition > 1 && !routingRequired(mappings)) throw partitionNeedsRequiredRouting(name);
+}
 export const defaultIndexSettings = (): IndexSettings => ({ ...DEFAULTS, raw: {} });
 
 /** ES's GET _settings view: nested `index` object with string values. */

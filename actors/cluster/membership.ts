@@ -19,6 +19,10 @@ export interface NodeRecord {
   copies: Record<string, 'started' | 'recovering' | 'failed'>;
   /** Free-form figures other nodes show (open contexts, …). */
   stats?: Record<string, number>;
+  /** Holds the shard allocator lease (what `_nodes` calls the elected master). */
+  master?: boolean;
+  /** Static facts for the others' `GET /_nodes` (os, process, jvm). */
+  info?: unknown;
 }
 
 export interface MembershipOptions {

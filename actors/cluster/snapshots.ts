@@ -8,6 +8,7 @@ import type { NodeContext } from '../nodeContext';
 import type { FrozenStore, LoadedStore, ShardStore } from '../shard/engine/shardStore';
 import { SnapshotWriter, listSnapshots, pruneSnapshots, readSnapshot, type IndexImage, type SnapshotHeader } from '../shard/snapshot';
 import type { ShardAllocation } from './allocation';
+import type { MetadataImage } from './clusterMetadata';
 
 /**
  * Snapshot settings (node settings, YAML or `ES_SETTING_*`; also dynamic via PUT _cluster/settings):
@@ -50,6 +51,8 @@ export interface ClusterImage {
   indices: Array<IndexImage & { allocation?: ShardAllocation[] }>;
   clusterSettings: Record<string, unknown>;
   copies: Array<{ uuid: string; n: number; applied: number; store: ShardStore; frozen: FrozenStore }>;
+  /** Aliases and templates. */
+  metadata?: MetadataImage;
 }
 
 /** A snapshot decoded and verified, ready to install. */
@@ -61,6 +64,7 @@ export interface RestoredCluster {
   indices: Array<IndexImage & { allocation?: ShardAllocation[] }>;
   clusterSettings: Record<string, unknown>;
   copies: Array<{ uuid: string; n: number; applied: number; image: LoadedStore }>;
+  metadata?: MetadataImage;
 }
 
 /** The lowest log point a snapshot needs the log after (its metadata or one of its copies). */
@@ -149,7 +153,7 @@ export class Snapshotter {
           return undefined;
         }
         expected = new Map(h.copies.map((c) => [`${c.uuid}/${c.n}`, c.applied]));
-        out = { seq: h.seq, path, metaSeq: h.metaSeq ?? h.seq, metaAccepted: h.metaAccepted, indices: h.indices as RestoredCluster['indices'], clusterSettings: h.clusterSettings, copies: [] };
+        out = { seq: h.seq, path, metaSeq: h.metaSeq ?? h.seq, metaAccepted: h.metaAccepted, indices: h.indices as RestoredCluster['indices'], clusterSettings: h.clusterSettings, metadata: h.metadata as MetadataImage | undefined, copies: [] };
         continue;
       }
       const key = `${s.indexUuid}/${s.n}`;
@@ -248,6 +252,7 @@ export class Snapshotter {
       takenAt: new Date().toISOString(),
       indices: image.indices,
       clusterSettings: image.clusterSettings,
+      ...(image.metadata ? { metadata: image.metadata } : {}),
     };
     const w = await SnapshotWriter.create(this.dir, header);
     let maxBlockMs = 0;

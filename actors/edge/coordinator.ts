@@ -14,6 +14,14 @@ export interface ShardTarget {
   /** Pinned searcher (PIT/scroll); absent = the shard's current one. */
   searcher?: SearcherRef;
   slice?: LocalSlice;
+  /** Alias filter of this shard's index (a search through a filtered alias), ANDed with the query. */
+  filter?: unknown;
+}
+
+/** The query a target runs: the request's, restricted by the target's alias filter if any. */
+export function targetQuery(query: unknown, t: { filter?: unknown }): unknown {
+  if (t.filter === undefined) return query;
+  return { bool: { must: [query ?? { match_all: {} }], filter: [t.filter] } };
 }
 
 export interface ShardFailure {
@@ -56,13 +64,16 @@ export function sliceTargets(targets: ShardTarget[], slice: { id: number; max: n
   if (!slice) return targets;
   const S = targets.length;
   const { id, max, field } = slice;
-  if (S === 1) return [{ ...targets[0], slice: { id, max, field, mode } }];
+  // Every taking part carries the request's max (index.max_slices_per_scroll is checked against it)
+  // and the field (checked on every shard, as ES's SliceBuilder.toFilter does); max 1 = whole shard.
+  const local = (localId: number, n: number): LocalSlice => ({ id: localId, max: n, ...(field !== undefined ? { field } : {}), mode, requestMax: max });
+  if (S === 1) return [{ ...targets[0], slice: local(id, max) }];
   if (max >= S) {
     const t = targets[id % S];
     const n = Math.floor(max / S) + (max % S > t.shardIndex ? 1 : 0);
-    return [{ ...t, slice: n === 1 ? undefined : { id: Math.floor(id / S), max: n, field, mode } }];
+    return [{ ...t, slice: local(n === 1 ? 0 : Math.floor(id / S), n) }];
   }
-  return targets.filter((t) => t.shardIndex % max === id);
+  return targets.filter((t) => t.shardIndex % max === id).map((t) => ({ ...t, slice: local(0, 1) }));
 }
 
 function failureOf(t: ShardTarget, e: unknown, node: string): ShardFailure {
@@ -80,7 +91,7 @@ export async function executeSearch(s: EdgeServices, req: SearchRequest, targets
   const start = Date.now();
   const single = targets.length === 1;
   const shardReq = (t: ShardTarget): ShardQueryRequest => ({
-    query: req.query,
+    query: targetQuery(req.query, t),
     postFilter: req.postFilter,
     sort: req.sort,
     from: single ? req.from : 0,
@@ -201,7 +212,7 @@ async function walkShardDocOrder(s: EdgeServices, req: SearchRequest, targets: S
     if (want <= 0) break;
     asked++;
     const shardReq: ShardQueryRequest = {
-      query: req.query,
+      query: targetQuery(req.query, t),
       postFilter: req.postFilter,
       sort: req.sort,
       from: 0,

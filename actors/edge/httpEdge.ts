@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { asEsError, EsError, HttpBodyError, toErrorBody } from '../wire/esErrors';
 import { stringify } from '../wire/json';
+import { checkCompatibility, hasContent } from './compatibility';
 import { makeRequest, RawJson, type EsRequest, type EsResponse, type Route, type Router } from './router';
 
 /** The security gate the edge consults (actors/security implements it). */
@@ -93,6 +94,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
   const compat = compatibleType(req.headers);
   let route: Route | undefined;
   try {
+    checkCompatibility(req.headers, hasContent(req.headers)); // before routing, as ES
     const m = opts.router.match(method, path);
     if (m.kind === 'none') {
       throw new HttpBodyError(400, { error: `no handler found for uri [${uri}] and method [${method}]`, status: 400 });

@@ -115,7 +115,10 @@ function matchSegments(pattern: string[], parts: string[]): Record<string, strin
   for (let i = 0; i < pattern.length; i++) {
     const p = pattern[i];
     if (isParam(p)) {
-      // A parameter never swallows an underscore endpoint name (`/_search` is not an index).
+      // A first segment starting with `_` names an API, never an index (`/_msearch` is not an index
+      // called `_msearch`): an unknown one gets ES's 400/405, not index_not_found. `_all` is the
+      // only underscore name that stands for indices.
+      if (i === 0 && parts[i].startsWith('_') && parts[i] !== '_all') return undefined;
       params[p.slice(1, -1)] = parts[i];
     } else if (p !== parts[i]) return undefined;
   }

@@ -21,6 +21,11 @@ export interface EdgeServices {
   stats: SearchStats;
   /** The live nodes of the cluster (this one included). */
   membership: Membership;
+  /**
+   * What this node answers to other nodes over `es.v1.node.<id>.<op>` (its runtime figures, its
+   * node stats, its open contexts): route modules add handlers, the system serves them.
+   */
+  nodeOps: Record<string, (body: unknown) => unknown>;
 }
 
 export interface SearchStats {

@@ -1,6 +1,7 @@
 import type { RoleDescriptor } from './roleDescriptor';
 import { subsetOf } from './actionSets';
 import { compileApplications, grantsApplication, type AppEntry, type StoredAppPrivileges } from './appPrivileges';
+import { matcherAsRegExp, namePatternsMatcher } from '../automaton';
 import { patternCovers, patternsRegExp, resolvePrivilege, type PrivilegeDef } from './privileges';
 
 /**
@@ -52,23 +53,11 @@ export type Permission = RolePermission | LimitedPermission;
 const MEMO_MAX = 4096;
 
 /**
- * Index-name patterns: `*`/`?` wildcards, or a Lucene regex between slashes. Lucene's leading
- * complement `~(…)` (used by the built-in viewer/editor roles) becomes a negative lookahead.
+ * Index-name patterns: `*`/`?` wildcards, or a Lucene regex between slashes (ES Automatons.patterns),
+ * matched by automata in linear time (a role's `/(a+)+b/` must not stall authorization).
  */
 export function indexNamesRegExp(patterns: string[]): RegExp {
-  const parts = patterns.map((p) => {
-    if (p.length > 1 && p.startsWith('/') && p.endsWith('/')) {
-      const body = p.slice(1, -1);
-      if (body.startsWith('~(') && body.endsWith(')')) return `(?!(?:${body.slice(2, -1)})$).*`;
-      return `(?:${body})`;
-    }
-    return p
-      .split('')
-      .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
-      .join('');
-  });
-  if (!parts.length) return /(?!)/;
-  return new RegExp(`^(?:${parts.join('|')})$`);
+  return matcherAsRegExp(namePatternsMatcher(patterns));
 }
 
 const NO_STORED: StoredAppPrivileges = new Map();

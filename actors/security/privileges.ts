@@ -6,6 +6,8 @@ import { patternsRegExp, subsetOf, type ActionSet } from './actionSets';
  * privileged (by how many other privileges each implies, then by name, as ES sorts them).
  */
 
+import { matcherAsRegExp, simpleMatcher } from '../automaton';
+
 /** A privilege: action patterns it grants (`*` matches any run of characters), minus `exclude`. */
 export interface PrivilegeDef extends ActionSet {
   /** manage_own_api_key: API key actions only on the caller's own keys (request-dependent). */

@@ -66,6 +66,8 @@ export interface SnapshotHeader {
   takenAt: string;
   indices: IndexImage[];
   clusterSettings: Record<string, unknown>;
+  /** Aliases and templates (actors/cluster/clusterMetadata.ts MetadataImage), plain JSON. */
+  metadata?: unknown;
 }
 
 /** A snapshot file on disk. */

@@ -1,11 +1,12 @@
-import { EsError, illegalArgument, validationFailed } from '../../wire/esErrors';
+import { EsError, asEsError, illegalArgument, indexNotFound, toErrorBody, validationFailed } from '../../wire/esErrors';
 import type { EsRequest, Router } from '../router';
 import type { EdgeServices } from '../services';
-import type { IndexState } from '../../cluster';
-import { shardFor } from '../../shard/engine';
+import { docShard, type IndexState } from '../../cluster';
+import { parseSourceBody } from '../../shard/engine';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
-import { autoId, outcomeError, refreshParam, refreshReplicas, writeResponse, writeTarget } from './documents';
+import { aliasIndexRouting, autoId, outcomeError, refreshParam, refreshReplicas, writeResponse, writeTarget } from './documents';
 import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite, BULK_ACTION } from './writeAuthz';
+import { checkSeqNoParams, executeUpdate, losslessBody, parseUpdateBody, updateResponse, validateUpdate, type UpdateOutcome, type UpdateSpec } from './update';
 
 type Action = 'index' | 'create' | 'delete' | 'update';
 interface Item {
@@ -16,6 +17,8 @@ interface Item {
   source?: string;
   /** Set when the item failed before reaching a shard. */
   error?: EsError;
+  /** The action line's object (update items read `retry_on_conflict`, `if_seq_no`, `_source` from it). */
+  meta?: Record<string, unknown>;
 }
 
 const ACTIONS = new Set<Action>(['index', 'create', 'delete', 'update']);
@@ -54,10 +57,13 @@ export function parseBulk(text: string, defaultIndex: string | undefined): Item[
     const m = meta[action] ?? {};
     const index = (m._index as string | undefined) ?? defaultIndex;
     if (!index) throw validationFailed(['index is missing']);
-    const item: Item = { action, index, id: m._id !== undefined ? String(m._id) : undefined, routing: (m.routing ?? m._routing) as string | undefined };
+    const item: Item = { action, index, id: m._id !== undefined ? String(m._id) : undefined, routing: (m.routing ?? m._routing) as string | undefined, meta: m };
     if (action !== 'delete') {
       const src = next();
-      if (src === undefined || !src.trim()) throw illegalArgument(`The bulk request must be terminated by a newline [\\n]`);
+      // ES BulkRequestParser: an action line that ends the body has no source line; it is dropped
+      // (no item, no error). The next line is the source whatever it holds: a blank one fails its
+      // item at the shard, not the request.
+      if (src === undefined) break;
       item.source = src;
     }
     if (action === 'delete' && item.id === undefined) item.error = illegalArgument('id is missing');
@@ -72,97 +78,205 @@ function itemError(e: EsError, idx: IndexState | undefined, shard: number | unde
     type: e.type,
     reason: e.message,
     ...(e.extra.meta ?? {}),
+    ...(e.extra.causedBy ? { caused_by: toErrorBody(e.extra.causedBy).error } : {}),
     ...(idx ? { index_uuid: idx.uuid, ...(shard !== undefined ? { shard: String(shard) } : {}), index: idx.name } : {}),
   };
 }
 
-async function bulk(s: EdgeServices, req: EsRequest) {
-  const start = Date.now();
-  const refresh = refreshParam(req);
-  const items = parseBulk(req.body?.toString('utf8') ?? '', req.params.index);
-  const results: Array<Record<string, unknown>> = new Array(items.length);
-  // ES: the bulk action needs a grant on some index at all, else the whole request is refused.
-  if (s.security) await s.security.authorize(req.auth, BULK_ACTION, []);
+/** One write of a bulk (a `_bulk` line pair, or a reindex / delete-by-query hit). */
+export interface BulkOp {
+  action: Action;
+  index: string;
+  id?: string;
+  routing?: string;
+  /** Raw `_source` text (index/create). */
+  source?: string;
+  /** Update items: what to merge or upsert. */
+  update?: UpdateSpec;
+  /** Failed before reaching a shard. */
+  error?: EsError;
+  /** The shard the doc is known to live on (a delete-by-query hit); else routing or id decides. */
+  shard?: number;
+}
+
+/** A bulk item's result, keyed by its action as ES renders it (`{"index":{…,"status":201}}`). */
+export type BulkItemResult = Record<string, Record<string, unknown>>;
+
+
+/**
+ * Runs bulk ops as `_bulk` does: per-item authorization (a forbidden item fails alone, writeAuthz.ts),
+ * auto-creation of missing indices (not for deletes alone), then per shard, in item order: runs of
+ * plain writes go to the shard in one write message, and each update is read → merge → conditional
+ * write at its place in the order, so later items see earlier ones. Shards run in parallel.
+ */
+export async function executeBulk(s: EdgeServices, auth: unknown, items: BulkOp[], refresh?: string): Promise<BulkItemResult[]> {
+  const results: BulkItemResult[] = new Array(items.length);
   // Item by item, the shard-level bulk[s] and the action the op type implies (ES authorizeBulkItems):
   // a denied item gets its own 403 while the others proceed. Checked on the name before it is
   // resolved, so a missing index tells nothing to whoever may not write it. Memoized per (op, index).
-  if (s.security) {
-    const checked = new Map<string, EsError | null>();
-    for (const it of items) {
-      if (it.error) continue;
-      const key = `${it.action}\u0000${it.index}`;
-      if (!checked.has(key)) checked.set(key, await authorizeWrite(s, req, it.action, it.index).then(() => null, (e: EsError) => e));
-      it.error = checked.get(key) ?? undefined;
-    }
+  const denied = new Map<string, EsError | undefined>();
+  const deniedOf = (it: BulkOp) => denied.get(`${it.action}\u0000${it.index}`);
+  for (const it of items) {
+    const key = `${it.action}\u0000${it.index}`;
+    if (!denied.has(key)) denied.set(key, await authorizeWrite(s, auth, it.action, it.index).then(() => undefined, (e) => asEsError(e)));
   }
   // Resolve target indices once each, auto-creating those an allowed non-delete item writes to (ES
   // creates no index for deletes); a failure fails that index's items, not the request.
   const targets = new Map<string, IndexState | EsError>();
-  const writesTo = new Set(items.filter((it) => it.action !== 'delete' && !it.error).map((it) => it.index));
+  const writesTo = new Set(items.filter((it) => it.action !== 'delete' && !deniedOf(it)).map((it) => it.index));
   for (const it of items) {
-    if (targets.has(it.index) || it.error) continue;
+    if (targets.has(it.index) || deniedOf(it)) continue;
     try {
-      let idx = s.cluster.get(it.index);
+      let idx = s.cluster.writeIndex(it.index); // an alias writes to its write index
       if (!idx) {
         if (!writesTo.has(it.index)) idx = s.cluster.require(it.index);
         else {
-          await authorizeOn(s, req, AUTO_CREATE_ACTION, it.index);
+          await authorizeOn(s, auth, AUTO_CREATE_ACTION, it.index);
           idx = await writeTarget(s, it.index);
         }
       }
       targets.set(it.index, idx);
     } catch (e) {
-      targets.set(it.index, e as EsError);
+      targets.set(it.index, asEsError(e));
     }
   }
   // Group by shard, keeping each item's position.
-  const groups = new Map<string, { idx: IndexState; n: number; writes: DocWrite[]; pos: number[] }>();
+  const groups = new Map<string, { idx: IndexState; n: number; pos: number[] }>();
   items.forEach((it, i) => {
-    const t = it.error ? it.error : targets.get(it.index)!;
-    if (t instanceof Error || it.action === 'update') {
-      const err = t instanceof Error ? t : illegalArgument('bulk [update] is not supported by this node; use [index]');
-      results[i] = { [it.action]: { _index: it.index, _id: it.id ?? null, status: err.status, error: itemError(err, t instanceof Error ? undefined : t, undefined) } };
+    const t = targets.get(it.index);
+    const err = deniedOf(it) ?? (t instanceof Error ? t : it.error);
+    if (err || !t || t instanceof Error) {
+      const e = err ?? indexNotFound(it.index);
+      results[i] = { [it.action]: { _index: it.index, _id: it.id ?? null, status: e.status, error: itemError(e, t instanceof Error || !t ? undefined : t, undefined) } };
       return;
     }
-    const id = it.id ?? autoId();
-    it.id = id;
-    const n = shardFor(it.routing ?? id, t.settings.numberOfShards);
+    it.id ??= autoId();
+    it.routing ??= aliasIndexRouting(s, it.index, t);
+    let n: number;
+    try {
+      n = it.shard ?? docShard(t, it.id, it.routing, it.action !== 'delete');
+    } catch (e) {
+      const err = asEsError(e); // routing required / partitioned index: that item fails alone
+      results[i] = { [it.action]: { _index: t.name, _id: it.id, status: err.status, error: itemError(err, undefined, undefined) } };
+      return;
+    }
     const key = `${t.uuid}/${n}`;
     let g = groups.get(key);
-    if (!g) groups.set(key, (g = { idx: t, n, writes: [], pos: [] }));
-    g.writes.push({ op: it.action === 'delete' ? 'delete' : it.action, id, ...(it.source !== undefined ? { source: it.source } : {}), ...(it.routing ? { routing: it.routing } : {}) });
+    if (!g) groups.set(key, (g = { idx: t, n, pos: [] }));
     g.pos.push(i);
   });
-  await Promise.all(
-    [...groups.values()].map(async (g) => {
-      let outcomes: WriteOutcome[];
-      let refreshed = false;
-      try {
-        let maxSeqNo: number;
-        ({ outcomes, refreshed, maxSeqNo } = await s.shards.write(g.idx.shards[g.n].ref, g.writes, refresh));
-        if (refresh === 'true' || refresh === 'wait_for') await refreshReplicas(s, g.idx, g.n, maxSeqNo);
-      } catch (e) {
-        const err = e as EsError;
-        outcomes = g.writes.map(() => ({ ok: false, status: err.status ?? 500, error: { type: err.type ?? 'exception', reason: err.message } }));
+  await Promise.all([...groups.values()].map((g) => runShardGroup(s, g, items, results, refresh)));
+  return results;
+}
+
+/** One shard's items in order: plain writes batched between updates. */
+async function runShardGroup(
+  s: EdgeServices,
+  g: { idx: IndexState; n: number; pos: number[] },
+  items: BulkOp[],
+  results: BulkItemResult[],
+  refresh: string | undefined,
+): Promise<void> {
+  let batch: number[] = [];
+  const flush = async () => {
+    if (!batch.length) return;
+    const pos = batch;
+    batch = [];
+    const writes: DocWrite[] = pos.map((i) => {
+      const it = items[i];
+      return { op: it.action === 'delete' ? 'delete' : (it.action as 'index' | 'create'), id: it.id!, ...(it.source !== undefined ? { source: it.source } : {}), ...(it.routing ? { routing: it.routing } : {}) };
+    });
+    let outcomes: WriteOutcome[];
+    let refreshed = false;
+    try {
+      let maxSeqNo: number;
+      ({ outcomes, refreshed, maxSeqNo } = await s.shards.write(g.idx.shards[g.n].ref, writes, refresh));
+      if (refresh === 'true' || refresh === 'wait_for') await refreshReplicas(s, g.idx, g.n, maxSeqNo);
+    } catch (e) {
+      const err = asEsError(e);
+      outcomes = writes.map(() => ({ ok: false, status: err.status, error: { type: err.type, reason: err.message } }));
+    }
+    outcomes.forEach((o, j) => {
+      const i = pos[j];
+      const it = items[i];
+      if (o.ok) {
+        const status = o.result === 'created' ? 201 : o.result === 'not_found' ? 404 : 200;
+        results[i] = { [it.action]: { ...writeResponse(g.idx, it.id!, o, refreshed), status } };
+      } else {
+        const err = outcomeError(g.idx, g.n, o);
+        results[i] = { [it.action]: { _index: g.idx.name, _id: it.id, status: o.status, error: itemError(err, undefined, undefined) } };
       }
-      outcomes.forEach((o, j) => {
-        const i = g.pos[j];
-        const it = items[i];
-        if (o.ok) {
-          const status = o.result === 'created' ? 201 : o.result === 'not_found' ? 404 : 200;
-          results[i] = { [it.action]: { ...writeResponse(g.idx, it.id!, o, refreshed), status } };
-        } else {
-          const err = outcomeError(g.idx, g.n, o);
-          results[i] = { [it.action]: { _index: g.idx.name, _id: it.id, status: o.status, error: itemError(err, undefined, undefined) } };
-        }
-      });
-    }),
-  );
+    });
+  };
+  for (const i of g.pos) {
+    const it = items[i];
+    if (it.action !== 'update') {
+      batch.push(i);
+      continue;
+    }
+    await flush(); // the update reads what the items before it wrote
+    let o: UpdateOutcome;
+    try {
+      o = await executeUpdate(s, { idx: g.idx, n: g.n, id: it.id!, routing: it.routing }, it.update!, refresh);
+    } catch (e) {
+      o = { ok: false, error: asEsError(e) };
+    }
+    if (o.ok) {
+      results[i] = { update: { ...updateResponse(g.idx, it.id!, o, it.update!.fetchSource), status: o.result === 'created' ? 201 : 200 } };
+    } else {
+      results[i] = { update: { _index: g.idx.name, _id: it.id, status: o.error.status, error: itemError(o.error, undefined, undefined) } };
+    }
+  }
+  await flush();
+}
+
+const metaInt = (m: Record<string, unknown> | undefined, ...keys: string[]): number | undefined => {
+  for (const k of keys) {
+    const v = m?.[k];
+    if (v === undefined || v === null) continue;
+    if (!/^[+-]?\d+$/.test(String(v))) throw new EsError('number_format_exception', 400, `For input string: "${String(v)}"`);
+    return Number(v);
+  }
+  return undefined;
+};
+
+/**
+ * Update items' bodies are parsed with the request, and validated with it (BulkRequest.validate):
+ * a malformed or invalid update line fails the whole bulk, as in ES.
+ */
+function prepareUpdates(items: Item[]): BulkOp[] {
+  const invalid: string[] = [];
+  const ops = items.map((it): BulkOp => {
+    if (it.action !== 'update' || it.error) return it;
+    const m = it.meta;
+    const fetchSource = m?._source !== undefined ? parseSourceBody(m._source) : undefined;
+    const spec = parseUpdateBody(it.source ?? '', { fetchSource });
+    spec.retryOnConflict = metaInt(m, 'retry_on_conflict', '_retry_on_conflict') ?? 0;
+    spec.ifSeqNo ??= metaInt(m, 'if_seq_no');
+    spec.ifPrimaryTerm ??= metaInt(m, 'if_primary_term');
+    checkSeqNoParams(spec.ifSeqNo, spec.ifPrimaryTerm);
+    if (it.id === undefined) invalid.push('id is missing');
+    invalid.push(...validateUpdate(spec));
+    return { action: 'update', index: it.index, id: it.id, routing: it.routing, update: spec };
+  });
+  if (invalid.length) throw validationFailed(invalid);
+  return ops;
+}
+
+async function bulk(s: EdgeServices, req: EsRequest) {
+  const start = Date.now();
+  const refresh = refreshParam(req);
+  // ES: the bulk action needs a grant on some index at all, else the whole request is refused.
+  if (s.security) await s.security.authorize(req.auth, BULK_ACTION, []);
+  const items = prepareUpdates(parseBulk(req.body?.toString('utf8') ?? '', req.params.index));
+  const results = await executeBulk(s, req.auth, items, refresh);
   const errors = results.some((r) => {
     const v = Object.values(r)[0] as { error?: unknown };
     return v.error !== undefined;
   });
-  return { body: { errors, took: Date.now() - start, items: results } };
+  const body = { errors, took: Date.now() - start, items: results };
+  // An update's `get._source` keeps its numbers' spelling (lossless); everything else is plain JSON.
+  return { body: items.some((it) => it.update?.fetchSource?.fetch) ? losslessBody(body) : body };
 }
 
 export function bulkRoutes(r: Router, s: EdgeServices): void {

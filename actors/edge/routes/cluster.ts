@@ -2,8 +2,6 @@ import { flatten } from '../../config';
 import { illegalArgument } from '../../wire/esErrors';
 import type { Router } from '../router';
 import type { PagingServices } from './search';
-import { clusterHealth } from '../../cluster/health';
-import { callNodes, serveNode } from '../../cluster/nodeRpc';
 
 export const VERSION = {
   number: '8.15.0',
@@ -44,33 +42,7 @@ export function clusterRoutes(r: Router, s: PagingServices): void {
     },
   }), { kind: 'cluster', action: 'cluster:monitor/main' });
 
-  const health = (req: { params: Record<string, string> }) => {
-    const live = s.membership.liveIds();
-    const indices = req.params.index ? s.cluster.resolve(req.params.index) : s.cluster.indices();
-    const h = clusterHealth(s.cluster, live, indices);
-    return {
-      body: {
-        cluster_name: node.clusterName,
-        status: h.status,
-        timed_out: false,
-        number_of_nodes: h.number_of_nodes,
-        number_of_data_nodes: h.number_of_nodes,
-        active_primary_shards: h.active_primary_shards,
-        active_shards: h.active_shards,
-        relocating_shards: h.relocating_shards,
-        initializing_shards: h.initializing_shards,
-        unassigned_shards: h.unassigned_shards,
-        unassigned_primary_shards: h.unassigned_primary_shards,
-        delayed_unassigned_shards: 0,
-        number_of_pending_tasks: 0,
-        number_of_in_flight_fetch: 0,
-        task_max_waiting_in_queue_millis: 0,
-        active_shards_percent_as_number: h.active_shards_percent_as_number,
-      },
-    };
-  };
-  r.add('GET', '/_cluster/health', health, { kind: 'cluster', action: 'cluster:monitor/health' });
-  r.add('GET', '/_cluster/health/{index}', health, { kind: 'cluster', action: 'cluster:monitor/health' });
+  // Health, node info and stats: routes/health.ts and routes/nodes.ts (views over clusterNodes()).
 
   r.add('GET', '/_cluster/settings', () => ({
     body: { persistent: nestedSettings(s.ctx.settings.dynamicEntries()), transient: {} },
@@ -93,59 +65,4 @@ export function clusterRoutes(r: Router, s: PagingServices): void {
       },
     };
   }, { kind: 'cluster', action: 'cluster:admin/settings/update' });
-
-  /** This node's entry of `_nodes/stats`. */
-  const localStats = () => {
-    const st = s.stats;
-    const search = {
-      open_contexts: s.contexts.shardContexts(),
-      query_total: st.queryTotal,
-      query_time_in_millis: st.queryTimeMs,
-      query_current: st.queryCurrent,
-      query_failure: st.queryFailure,
-      fetch_total: st.fetchTotal,
-      fetch_time_in_millis: st.fetchTimeMs,
-      fetch_current: st.fetchCurrent,
-      fetch_failure: st.fetchFailure,
-      scroll_total: s.contexts.freed.scrollTotal,
-      scroll_time_in_millis: s.contexts.freed.scrollTimeMs,
-      scroll_current: s.contexts.shardContexts('scroll'),
-      suggest_total: 0,
-      suggest_time_in_millis: 0,
-      suggest_current: 0,
-    };
-    return {
-      timestamp: Date.now(),
-      name: node.name,
-      transport_address: `${node.host}:9300`,
-      host: node.host,
-      ip: node.host,
-      roles: ['data', 'ingest', 'master'],
-      indices: { search },
-    };
-  };
-  // Every node answers for itself; the node that got the request asks every live node.
-  const sub = serveNode(s.ctx.nc, node.id, { stats: () => localStats() });
-  s.ctx.nc.closed().then(() => sub.unsubscribe()).catch(() => undefined);
-  const nodeStats = async () => {
-    const live = s.membership.liveIds();
-    const answers = await callNodes<ReturnType<typeof localStats>>(s.ctx.nc, live.filter((id) => id !== node.id), 'stats');
-    const nodes: Record<string, unknown> = { [node.id]: localStats() };
-    let failed = 0;
-    for (const [id, a] of answers) {
-      if (a.ok) nodes[id] = a.result;
-      else failed++;
-    }
-    return {
-      body: {
-        _nodes: { total: live.length, successful: live.length - failed, failed },
-        cluster_name: node.clusterName,
-        nodes,
-      },
-    };
-  };
-  const monitor = { kind: 'cluster' as const, action: 'cluster:monitor/nodes/stats' };
-  for (const p of ['/_nodes/stats', '/_nodes/stats/{metric}', '/_nodes/stats/{metric}/{index_metric}', '/_nodes/{node_id}/stats', '/_nodes/{node_id}/stats/{metric}', '/_nodes/{node_id}/stats/{metric}/{index_metric}']) {
-    r.add('GET', p, nodeStats, monitor);
-  }
 }

@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { EsError, validationFailed, illegalArgument } from '../../wire/esErrors';
 import { RawJson, type EsRequest, type EsResponse, type Router } from '../router';
 import type { EdgeServices } from '../services';
-import type { IndexState } from '../../cluster';
-import { shardFor } from '../../shard/engine';
+import { docShard, type IndexState } from '../../cluster';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
 import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite } from './writeAuthz';
 
@@ -19,12 +18,17 @@ export function refreshParam(req: EsRequest): string | undefined {
   return r === '' ? 'true' : r;
 }
 
-/** Index for a write: existing, or auto-created as ES does. */
+/** Index for a write: existing, the write index of an alias, or auto-created as ES does. */
 export async function writeTarget(s: EdgeServices, name: string): Promise<IndexState> {
-  return s.cluster.get(name) ?? (await s.cluster.createIndex(name).catch((e) => {
-    // Lost a race with another auto-create of the same name: use the winner.
-    const idx = s.cluster.get(name);
-    if (idx) return idx;
+  return s.cluster.writeIndex(name) ?? (await s.cluster.createIndex(name).catch(async (e) => {
+    // Lost a race with another auto-create of the same name: use the winner, which may still be
+    // being logged (its name is taken before it appears), so wait for it a little.
+    for (let i = 0; i < 2000; i++) {
+      const idx = s.cluster.get(name);
+      if (idx) return idx;
+      if ((e as { type?: string }).type !== 'resource_already_exists_exception') break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
     throw e;
   }));
 }
@@ -33,6 +37,11 @@ export async function writeTarget(s: EdgeServices, name: string): Promise<IndexS
 export async function refreshReplicas(s: EdgeServices, idx: IndexState, n: number, minSeqNo: number): Promise<void> {
   const replicas = s.cluster.copyNodes(idx, n).filter((c) => !c.primary).map((c) => c.node);
   await Promise.allSettled(replicas.map((node) => s.shards.call(idx.shards[n].ref, 'refresh', { minSeqNo }, node)));
+}
+
+/** The `index_routing` of the alias a request named instead of the index (undefined otherwise). */
+export function aliasIndexRouting(s: EdgeServices, name: string, idx: IndexState): string | undefined {
+  return name === idx.name ? undefined : s.cluster.metadata.aliases.meta(idx.uuid, name)?.index_routing;
 }
 
 export function shardsHeader(idx: IndexState) {
@@ -65,15 +74,15 @@ async function writeOne(s: EdgeServices, req: EsRequest, op: DocWrite['op'], id:
   if (op !== 'delete' && source) req.json(); // malformed JSON -> ES's parse error before anything is written
   // ES order: auto-create (its own action), then the shard-level bulk[s] and the op's implied action
   let idx: IndexState;
-  if (op === 'delete') idx = s.cluster.require(req.params.index);
+  if (op === 'delete') idx = s.cluster.writeIndex(req.params.index) ?? s.cluster.require(req.params.index);
   else {
-    if (!s.cluster.get(req.params.index)) await authorizeOn(s, req, AUTO_CREATE_ACTION, req.params.index);
+    if (!s.cluster.writeIndex(req.params.index)) await authorizeOn(s, req.auth, AUTO_CREATE_ACTION, req.params.index);
     idx = await writeTarget(s, req.params.index);
   }
-  await authorizeWrite(s, req, op, req.params.index);
+  await authorizeWrite(s, req.auth, op, req.params.index);
   const docId = id ?? autoId();
-  const routing = req.query.routing;
-  const n = shardFor(routing ?? docId, idx.settings.numberOfShards);
+  const routing = req.query.routing ?? aliasIndexRouting(s, req.params.index, idx);
+  const n = docShard(idx, docId, routing, op !== 'delete');
   const w: DocWrite = { op, id: docId, ...(source !== undefined ? { source } : {}), ...(routing ? { routing } : {}) };
   if (req.query.if_seq_no !== undefined) w.ifSeqNo = Number(req.query.if_seq_no);
   if (req.query.if_primary_term !== undefined) w.ifPrimaryTerm = Number(req.query.if_primary_term);
@@ -113,18 +122,18 @@ export function documentRoutes(r: Router, s: EdgeServices): void {
     indices: idx,
   });
   r.add(['GET', 'HEAD'], '/{index}/_doc/{id}', async (req) => {
-    const index = s.cluster.require(req.params.index);
+    const index = s.cluster.single(req.params.index);
     const id = req.params.id;
-    const n = shardFor(req.query.routing ?? id, index.settings.numberOfShards);
+    const n = docShard(index, id, req.query.routing ?? aliasIndexRouting(s, req.params.index, index));
     const doc = await s.shards.call<{ source: string; version: number; seqNo: number } | null>(index.shards[n].ref, 'get', { id });
     if (!doc) return { status: 404, body: { _index: index.name, _id: id, found: false } };
     const head = JSON.stringify({ _index: index.name, _id: id, _version: doc.version, _seq_no: doc.seqNo, _primary_term: 1, found: true });
     return { body: new RawJson([head.slice(0, -1), ',"_source":', doc.source, '}']) };
   }, { kind: 'indices', action: 'indices:data/read/get', indices: idx });
   r.add(['GET', 'HEAD'], '/{index}/_source/{id}', async (req) => {
-    const index = s.cluster.require(req.params.index);
+    const index = s.cluster.single(req.params.index);
     const id = req.params.id;
-    const n = shardFor(req.query.routing ?? id, index.settings.numberOfShards);
+    const n = docShard(index, id, req.query.routing ?? aliasIndexRouting(s, req.params.index, index));
     const doc = await s.shards.call<{ source: string } | null>(index.shards[n].ref, 'get', { id });
     if (!doc) throw new EsError('resource_not_found_exception', 404, `Document not found [${index.name}]/[${id}]`);
     return { body: new RawJson([doc.source]) };

@@ -2,8 +2,9 @@ import { EsError, illegalArgument } from '../../wire/esErrors';
 import type { EsRequest, Router } from '../router';
 import type { EdgeServices } from '../services';
 import { renderSettings, type IndexState, type ResolveOptions } from '../../cluster';
+import { renderAliasMeta } from '../../cluster/aliases';
 
-export function resolveOptions(req: EsRequest): ResolveOptions {
+export function resolveOptions(req: Pick<EsRequest, 'query'>): ResolveOptions {
   const q = req.query;
   return {
     ignoreUnavailable: q.ignore_unavailable === 'true',
@@ -49,6 +50,11 @@ export function indexRoutes(r: Router, s: EdgeServices): void {
     if (expr === '_all' || expr === '*' || expr.includes('*')) {
       throw illegalArgument('Wildcard expressions or all indices are not allowed');
     }
+    // An alias names indices but is not one: ES refuses to delete through it.
+    const viaAlias = expr.split(',').find((n) => !s.cluster.get(n) && s.cluster.metadata.aliases.has(n));
+    if (viaAlias !== undefined) {
+      throw illegalArgument(`The provided expression [${viaAlias}] matches an alias, specify the corresponding concrete indices instead.`);
+    }
     const targets = s.cluster.resolve(expr, resolveOptions(req));
     for (const t of targets) await s.cluster.deleteIndex(t);
     return { body: { acknowledged: true } };
@@ -66,7 +72,8 @@ export function indexRoutes(r: Router, s: EdgeServices): void {
   r.add('GET', '/{index}', (req) => {
     const out: Record<string, unknown> = {};
     for (const i of s.cluster.resolve(req.params.index, resolveOptions(req))) {
-      out[i.name] = { aliases: {}, mappings: i.mapping.toJSON(), settings: renderSettings(i.settings, i) };
+      const aliases = Object.fromEntries(s.cluster.metadata.aliases.of(i.uuid).map(([a, m]) => [a, renderAliasMeta(m)]));
+      out[i.name] = { aliases, mappings: i.mapping.toJSON(), settings: renderSettings(i.settings, i) };
     }
     return { body: out };
   }, { kind: 'indices', action: 'indices:admin/get', indices: named });

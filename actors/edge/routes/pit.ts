@@ -2,6 +2,7 @@ import { HttpBodyError, illegalArgument, parseException, validationFailed } from
 import type { EsRequest, EsResponse, Router } from '../router';
 import type { SearcherRef } from '../../shard/engine/types';
 import { parseTimeValue } from '../../shard/engine';
+import { refuseFilteredAliases } from '../aliasFilters';
 import { isSuperuser, keepAliveOrThrow, orderedTargets, searchIndices, type PagingServices } from './search';
 
 const OPEN = 'indices:data/read/open_point_in_time';
@@ -12,7 +13,8 @@ async function openPit(s: PagingServices, req: EsRequest): Promise<EsResponse> {
   if (ka === undefined) throw validationFailed(['[keep_alive] is not specified']);
   const keepAliveMs = keepAliveOrThrow(s, parseTimeValue(ka, 'keep_alive'));
   const indices = await searchIndices(s, req, OPEN);
-  const targets = orderedTargets(indices);
+  refuseFilteredAliases(s, req.params.index, indices, 'point in time');
+  const targets = orderedTargets(indices, req.query.routing);
   const settled = await Promise.allSettled(targets.map((t) => s.shards.call<SearcherRef>(t.ref, 'searcher', {})));
   const shards = targets.flatMap((t, i) => {
     const r = settled[i];

@@ -1,22 +1,27 @@
 import { allShardsFailed, illegalArgument, validationFailed } from '../../wire/esErrors';
 import type { EsRequest, EsResponse, Router } from '../router';
-import { executeSearch, renderSearch } from '../coordinator';
+import { executeSearch, renderSearch, type SearchOutcome, type ShardTarget } from '../coordinator';
+import type { ContextRecord } from '../../contexts';
 import { parseTimeValue, type SearchRequest } from '../../shard/engine';
 import { checkKeepAlive, KeepAliveTooLarge } from '../../../machines/keepAlive';
 import { indexNames, isSuperuser, keepAliveLimits, liveContext, type PagingServices } from './search';
 
-/** Scroll continuation: body wins over URL (`scroll_id`, `scroll`); deprecated path form too. */
-async function continueScroll(s: PagingServices, req: EsRequest): Promise<EsResponse> {
-  const body = req.json<Record<string, unknown>>() ?? {};
-  for (const k of Object.keys(body)) {
-    if (k !== 'scroll_id' && k !== 'scroll') {
-      throw illegalArgument(`Unknown parameter [${k}] in request body or parameter is of the wrong type[${typeof body[k] === 'object' ? 'START_OBJECT' : 'VALUE_STRING'}] `);
-    }
-  }
-  const scrollId = (body.scroll_id as string | undefined) ?? req.params.scroll_id ?? req.query.scroll_id;
-  const scroll = (body.scroll as string | undefined) ?? req.query.scroll;
-  if (!scrollId) throw validationFailed(['scrollId is missing']);
-  const { contextId, pos } = s.ids.parseScrollId(String(scrollId));
+/** One scroll page: its hits (with sources), the context, and the id of the next page (none once released). */
+export interface ScrollPage {
+  out: SearchOutcome;
+  sr: SearchRequest;
+  targets: ShardTarget[];
+  rec: ContextRecord;
+  scrollId?: string;
+}
+
+/**
+ * The next page of a scroll (the continuation route, and reindex / delete-by-query): authorizes,
+ * extends or (seed: without `scroll`) releases the context, and runs the search after the position
+ * the scroll id carries.
+ */
+export async function scrollPage(s: PagingServices, req: { auth?: unknown }, scrollId: string, scroll: string | undefined): Promise<ScrollPage> {
+  const { contextId, pos } = s.ids.parseScrollId(scrollId);
   // ES authorizes the scroll action (granted on any index) before it looks the context up.
   if (s.security) await s.security.authorize(req.auth, 'indices:data/read/scroll');
   const rec = liveContext(s, req, contextId, 'scroll');
@@ -48,21 +53,35 @@ async function continueScroll(s: PagingServices, req: EsRequest): Promise<EsResp
     const last = out.hits[out.hits.length - 1];
     const next = { after: last ? last.sort : pos.after, page: pos.page + 1 };
     // Seed: a continuation without `scroll` releases the context as part of the request.
-    const release = scroll === undefined;
-    return {
-      body: renderSearch(out, sr, indexNames(targets), {
-        ...(release ? {} : { scrollId: s.ids.scrollId(rec.id, next) }),
-        restTotalHitsAsInt: req.query.rest_total_hits_as_int === 'true',
-        sortLength: rec.scroll!.sortLength,
-        docSortValues: rec.scroll!.docOrder,
-        total: rec.scroll!.total,
-      }),
-    };
+    return { out, sr, targets, rec, ...(scroll === undefined ? {} : { scrollId: s.ids.scrollId(rec.id, next) }) };
   } finally {
     s.contexts.done(rec);
     if (scroll === undefined) await s.contexts.release(rec, 'no_scroll_param');
     s.stats.scrollTimeMs += Date.now() - started;
   }
+}
+
+/** Scroll continuation: body wins over URL (`scroll_id`, `scroll`); deprecated path form too. */
+async function continueScroll(s: PagingServices, req: EsRequest): Promise<EsResponse> {
+  const body = req.json<Record<string, unknown>>() ?? {};
+  for (const k of Object.keys(body)) {
+    if (k !== 'scroll_id' && k !== 'scroll') {
+      throw illegalArgument(`Unknown parameter [${k}] in request body or parameter is of the wrong type[${typeof body[k] === 'object' ? 'START_OBJECT' : 'VALUE_STRING'}] `);
+    }
+  }
+  const scrollId = (body.scroll_id as string | undefined) ?? req.params.scroll_id ?? req.query.scroll_id;
+  const scroll = (body.scroll as string | undefined) ?? req.query.scroll;
+  if (!scrollId) throw validationFailed(['scrollId is missing']);
+  const { out, sr, targets, rec, scrollId: next } = await scrollPage(s, req, String(scrollId), scroll === undefined ? undefined : String(scroll));
+  return {
+    body: renderSearch(out, sr, indexNames(targets), {
+      ...(next !== undefined ? { scrollId: next } : {}),
+      restTotalHitsAsInt: req.query.rest_total_hits_as_int === 'true',
+      sortLength: rec.scroll!.sortLength,
+      docSortValues: rec.scroll!.docOrder,
+      total: rec.scroll!.total,
+    }),
+  };
 }
 
 function idsFrom(req: EsRequest): string[] {

@@ -1,12 +1,13 @@
 import { EsError, allShardsFailed, illegalArgument, searchContextMissing } from '../../wire/esErrors';
 import type { EsRequest, EsResponse, Router } from '../router';
 import type { EdgeServices } from '../services';
-import { executeSearch, renderSearch, sliceTargets, type ShardTarget } from '../coordinator';
+import { executeSearch, renderSearch, sliceTargets, targetQuery, type SearchOutcome, type ShardTarget } from '../coordinator';
+import { refuseFilteredAliases, withAliasFilters } from '../aliasFilters';
 import { resolveOptions } from './indices';
-import type { IndexState } from '../../cluster';
+import { routingSpec, type IndexState } from '../../cluster';
 import type { ContextRecord, ContextRegistry } from '../../contexts';
 import type { IdCodec } from '../ids';
-import { parseSearchRequest, parseTimeValue, withImplicitShardDoc, type SearchRequest } from '../../shard/engine';
+import { parseSearchRequest, parseTimeValue, searchShards, withImplicitShardDoc, type SearchRequest } from '../../shard/engine';
 import type { SortSpec } from '../../shard/engine/types';
 import { checkKeepAlive, KeepAliveTooLarge } from '../../../machines/keepAlive';
 import { parseBody } from '../../wire/json';
@@ -39,10 +40,15 @@ export function keepAliveOrThrow(s: EdgeServices, ms: number): number {
 }
 
 /** Shards of the indices in ES's PIT order: (index name, uuid, shard number); rank = shardIndex. */
-export function orderedTargets(indices: IndexState[]): ShardTarget[] {
+export function orderedTargets(indices: IndexState[], routing?: string): ShardTarget[] {
   const sorted = [...indices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.uuid < b.uuid ? -1 : 1));
+  // `routing=a,b` searches only the shards those values route to (ES OperationRouting.searchShards)
+  const values = routing ? [...new Set(routing.split(',').map((r) => r.trim()).filter(Boolean))] : [];
   const out: ShardTarget[] = [];
-  for (const idx of sorted) for (const sh of idx.shards) out.push({ ref: sh.ref, shardIndex: out.length });
+  for (const idx of sorted) {
+    const only = values.length ? new Set(values.flatMap((r) => searchShards(routingSpec(idx.settings), r))) : undefined;
+    for (const sh of idx.shards) if (!only || only.has(sh.ref.n)) out.push({ ref: sh.ref, shardIndex: out.length });
+  }
   return out;
 }
 
@@ -52,8 +58,50 @@ export function indexNames(targets: readonly { ref: { index: string }; shardInde
   return (i) => names.get(i) ?? '';
 }
 
+/**
+ * One search as the paging routes run it, whether it came as its own REST request or as an
+ * `_msearch` item (or a reindex's scroll): the index expression, URL-style parameters, the parsed
+ * body and who is calling. Every search goes through the same parsing, authorization and execution.
+ */
+export interface SearchCall {
+  /** `index`: comma list, wildcards, `_all`; absent = all indices. */
+  readonly params: Record<string, string>;
+  /** URL parameters (an msearch item: its header's options plus the msearch URL's). */
+  readonly query: Record<string, string>;
+  /** Parsed body (lossless longs); undefined when there is none. */
+  readonly body: unknown;
+  /** The body as received (a scroll's opened fact keeps it for revival; parse errors locate in it). */
+  readonly text?: string;
+  readonly auth?: unknown;
+  readonly opaqueId?: string;
+}
+
+/** A REST request as a SearchCall. */
+export function searchCallOf(req: EsRequest): SearchCall {
+  return {
+    params: req.params,
+    query: req.query,
+    body: req.json(),
+    text: req.body?.length ? req.body.toString('utf8') : undefined,
+    auth: req.auth,
+    opaqueId: req.opaqueId,
+  };
+}
+
+/** Parses and validates one search (ES's texts); throws the 400 before anything runs. */
+export function parseSearchCall(call: SearchCall, path?: string): SearchRequest {
+  return parseSearchRequest(call.body, call.query, { scroll: call.query.scroll !== undefined, indicesInPath: !!call.params.index, path });
+}
+
+/** Runs one parsed search: a PIT search, the first page of a scroll, or a plain search. */
+export async function runSearch(s: PagingServices, call: SearchCall, sr: SearchRequest): Promise<EsResponse> {
+  if (sr.pit) return pitSearch(s, call, sr);
+  if (sr.scrollKeepAliveMs !== undefined) return openScroll(s, call, sr);
+  return plainSearch(s, call, sr);
+}
+
 /** Resolves the request's indices and filters them to those the caller may read. */
-export async function searchIndices(s: EdgeServices, req: EsRequest, action = READ): Promise<IndexState[]> {
+export async function searchIndices(s: EdgeServices, req: Pick<SearchCall, 'params' | 'query' | 'auth'>, action = READ): Promise<IndexState[]> {
   let expr = req.params.index;
   const opts = resolveOptions(req);
   if (s.security) {
@@ -84,7 +132,7 @@ export async function searchIndices(s: EdgeServices, req: EsRequest, action = RE
   return indices;
 }
 
-function ownerCheck(s: EdgeServices, req: EsRequest, rec: ContextRecord): boolean {
+function ownerCheck(s: EdgeServices, req: { auth?: unknown }, rec: ContextRecord): boolean {
   if (!s.security) return true;
   return s.security.sameOwner(rec.owner, s.security.ownerOf(req.auth));
 }
@@ -98,7 +146,7 @@ export function isSuperuser(req: EsRequest): boolean {
  * ES's 404 for a missing context, with why it is gone when we know. Who cleared it is told only to
  * that user (or to anyone when security is off): another user learns nothing about the owner.
  */
-export function contextMissing(s: PagingServices, id: string, phase = 'query', req?: EsRequest): EsError {
+export function contextMissing(s: PagingServices, id: string, phase = 'query', req?: { auth?: unknown }): EsError {
   const t = s.contexts.tombstone(id);
   const showBy = t?.by && (!s.security || (req && s.security.ownerOf(req.auth)?.username === t.by));
   const why = t
@@ -109,7 +157,7 @@ export function contextMissing(s: PagingServices, id: string, phase = 'query', r
 }
 
 /** Finds a live context the caller owns, or throws the 404. */
-export function liveContext(s: PagingServices, req: EsRequest, id: string, kind: 'scroll' | 'pit'): ContextRecord {
+export function liveContext(s: PagingServices, req: { auth?: unknown }, id: string, kind: 'scroll' | 'pit'): ContextRecord {
   const rec = s.contexts.get(id);
   if (!rec || rec.kind !== kind || !ownerCheck(s, req, rec)) throw contextMissing(s, id, 'query', req);
   return rec;
@@ -147,19 +195,33 @@ export function scrollFromFact(request: { body?: string; params: Record<string, 
   return { request: scrollContinuation(scrollFirstPage(sr)), total, sortLength: sr.sort?.length ?? 0, docOrder: isDocOrder(sr.sort) };
 }
 
-async function plainSearch(s: PagingServices, req: EsRequest, sr: SearchRequest): Promise<EsResponse> {
+async function plainSearch(s: PagingServices, req: SearchCall, sr: SearchRequest): Promise<EsResponse> {
   const indices = await searchIndices(s, req);
-  const targets = orderedTargets(indices);
+  const targets = withAliasFilters(s, req.params.index, orderedTargets(indices, sr.routing));
   const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets);
   return {
     body: renderSearch(out, sr, indexNames(targets), { restTotalHitsAsInt: sr.restTotalHitsAsInt, noTotal: sr.trackTotalHits === false }),
   };
 }
 
-async function openScroll(s: PagingServices, req: EsRequest, sr: SearchRequest): Promise<EsResponse> {
+/** A scroll just opened: its first page (hits with their sources), id and context. */
+export interface ScrollStart {
+  out: SearchOutcome;
+  targets: ShardTarget[];
+  scrollId: string;
+  rec: ContextRecord;
+  total: { value: number; relation: 'eq' | 'gte' };
+}
+
+/**
+ * Opens a scroll and runs its first page: the registry spawns its context actor, whose opened fact
+ * is in the lifecycle log before this resolves. Also what reindex and delete-by-query page with.
+ */
+export async function startScroll(s: PagingServices, req: SearchCall, sr: SearchRequest): Promise<ScrollStart> {
   const keepAliveMs = keepAliveOrThrow(s, sr.scrollKeepAliveMs!);
   const indices = await searchIndices(s, req);
-  const all = orderedTargets(indices);
+  refuseFilteredAliases(s, req.params.index, indices, 'scroll');
+  const all = orderedTargets(indices, sr.routing);
   const targets = sliceTargets(all, sr.slice, 'scroll');
   const { maxOpenScroll } = keepAliveLimits(s);
   if (s.contexts.shardContexts('scroll') + targets.length > maxOpenScroll) {
@@ -174,7 +236,7 @@ async function openScroll(s: PagingServices, req: EsRequest, sr: SearchRequest):
   const internal = scrollFirstPage(sr);
   const out = await executeSearch(s, internal, targets);
   const total = out.total ?? { value: 0, relation: 'eq' as const };
-  const request = { ...(req.body?.length ? { body: req.body.toString('utf8') } : {}), params: { ...req.query } };
+  const request = { ...(req.text !== undefined ? { body: req.text } : {}), params: { ...req.query } };
   const rec = s.contexts.open({
     kind: 'scroll',
     indices: indices.map((i) => i.name),
@@ -196,6 +258,11 @@ async function openScroll(s: PagingServices, req: EsRequest, sr: SearchRequest):
   const last = out.hits[out.hits.length - 1];
   const scrollId = s.ids.scrollId(rec.id, { after: last?.sort, page: 1 });
   await rec.appended; // the opened fact is in the log before the client sees the id
+  return { out, targets, scrollId, rec, total };
+}
+
+async function openScroll(s: PagingServices, req: SearchCall, sr: SearchRequest): Promise<EsResponse> {
+  const { out, targets, scrollId, total } = await startScroll(s, req, sr);
   return {
     body: renderSearch(out, sr, indexNames(targets), {
       scrollId,
@@ -207,7 +274,7 @@ async function openScroll(s: PagingServices, req: EsRequest, sr: SearchRequest):
   };
 }
 
-async function pitSearch(s: PagingServices, req: EsRequest, sr: SearchRequest): Promise<EsResponse> {
+async function pitSearch(s: PagingServices, req: SearchCall, sr: SearchRequest): Promise<EsResponse> {
   const pit = sr.pit!;
   const contextId = s.ids.parsePitId(pit.id);
   const rec = liveContext(s, req, contextId, 'pit');
@@ -236,10 +303,8 @@ async function pitSearch(s: PagingServices, req: EsRequest, sr: SearchRequest): 
 }
 
 async function search(s: PagingServices, req: EsRequest): Promise<EsResponse> {
-  const sr = parseSearchRequest(req.json(), req.query, { scroll: req.query.scroll !== undefined, indicesInPath: !!req.params.index });
-  if (sr.pit) return pitSearch(s, req, sr);
-  if (sr.scrollKeepAliveMs !== undefined) return openScroll(s, req, sr);
-  return plainSearch(s, req, sr);
+  const call = searchCallOf(req);
+  return runSearch(s, call, parseSearchCall(call));
 }
 
 async function count(s: PagingServices, req: EsRequest): Promise<EsResponse> {
@@ -249,8 +314,8 @@ async function count(s: PagingServices, req: EsRequest): Promise<EsResponse> {
   }
   const sr = parseSearchRequest(body.query ? { query: body.query, size: 0 } : { size: 0 }, pickCountParams(req.query), { scroll: false, indicesInPath: !!req.params.index });
   const indices = await searchIndices(s, req);
-  const targets = orderedTargets(indices);
-  const res = await Promise.allSettled(targets.map((t) => s.shards.call<number>(t.ref, 'count', { query: sr.query })));
+  const targets = withAliasFilters(s, req.params.index, orderedTargets(indices, req.query.routing));
+  const res = await Promise.allSettled(targets.map((t) => s.shards.call<number>(t.ref, 'count', { query: targetQuery(sr.query, t) })));
   const ok = res.filter((r) => r.status === 'fulfilled') as PromiseFulfilledResult<number>[];
   if (!ok.length && targets.length) throw allShardsFailed(res.map((r) => (r as PromiseRejectedResult).reason));
   return {

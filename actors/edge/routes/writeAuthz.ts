@@ -1,4 +1,3 @@
-import type { EsRequest } from '../router';
 import type { EdgeServices } from '../services';
 
 /**
@@ -33,12 +32,12 @@ export function impliedAction(op: WriteOp): string {
 }
 
 /** Throws ES's 403 when the caller may not run `action` on `index` (no-op with security off). */
-export async function authorizeOn(s: EdgeServices, req: EsRequest, action: string, index: string): Promise<void> {
-  if (s.security) await s.security.authorize(req.auth, action, [index]);
+export async function authorizeOn(s: EdgeServices, auth: unknown, action: string, index: string): Promise<void> {
+  if (s.security) await s.security.authorize(auth, action, [index]);
 }
 
 /** The shard-level check and the item's implied action, in ES's order. */
-export async function authorizeWrite(s: EdgeServices, req: EsRequest, op: WriteOp, index: string): Promise<void> {
-  await authorizeOn(s, req, BULK_SHARD_ACTION, index);
-  await authorizeOn(s, req, impliedAction(op), index);
+export async function authorizeWrite(s: EdgeServices, auth: unknown, op: WriteOp, index: string): Promise<void> {
+  await authorizeOn(s, auth, BULK_SHARD_ACTION, index);
+  await authorizeOn(s, auth, impliedAction(op), index);
 }

@@ -1,3 +1,4 @@
+import { matcherAsRegExp, simpleMatcher } from '../../automaton';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JSONWebKeySet, type JWTPayload } from 'jose';
@@ -62,7 +63,7 @@ export function jwtRealmConfigs(settings: Settings): JwtRealmConfig[] {
         allowedIssuer: String(g('allowed_issuer')),
         allowedAudiences: audiences,
         allowedSubjects: listSetting(g('allowed_subjects')),
-        allowedSubjectPatterns: listSetting(g('allowed_subject_patterns')).map((p) => new RegExp(`^(?:${p.split('*').map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')})$`)),
+        allowedSubjectPatterns: listSetting(g('allowed_subject_patterns')).map((p) => matcherAsRegExp(simpleMatcher([p]))),
         algorithms: listSetting(g('allowed_signature_algorithms') ?? 'RS256'),
         hmacKey: g('hmac_key') === undefined ? undefined : String(g('hmac_key')),
         hmacJwkset: g('hmac_jwkset') === undefined ? undefined : String(g('hmac_jwkset')),

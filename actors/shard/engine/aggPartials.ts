@@ -39,5 +39,5 @@ export interface HistogramPartial {
   buckets: BucketPartial[];
 }
 
-export type AggPartial = MetricPartial | TermsPartial | HistogramPartial;
+export type AggPartial = MetricPartial | TermsPartial | HistogramPartial | import('./aggExtra').ExtraPartial;
 export type PartialMap = Record<string, AggPartial>;

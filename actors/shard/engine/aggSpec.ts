@@ -2,13 +2,15 @@ import { EsError, illegalArgument } from '../../wire/esErrors';
 import { CALENDAR_UNITS } from './aggDates';
 import { parseTimeValue } from './timeValue';
 import { didYouMean, failedToParseField, isObject, Locator, tokenName, unknownField, type JsonPath } from './xcontent';
+import { checkExtraAgg, EXTRA_AGG_PARAMS, EXTRA_METRICS, type ExtraAggType } from './aggExtra';
+import { checkIncludeExclude, checkIncludeExcludeMerge, includeExcludeTokenError } from './includeExclude';
 
 /**
  * Parsing and validation of `aggs`/`aggregations` (ES `AggregatorFactories.parseAggregators` and
  * each builder's ObjectParser), with ES's error texts.
  */
 
-export type AggType = 'terms' | 'min' | 'max' | 'avg' | 'sum' | 'value_count' | 'date_histogram';
+export type AggType = 'terms' | 'min' | 'max' | 'avg' | 'sum' | 'value_count' | 'date_histogram' | ExtraAggType;
 
 export interface AggSpec {
   name: string;
@@ -34,13 +36,14 @@ const PARAMS: Record<AggType, string[]> = {
     'field', 'calendar_interval', 'fixed_interval', 'format', 'min_doc_count', 'time_zone', 'offset', 'extended_bounds',
     'hard_bounds', 'keyed', 'missing', 'order', 'value_type', 'script',
   ],
+  ...EXTRA_AGG_PARAMS,
 };
 
 /** Aggregations ES registers that this engine lacks (a clear 400; also "did you mean" candidates). */
 const OTHER_ES_AGGS = [
-  'cardinality', 'composite', 'date_range', 'diversified_sampler', 'extended_stats', 'filter', 'filters', 'geo_bounds',
+  'date_range', 'diversified_sampler', 'extended_stats', 'filter', 'filters', 'geo_bounds',
   'geo_centroid', 'geo_distance', 'geohash_grid', 'geotile_grid', 'geohex_grid', 'global', 'histogram', 'ip_range',
-  'median_absolute_deviation', 'missing', 'nested', 'percentile_ranks', 'percentiles', 'range', 'rare_terms', 'reverse_nested',
+  'median_absolute_deviation', 'missing', 'nested', 'percentile_ranks', 'range', 'rare_terms', 'reverse_nested',
   'sampler', 'scripted_metric', 'significant_terms', 'significant_text', 'stats', 'top_hits', 'weighted_avg',
   'variable_width_histogram', 'auto_date_histogram', 'adjacency_matrix', 'multi_terms', 'top_metrics', 't_test', 'string_stats',
   'boxplot', 'rate', 'matrix_stats', 'ip_prefix', 'random_sampler', 'time_series', 'categorize_text', 'frequent_item_sets',
@@ -89,11 +92,13 @@ function parseOne(name: string, def: unknown, loc: Locator, path: JsonPath): Agg
     }
   }
   if (!spec) throw loc.parsing(path, `Missing definition for aggregation [${name}]`);
-  if (subs && subs.length > 0 && (METRICS as readonly string[]).includes(spec.type)) {
+  if (subs && subs.length > 0 && ([...METRICS, ...EXTRA_METRICS] as readonly string[]).includes(spec.type)) {
     // AggregationInitializationException has no REST status of its own, so ES answers 500.
     throw new EsError('aggregation_initialization_exception', 500, `Aggregator [${name}] of type [${spec.type}] cannot accept sub-aggregations`);
   }
-  return { ...spec, subs: subs ?? [], ...(meta !== undefined ? { meta } : {}) };
+  const parsed = { ...spec, subs: subs ?? [], ...(meta !== undefined ? { meta } : {}) };
+  checkExtraAgg(parsed); // composite, percentiles, cardinality (aggExtra.ts)
+  return parsed;
 }
 
 function aggType(key: string, loc: Locator, at: JsonPath): AggType {
@@ -117,6 +122,10 @@ function parseParams(name: string, type: AggType, body: Record<string, unknown>,
     const at = [...path, k];
     if (!known.includes(k)) throw unknownField(loc, at, type, k, known);
     if (k === 'script') throw illegalArgument(`[script] in [${type}] aggregation is not supported`);
+    if (type === 'terms' && (k === 'include' || k === 'exclude')) {
+      const bad = includeExcludeTokenError(k, v);
+      if (bad) throw loc.xContent(at, bad);
+    }
     try {
       checkParam(name, type, k, v, body);
     } catch (e) {
@@ -126,6 +135,15 @@ function parseParams(name: string, type: AggType, body: Record<string, unknown>,
   return body;
 }
 
+/**
+ * `value_type` names (ES ValueType.lenientParse) and the field type they stand for when the field is
+ * unmapped and `missing` is given; the numeric family is long or double by the missing value.
+ */
+export const VALUE_TYPES: Record<string, 'keyword' | 'number' | 'date' | 'boolean'> = {
+  string: 'keyword', ip: 'keyword', double: 'number', float: 'number', number: 'number', numeric: 'number',
+  long: 'number', integer: 'number', short: 'number', byte: 'number', date: 'date', boolean: 'boolean',
+};
+
 /** The builders' setter checks (ObjectParser wraps their IllegalArgumentExceptions). */
 function checkParam(name: string, type: AggType, k: string, v: unknown, body: Record<string, unknown>): void {
   const int = () => {
@@ -134,6 +152,18 @@ function checkParam(name: string, type: AggType, k: string, v: unknown, body: Re
     return Math.trunc(n);
   };
   switch (k) {
+    case 'include':
+    case 'exclude': {
+      checkIncludeExclude(k, v);
+      // IncludeExclude.merge runs when the second of the two is parsed
+      const keys = Object.keys(body);
+      const other = k === 'include' ? 'exclude' : 'include';
+      if (keys.includes(other) && keys.indexOf(other) < keys.indexOf(k)) checkIncludeExcludeMerge(body);
+      break;
+    }
+    case 'value_type':
+      if (typeof v !== 'string' || !(v in VALUE_TYPES)) throw illegalArgument(`Unknown value type [${String(v)}]`);
+      break;
     case 'size':
       if (int() <= 0) throw illegalArgument(`[size] must be greater than 0. Found [${int()}] in [${name}]`);
       break;

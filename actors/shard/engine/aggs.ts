@@ -1,8 +1,10 @@
 import { illegalArgument } from '../../wire/esErrors';
 import { histogramRounding, parseDateValue } from './aggDates';
-import { aggSpecs, type AggSpec } from './aggSpec';
+import { aggSpecs, VALUE_TYPES, type AggSpec } from './aggSpec';
+import { keyFilter } from './includeExclude';
 import { compareKeys, orderComparator } from './aggOrder';
 import type { DocValuesReader, FieldType } from './types';
+import { extraFactory, isExtraAgg } from './aggExtra';
 import type { AggPartial, BucketPartial, HistogramPartial, MetricPartial, PartialMap, TermKey, TermsKind, TermsPartial, ValueKind } from './aggPartials';
 
 export type { AggPartial, BucketPartial, HistogramPartial, MetricPartial, PartialMap, TermKey, TermsKind, TermsPartial, ValueKind } from './aggPartials';
@@ -47,19 +49,30 @@ function group(factories: ReadonlyArray<readonly [string, Factory]>): () => Aggr
   };
 }
 
+/** What aggregations read of a shard besides doc values (ShardStore has both). */
+type ShardReader = DocValuesReader & { index?: string; mapping?: { field(path: string): { format?: string } | undefined } };
+
 function factory(spec: AggSpec, reader: DocValuesReader): Factory {
+  if (isExtraAgg(spec.type)) return extraFactory(spec, reader, (specs) => group(specs.map((s) => [s.name, factory(s, reader)] as const)));
   const field = spec.params.field as string | undefined;
   if (field === undefined) throw illegalArgument('Required one of fields [field, script], but none were specified.');
-  const type = reader.fieldType(field);
-  if (type === 'text' && (spec.type === 'terms' || spec.type === 'value_count')) throw fielddataDisabled(field);
+  const shard = reader as ShardReader;
   const missing = spec.params.missing;
+  const hasMissing = missing !== undefined && missing !== null;
+  // `_index` reads as a keyword whose one value is the shard's index (ES IndexFieldMapper).
+  const indexField = field === '_index' && shard.index !== undefined;
+  const mapped = indexField ? 'keyword' : reader.fieldType(field);
+  // An unmapped field with `missing` takes its values source from `value_type` (ValuesSourceConfig.resolve).
+  const type: FieldType | undefined = mapped ?? (hasMissing ? hintedType(spec.params.value_type, missing) : undefined);
+  if (type === 'text' && (spec.type === 'terms' || spec.type === 'value_count')) throw fielddataDisabled(field);
   const read = (doc: number) => {
-    const vs = type === undefined ? [] : reader.values(field, doc);
-    return vs.length === 0 && missing !== undefined && missing !== null ? [missing as string | number | boolean | bigint] : vs;
+    const vs = indexField ? [shard.index!] : mapped === undefined ? [] : reader.values(field, doc);
+    return vs.length === 0 && hasMissing ? [missing as string | number | boolean | bigint] : vs;
   };
+  const dateFormat = (spec.params.format as string | undefined) ?? shard.mapping?.field(field)?.format;
   switch (spec.type) {
     case 'terms':
-      return termsFactory(spec, type, read, reader);
+      return termsFactory(spec, type, read, reader, dateFormat);
     case 'date_histogram':
       return histogramFactory(spec, type, read, reader);
     case 'value_count':
@@ -133,6 +146,14 @@ function metricFactory(spec: AggSpec, type: FieldType | undefined, read: (doc: n
   };
 }
 
+/** The field type `value_type` gives an unmapped field with a `missing` value (numbers: long unless it has a fraction). */
+function hintedType(valueType: unknown, missing: unknown): FieldType | undefined {
+  const hint = typeof valueType === 'string' ? VALUE_TYPES[valueType] : undefined;
+  if (hint === undefined) return undefined;
+  if (hint === 'number') return Number(missing) % 1 !== 0 ? 'double' : 'long';
+  return hint;
+}
+
 function termsKind(type: FieldType | undefined, missing: unknown): TermsKind {
   if (type === undefined) return missing === undefined ? 'unmapped' : 'string';
   if (type === 'boolean') return 'boolean';
@@ -150,21 +171,6 @@ function termKey(v: Raw, kind: TermsKind, type: FieldType | undefined): TermKey 
 }
 
 const keyId = (k: TermKey) => `${typeof k === 'string' ? 's' : 'n'}${String(k)}`;
-
-function keyFilter(spec: AggSpec, kind: TermsKind): (k: TermKey) => boolean {
-  const test = (f: unknown): ((k: TermKey) => boolean) | undefined => {
-    if (f === undefined) return undefined;
-    if (typeof f === 'string') {
-      const re = new RegExp(`^(?:${f})$`);
-      return (k) => re.test(String(k));
-    }
-    const set = new Set((Array.isArray(f) ? f : [f]).map((x) => (kind === 'boolean' ? String(x === true || x === 'true' || x === 1) : String(x))));
-    return (k) => set.has(kind === 'boolean' ? String(k === 1) : String(k));
-  };
-  const inc = test(spec.params.include);
-  const exc = test(spec.params.exclude);
-  return (k) => (!inc || inc(k)) && !(exc && exc(k));
-}
 
 interface LiveBucket {
   key: TermKey;
@@ -192,12 +198,12 @@ function bucketing(keysOf: (doc: number) => TermKey[], subs: () => Aggregators):
   };
 }
 
-function termsFactory(spec: AggSpec, type: FieldType | undefined, read: (doc: number) => Raw[], reader: DocValuesReader): Factory {
+function termsFactory(spec: AggSpec, type: FieldType | undefined, read: (doc: number) => Raw[], reader: DocValuesReader, dateFormat: string | undefined): Factory {
   const kind = termsKind(type, spec.params.missing);
   const size = Number(spec.params.size ?? 10);
   // BucketUtils.suggestShardSideQueueSize: shards return more than `size` to bound the error.
   const shardSize = Math.max(size, Number(spec.params.shard_size ?? Math.trunc(size * 1.5 + 10)));
-  const accept = keyFilter(spec, kind);
+  const accept = keyFilter(spec.name, spec.params, kind, { dateFormat });
   const subs = group(spec.subs.map((s) => [s.name, factory(s, reader)] as const));
   const order = orderComparator(spec);
   const countDesc = order.byCountDesc;

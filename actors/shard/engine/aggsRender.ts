@@ -3,6 +3,7 @@ import { DEFAULT_DATE_FORMAT, formatDate, histogramRounding, parseDateValue } fr
 import { compareKeys, orderComparator } from './aggOrder';
 import type { AggPartial, BucketPartial, HistogramPartial, MetricPartial, PartialMap, TermKey, TermsPartial, ValueKind } from './aggPartials';
 import { aggSpecs, type AggSpec } from './aggSpec';
+import { isExtraAgg, mergeExtra, renderExtra, type ExtraPartial } from './aggExtra';
 
 /**
  * Coordinator side of aggregations: merge shard partials (`reduceAggs`, associative, so it can
@@ -31,6 +32,7 @@ function reduceMaps(maps: PartialMap[], specs: AggSpec[]): PartialMap {
 }
 
 function merge(a: AggPartial, b: AggPartial, s: AggSpec): AggPartial {
+  if (isExtraAgg(s.type)) return mergeExtra(a as ExtraPartial, b as ExtraPartial, s, (maps) => reduceMaps(maps, s.subs));
   if (a.t === 'terms' && b.t === 'terms') return mergeTerms(a, b, s);
   if (a.t === 'date_histogram' && b.t === 'date_histogram') return { t: a.t, buckets: mergeBuckets(a.buckets, b.buckets, s) };
   return mergeMetric(a as MetricPartial, b as MetricPartial);
@@ -103,6 +105,7 @@ function renderMap(m: PartialMap, specs: AggSpec[], typedKeys: boolean, budget: 
 }
 
 function typeName(s: AggSpec, p: AggPartial | undefined): string {
+  if (s.type === 'percentiles') return 'tdigest_percentiles';
   if (s.type !== 'terms') return s.type;
   const kind = (p as TermsPartial | undefined)?.kind ?? 'unmapped';
   return kind === 'double' ? 'dterms' : kind === 'string' || kind === 'unmapped' ? 'sterms' : 'lterms';
@@ -110,6 +113,9 @@ function typeName(s: AggSpec, p: AggPartial | undefined): string {
 
 function renderOne(s: AggSpec, p: AggPartial | undefined, typedKeys: boolean, budget: { buckets: number }): Record<string, unknown> {
   const format = (s.params.format as string | undefined) ?? DEFAULT_DATE_FORMAT;
+  if (isExtraAgg(s.type)) {
+    return renderExtra(s, p as ExtraPartial | undefined, (subs) => renderMap(subs, s.subs, typedKeys, budget), (n) => countBuckets(budget, n));
+  }
   switch (s.type) {
     case 'terms':
       return renderTerms(s, p as TermsPartial | undefined, typedKeys, budget);

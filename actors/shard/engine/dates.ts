@@ -4,6 +4,8 @@
  * sentinel) still work. Date math lives in dateMath.ts.
  */
 
+import { linearRegExp } from '../../automaton';
+
 /** An instant: `ms` = floor(epoch millis), `ns` in [0, 999999] = nanos within that milli. */
 export interface Instant {
   ms: number;
@@ -235,7 +237,8 @@ function tokRegex(toks: Tok[], groups: Array<{ ch: string; n: number }>): string
 function patternAlt(pattern: string): Alt {
   const toks = tokenize(pattern);
   const groups: Array<{ ch: string; n: number }> = [];
-  const re = new RegExp(`^${tokRegex(toks, groups)}$`);
+  // A custom format is user input: a backtracking RegExp of it can be exponential (`[y][y][y]…`).
+  const re = linearRegExp(`^${tokRegex(toks, groups)}$`);
   const parse = (s: string): Fields | null => {
     const m = re.exec(s);
     if (!m) return null;

@@ -1,9 +1,10 @@
 /**
  * Query DSL -> a small node tree bound to one searcher (fields resolved, values parsed, stats
  * read), evaluated by evaluate.ts. Supported: match_all, match_none, match, term, terms, range,
- * exists, ids, bool, constant_score.
+ * exists, ids, bool, constant_score, prefix, wildcard, regexp.
  */
-import { EsError, parsingException } from '../../wire/esErrors';
+import { EsError, illegalArgument, parsingException } from '../../wire/esErrors';
+import { compileRegExp, compileWildcard, RegExpFlag, type Matcher } from '../../automaton';
 import type { SearcherRef } from './types';
 import type { FieldDef } from './mapping';
 import type { StoreView } from './storeView';
@@ -90,6 +91,12 @@ function compileNamed(name: string, body: unknown, ctx: QueryContext): QNode {
       return termNode(fields[0], vals, boostOf(b), ctx, true, false);
     }
     case 'match': return compileMatch(body, ctx);
+    case 'prefix':
+    case 'wildcard':
+    case 'regexp': {
+      const [field, spec] = singleField(name, body);
+      return multiTermNode(name, field, isObj(spec) ? spec : { value: spec }, ctx);
+    }
     case 'range': {
       const [field, spec] = singleField(name, body);
       if (!isObj(spec)) throw parsingException('[range] query malformed, no start_object after query name');
@@ -237,6 +244,59 @@ function termNode(field: string, values: unknown[], boost: number, ctx: QueryCon
   };
   if (def.type === 'boolean' && !isTerms) return booleanTerm(ctx, col as NumericColumn | undefined, bitsFn, boost);
   return { k: 'const', boost, bits: bitsFn };
+}
+
+/** IndexSettings.MAX_REGEX_LENGTH_SETTING default. */
+const MAX_REGEX_LENGTH = 1000;
+
+/**
+ * `prefix`, `wildcard`, `regexp` on keyword and text fields: every term of the field's dictionary
+ * is tested by a matcher built once (automata for wildcard and regexp, so the test is linear in the
+ * term), and the matching terms' postings are united as a constant-score query, as ES rewrites
+ * these multi-term queries.
+ */
+function multiTermNode(name: 'prefix' | 'wildcard' | 'regexp', field: string, spec: Obj, ctx: QueryContext): QNode {
+  const value = String(spec.value);
+  const boost = boostOf(spec);
+  const ci = spec.case_insensitive === true || spec.case_insensitive === 'true';
+  if (name === 'regexp' && value.length > MAX_REGEX_LENGTH) {
+    throw illegalArgument(
+      `The length of regex [${value.length}] used in the Regexp Query request has exceeded the allowed maximum of [${MAX_REGEX_LENGTH}]. ` +
+        'This maximum can be set by changing the [index.max_regex_length] index level setting.',
+    );
+  }
+  const matcher = (normalize: boolean): Matcher => {
+    if (name === 'regexp') {
+      return compileRegExp(value, {
+        flags: spec.flags === undefined ? RegExpFlag.ALL : Number(spec.flags) & RegExpFlag.ALL,
+        caseInsensitive: ci,
+        ...(spec.max_determinized_states !== undefined ? { maxDeterminizedStates: Number(spec.max_determinized_states) } : {}),
+      });
+    }
+    if (name === 'wildcard') return compileWildcard(normalize ? value.toLowerCase() : value, ci);
+    const fold = (t: string) => (ci ? t.replace(/[A-Z]/g, (c) => c.toLowerCase()) : t);
+    const prefix = fold(value);
+    return { test: (t) => fold(t).startsWith(prefix) };
+  };
+  if (field === '_index') return matcher(false).test(ctx.store.index) ? { k: 'all', boost } : NONE;
+  const def = ctx.store.mapping.field(field);
+  if (!def) return NONE;
+  const col = ctx.store.columns.get(def.path);
+  if (def.type === 'keyword') {
+    if (!(col instanceof KeywordColumn)) return NONE;
+    const m = matcher(false);
+    return postingsUnion(ctx, boost, col.terms.filter((t) => m.test(t)).map((t) => col.postings[col.dict.get(t)!]));
+  }
+  if (def.type === 'text') {
+    if (!(col instanceof TextColumn)) return NONE;
+    // the standard analyzer's normalization (lowercase) applies to a wildcard pattern on text
+    const m = matcher(name === 'wildcard');
+    return postingsUnion(ctx, boost, [...col.dict.keys()].filter((t) => m.test(t)).map((t) => col.dict.get(t)!));
+  }
+  const kinds = name === 'prefix' ? 'keyword, text and wildcard fields' : 'keyword and text fields';
+  throw new EsError('query_shard_exception', 400, `Can only use ${name} queries on ${kinds} - not on [${field}] which is of type [${def.type}]`, {
+    meta: { index: ctx.store.index },
+  });
 }
 
 function postingsUnion(ctx: QueryContext, boost: number, refs: PostingRef[]): QNode {

@@ -18,12 +18,15 @@ export type QueryValue = string | number | bigint | boolean;
 export type Query = Record<string, Record<string, unknown>>;
 
 /** Queries the engine executes. */
-export const SUPPORTED_QUERIES = ['match_all', 'match_none', 'match', 'multi_match', 'term', 'terms', 'range', 'exists', 'ids', 'bool', 'constant_score'] as const;
+export const SUPPORTED_QUERIES = [
+  'match_all', 'match_none', 'match', 'multi_match', 'term', 'terms', 'range', 'exists', 'ids', 'bool', 'constant_score',
+  'prefix', 'wildcard', 'regexp',
+] as const;
 
 /** Other query names ES registers: valid there, a clear 400 here (also the "did you mean" candidates). */
 const OTHER_ES_QUERIES = [
   'match_phrase', 'match_phrase_prefix', 'match_bool_prefix', 'combined_fields', 'query_string', 'simple_query_string',
-  'terms_set', 'prefix', 'wildcard', 'regexp', 'fuzzy', 'boosting', 'dis_max', 'function_score',
+  'terms_set', 'fuzzy', 'boosting', 'dis_max', 'function_score',
   'script_score', 'script', 'nested', 'has_child', 'has_parent', 'parent_id', 'geo_bounding_box', 'geo_distance',
   'geo_polygon', 'geo_shape', 'shape', 'more_like_this', 'percolate', 'rank_feature', 'distance_feature', 'wrapper',
   'pinned', 'intervals', 'span_term', 'span_first', 'span_near', 'span_or', 'span_not', 'span_containing',
@@ -266,7 +269,55 @@ const constantScore: Parser = (body, loc, path) => {
   return out;
 };
 
+/**
+ * `prefix`, `wildcard` and `regexp` (PrefixQueryBuilder & co): `{f: "v"}` or `{f: {value, …}}`;
+ * `wildcard` also takes its pattern as `wildcard`. Output: `{<f>: {value, …options}}`.
+ */
+function multiTermParser(name: 'prefix' | 'wildcard' | 'regexp', options: string[]): Parser {
+  const known = ['value', 'boost', 'rewrite', 'case_insensitive', '_name', ...options];
+  return (body, loc, path) => {
+    let field: string | undefined;
+    let spec: Record<string, unknown> = {};
+    for (const [f, v] of Object.entries(body)) {
+      oneField(name, loc, path, field, f);
+      field = f;
+      if (isObject(v)) {
+        spec = {};
+        for (const [k, x] of Object.entries(v)) {
+          if (!known.includes(k)) throw loc.parsing([...path, f, k], `[${name}] query does not support [${k}]`);
+          if (!isValue(x) && x !== null) throw loc.parsing([...path, f, k], `[${name}] unknown token [${tokenName(x)}] after [${k}]`);
+          const key = k === 'wildcard' ? 'value' : k;
+          spec[key] = k === 'boost' ? boostOf(x, name) : k === 'flags' ? regexpFlags(x) : x === null ? undefined : x;
+        }
+      } else if (isValue(v)) spec = { value: v };
+      else throw loc.parsing([...path, f], `[${name}] unknown token [${tokenName(v)}] after [${f}]`);
+    }
+    if (!field) throw illegalArgument('field name is null or empty');
+    if (spec.value === undefined) throw illegalArgument('value cannot be null');
+    if (spec.flags_value !== undefined) spec.flags = Number(spec.flags_value);
+    delete spec.flags_value;
+    return { [field]: { ...spec, value: String(spec.value) } };
+  };
+}
+
+/** ES RegexpFlag.resolveValue: `ALL`, `NONE` or `|`-separated names; the bits of Lucene's syntax flags. */
+function regexpFlags(v: unknown): number {
+  const FLAGS: Record<string, number> = { INTERSECTION: 0x1, COMPLEMENT: 0x2, EMPTY: 0x4, ANYSTRING: 0x8, INTERVAL: 0x20, NONE: 0, ALL: 0xff };
+  const s = String(v ?? '');
+  if (!s) return FLAGS.ALL;
+  let bits = 0;
+  for (const part of s.split('|')) {
+    const f = FLAGS[part.trim().toUpperCase()];
+    if (f === undefined) throw illegalArgument(`Unknown regexp flag [${part}]`);
+    bits |= f;
+  }
+  return bits;
+}
+
 const PARSERS: Record<string, Parser> = {
+  prefix: multiTermParser('prefix', []),
+  wildcard: multiTermParser('wildcard', ['wildcard']),
+  regexp: multiTermParser('regexp', ['flags', 'flags_value', 'max_determinized_states']),
   constant_score: constantScore,
   match_all: objectParser('match_all', COMMON),
   match_none: objectParser('match_none', COMMON),

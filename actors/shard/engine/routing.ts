@@ -1,8 +1,8 @@
 /**
  * Hashes that must agree bit for bit with Elasticsearch / Java:
- * - document routing (`shardFor`): murmur3_x86_32 (seed 0) over the UTF-16 code units of the routing
- *   value as little-endian byte pairs, then `floorMod(hash, routingNumShards) / routingFactor`
- *   (IndexRouting.hashToShardId, indices created on >= 7.0);
+ * - document routing (`shardFor`, `indexShard`): murmur3_x86_32 (seed 0) over the UTF-16 code units
+ *   of the routing value as little-endian byte pairs, then `floorMod(hash, routingNumShards) /
+ *   routingFactor` (IndexRouting.hashToShardId), partitioned indices add a per-_id offset;
  * - sliced scroll (`javaStringHashCode`, the project's documented choice, search-paging.md §14);
  * - slicing on a numeric field (`bitMix`, HPPC BitMixer.mix of a long).
  */
@@ -77,14 +77,52 @@ export function calculateNumRoutingShards(numShards: number): number {
   return numShards * 2 ** numSplits;
 }
 
+/** What document routing needs of an index (ES `IndexMetadata` routing fields). */
+export interface RoutingSpec {
+  numberOfShards: number;
+  /** `index.number_of_routing_shards` as ES fixes it at creation (calculateNumRoutingShards by default). */
+  routingNumShards: number;
+  /** `index.routing_partition_size` (1 = not partitioned). */
+  routingPartitionSize: number;
+}
+
 /**
- * Shard number for a routing value (the `_id` when no custom routing), exactly as ES 8 does for an
- * index without `number_of_routing_shards` / `routing_partition_size`.
- * @example shardFor('1', 5) // same shard as ES picks for `PUT idx/_doc/1` on a 5-shard index
+ * `IndexRouting.hashToShardId`: floorMod(hash, routingNumShards) / routingFactor, where
+ * routingFactor = routingNumShards / numberOfShards. Every argument is required, so a caller that
+ * forgets the index's routing shard count does not compile.
+ * @example shardFor('1', 5, 5) // the shard ES picks for `PUT idx/_doc/1` on an index created with number_of_routing_shards 5
  */
-export function shardFor(routing: string, numShards: number, routingNumShards = calculateNumRoutingShards(numShards)): number {
+export function shardFor(routing: string, numShards: number, routingNumShards: number): number {
+  return hashToShard(murmur3Routing(routing), numShards, routingNumShards);
+}
+
+function hashToShard(hash: number, numShards: number, routingNumShards: number): number {
   const routingFactor = routingNumShards / numShards;
-  return Math.floor(floorMod(murmur3Routing(routing), routingNumShards) / routingFactor);
+  return Math.floor(floorMod(hash, routingNumShards) / routingFactor);
+}
+
+/**
+ * The shard of a document, as ES's `IndexRouting` computes it: `Unpartitioned` hashes the routing
+ * value (the `_id` without one); `Partitioned` adds floorMod(hash(_id), routing_partition_size) to
+ * the routing's hash, so one routing value spreads over a partition of shards.
+ * @throws Error when a partitioned index gets no routing (callers check first and answer ES's 400)
+ */
+export function indexShard(r: RoutingSpec, id: string, routing: string | undefined): number {
+  if (r.routingPartitionSize > 1) {
+    if (routing === undefined) throw new Error('A routing value is required for gets from a partitioned index');
+    // Java int addition wraps; floorMod then takes the wrapped value.
+    const hash = (murmur3Routing(routing) + floorMod(murmur3Routing(id), r.routingPartitionSize)) | 0;
+    return hashToShard(hash, r.numberOfShards, r.routingNumShards);
+  }
+  return shardFor(routing ?? id, r.numberOfShards, r.routingNumShards);
+}
+
+/** `IndexRouting.collectSearchShards`: every shard that may hold documents routed with `routing`, ascending. */
+export function searchShards(r: RoutingSpec, routing: string): number[] {
+  const hash = murmur3Routing(routing);
+  const out = new Set<number>();
+  for (let i = 0; i < Math.max(1, r.routingPartitionSize); i++) out.add(hashToShard((hash + i) | 0, r.numberOfShards, r.routingNumShards));
+  return [...out].sort((a, b) => a - b);
 }
 
 /** Java `String.hashCode()` (UTF-16 code units, 32-bit signed overflow). */
@@ -131,4 +169,20 @@ export function bitMix(v: number | bigint): number {
   [hi, lo] = mul64((hi ^ sHi) >>> 0, (lo ^ sLo) >>> 0, 0xfc12c5b1, 0x9d3259e9);
   // z ^ (z >>> 32), low 32 bits as int
   return (lo ^ hi) | 0;
+}
+
+/** HPPC `BitMixer.mix64(long)` (the whole 64-bit result, signed), as a bigint. */
+export function mix64(v: bigint): bigint {
+  let z = BigInt.asUintN(64, v);
+  z = BigInt.asUintN(64, (z ^ (z >> 32n)) * 0x4cd6944c5cc20b6dn);
+  z = BigInt.asUintN(64, (z ^ (z >> 29n)) * 0xfc12c5b19d3259e9n);
+  return BigInt.asIntN(64, z ^ (z >> 32n));
+}
+
+/** Lucene `NumericUtils.doubleToSortableLong`: the double's bits, negatives flipped so longs sort like doubles. */
+export function doubleToSortableLong(d: number): bigint {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, d);
+  const bits = view.getBigInt64(0);
+  return bits < 0n ? bits ^ 0x7fffffffffffffffn : bits;
 }

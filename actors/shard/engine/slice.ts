@@ -21,7 +21,8 @@ export function sliceFilter(store: StoreView, s: SearcherRef, slice: LocalSlice 
   if (!slice) return null;
   const limit = store.settings().maxSlicesPerScroll;
   const requested = slice.requestMax ?? slice.max;
-  if (requested > limit) {
+  // ES 8 DefaultSearchContext.preProcess checks the request's max for scrolls only (not PIT)
+  if (slice.mode === 'scroll' && requested > limit) {
     throw illegalArgument(
       `The number of slices [${requested}] is too large. It must be less than [${limit}]. This limit can be set by changing the [index.max_slices_per_scroll] index level setting.`,
     );

@@ -32,4 +32,14 @@ describe('router', () => {
   it('reports no handler for an unknown path', () => {
     expect(router().match('GET', '/a/b/c/d')).toEqual({ kind: 'none' });
   });
+
+  it('never binds a first segment starting with _ to a parameter, except _all', () => {
+    expect(router().match('GET', '/_msearch')).toEqual({ kind: 'none' });
+    expect(router().match('GET', '/_foo/_search')).toEqual({ kind: 'none' });
+    expect(router().match('PUT', '/_foo')).toEqual({ kind: 'none' });
+    const all = router().match('GET', '/_all/_search');
+    expect(all.kind === 'found' && all.params).toEqual({ index: '_all' });
+    const later = new Router().add('GET', '/{index}/_doc/{id}', h).match('GET', '/books/_doc/_x');
+    expect(later.kind === 'found' && later.params).toEqual({ index: 'books', id: '_x' });
+  });
 });

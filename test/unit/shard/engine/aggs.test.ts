@@ -219,7 +219,7 @@ describe('aggregation validation', () => {
     [{ a: { date_histogram: { field: 'ts', calendar_interval: '2d' } } }, 'x_content_parse_exception', '[1:1] [date_histogram] failed to parse field [calendar_interval]'],
     [{ a: { date_histogram: { field: 'ts', fixed_interval: '2w' } } }, 'x_content_parse_exception', '[1:1] [date_histogram] failed to parse field [fixed_interval]'],
     [{ a: { min: { field: 'n' }, aggs: { b: { max: { field: 'n' } } } } }, 'aggregation_initialization_exception', 'Aggregator [a] of type [min] cannot accept sub-aggregations'],
-    [{ a: { cardinality: { field: 'n' } } }, 'illegal_argument_exception', '[cardinality] aggregation is not supported'],
+    [{ a: { geo_bounds: { field: 'n' } } }, 'illegal_argument_exception', '[geo_bounds] aggregation is not supported'],
   ])('rejects %j', (aggs, type, reason) => {
     const e = fail(() => parseAggs(aggs));
     expect([e.type, e.message]).toEqual([type, reason]);

@@ -272,7 +272,7 @@ describe('query DSL', () => {
     [{ bool: { must: 'x' } }, 'x_content_parse_exception', "[1:1] [bool] must doesn't support values of type: VALUE_STRING"],
     [{ bool: { shuld: [] } }, 'x_content_parse_exception', '[1:1] [bool] unknown field [shuld] did you mean [should]?'],
     [{ bool: { filter: [{ nope: {} }] } }, 'parsing_exception', 'unknown query [nope]'],
-    [{ prefix: { f: 'x' } }, 'illegal_argument_exception', '[prefix] query is not supported'],
+    [{ fuzzy: { f: 'x' } }, 'illegal_argument_exception', '[fuzzy] query is not supported'],
     [{ constant_score: {} }, 'parsing_exception', "[constant_score] requires a 'filter' element"],
   ])('rejects %j', (q, type, reason) => {
     const e = fail(() => parseQuery(q));

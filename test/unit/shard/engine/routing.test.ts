@@ -1,5 +1,5 @@
 import {
-  bitMix, calculateNumRoutingShards, javaStringHashCode, murmur3Bytes, murmur3Routing, shardFor,
+  bitMix, calculateNumRoutingShards, indexShard, javaStringHashCode, murmur3Bytes, murmur3Routing, searchShards, shardFor,
 } from '../../../../actors/shard/engine';
 
 describe('murmur3 routing hash', () => {
@@ -58,11 +58,62 @@ describe('shardFor', () => {
     ['😀', 1443257913, [1, 0, 2, 4]],
   ] as const)('routes %j (hash %i) to shards %j of 2, 3, 5 and 10', (routing, hash, shards) => {
     expect(murmur3Routing(routing)).toBe(hash);
-    expect([2, 3, 5, 10].map((n) => shardFor(routing, n))).toEqual(shards);
+    expect([2, 3, 5, 10].map((n) => shardFor(routing, n, calculateNumRoutingShards(n)))).toEqual(shards);
   });
 
   it('puts everything on shard 0 of a one-shard index', () => {
-    expect(['a', 'b', '1', 'zz'].map((r) => shardFor(r, 1))).toEqual([0, 0, 0, 0]);
+    expect(['a', 'b', '1', 'zz'].map((r) => shardFor(r, 1, 1024))).toEqual([0, 0, 0, 0]);
+  });
+});
+
+describe('indexShard (ES IndexRouting)', () => {
+  const spec = (numberOfShards: number, routingNumShards: number, routingPartitionSize = 1) => ({ numberOfShards, routingNumShards, routingPartitionSize });
+
+  // ES scroll/12_slices.yml: 5 shards created with number_of_routing_shards 5; slice 0 of 2 takes
+  // shards 0, 2, 4 and must hold ids 2, 3, 4 (id 1 is on shard 1 or 3)
+  it('routes ids 1-4 of a 5-shard index with 5 routing shards as 12_slices.yml expects', () => {
+    const s = spec(5, 5);
+    const shards = ['1', '2', '3', '4'].map((id) => indexShard(s, id, undefined));
+    expect(shards.map((n) => n % 2)).toEqual([1, 0, 0, 0]);
+    expect(shards).toEqual([3, 2, 4, 2]);
+  });
+
+  // ES IndexRoutingTests.testBWC: 8 shards whose routing shard count is 8 (a sample of its table)
+  it.each([
+    ['sEERfFzPSI', 1], ['cNRiIrjzYd', 7], ['BgfLBXUyWT', 5], ['cnepjZhQnb', 3], ['OKCmuYkeCK', 6], ['OutXGRQUja', 5],
+    ['yCdyocKWou', 1], ['KXuNWWNgVj', 2], ['DGJOYrpESx', 4], ['hswhrppvDH', 0], ['qoZALVcite', 7], ['AITyyoyLLs', 4],
+  ] as const)('routes %j to shard %i of 8 (ES testBWC), by _id, by routing and for search', (key, shard) => {
+    const s = spec(8, 8);
+    expect(indexShard(s, key, undefined)).toBe(shard);
+    expect(indexShard(s, 'xyzzy', key)).toBe(shard);
+    expect(searchShards(s, key)).toEqual([shard]);
+  });
+
+  // ES 8 IndexRoutingTests.testPartitionedIndexShrunk: 4 shards, 8 routing shards, partition size 3
+  // (ES 9 changed these values together with its routing for new indices)
+  it.each([
+    ['a', 'a_0', 1], ['a', 'a_1', 2], ['a', 'a_4', 1], ['b', 'b_1', 0], ['b', 'b_4', 3], ['b', 'b_5', 3],
+    ['c', 'c_0', 1], ['c', 'c_2', 0], ['d', 'd_0', 2], ['d', 'd_2', 3], ['d', 'd_5', 3],
+  ] as const)('routes routing %j id %j to shard %i of a partitioned, shrunk index', (routing, id, shard) => {
+    expect(indexShard(spec(4, 8, 3), id, routing)).toBe(shard);
+  });
+
+  // ES IndexRoutingTests.testPartitionedIndexBWC: 6 shards (routing shards 6), partition size 2
+  it.each([
+    ['a', 'a_0', 3], ['a', 'a_1', 2], ['b', 'b_0', 5], ['b', 'b_1', 0], ['c', 'c_2', 3], ['c', 'c_3', 4], ['d', 'd_0', 3], ['d', 'd_3', 4],
+  ] as const)('routes routing %j id %j to shard %i of a partitioned 6-shard index', (routing, id, shard) => {
+    expect(indexShard(spec(6, 6, 2), id, routing)).toBe(shard);
+  });
+
+  it('lists the partition\'s shards for a search with routing', () => {
+    const s = spec(6, 6, 2);
+    const placed = new Set(['a_0', 'a_1', 'a_2', 'a_3', 'a_4', 'a_5', 'a_6', 'a_7'].map((id) => indexShard(s, id, 'a')));
+    expect(searchShards(s, 'a')).toEqual([...placed].sort());
+    expect(searchShards(s, 'a')).toHaveLength(2);
+  });
+
+  it('refuses a partitioned index without routing', () => {
+    expect(() => indexShard(spec(6, 6, 2), 'x', undefined)).toThrow('A routing value is required for gets from a partitioned index');
   });
 });
 

@@ -89,4 +89,13 @@ describe('slice errors', () => {
   it('accepts exactly max_slices_per_scroll', () => {
     expect(() => sliced({ mode: 'scroll', id: 0, max: 8 })).not.toThrow();
   });
+
+  it('checks the request\'s max on a shard that takes part whole (max 1)', () => {
+    expect(error({ mode: 'scroll', id: 0, max: 1, requestMax: 9 }).message).toMatch(/^The number of slices \[9\] is too large/);
+    expect(error({ mode: 'scroll', id: 0, max: 1, field: 'nope', requestMax: 2 }).message).toBe('field nope not found');
+  });
+
+  it('does not limit the slices of a point in time (ES 8 checks scrolls only)', () => {
+    expect(() => sliced({ mode: 'pit', id: 0, max: 9 })).not.toThrow();
+  });
 });

@@ -1,0 +1,141 @@
+import { illegalArgument } from '../../wire/esErrors';
+import type { IndexState } from '../../cluster';
+import type { ShardStore } from '../../shard/engine';
+import type { PagingServices } from '../routes/search';
+
+/**
+ * Index statistics under ES's keys (CommonStats): per shard copy, summed per index, per node and
+ * for the cluster. Doc counts come from each shard actor's `stats` op (the refreshed view, as ES
+ * counts); sizes are the bytes of stored `_source` (there is no Lucene index to measure).
+ */
+
+export interface ShardStat {
+  index: string;
+  uuid: string;
+  n: number;
+  docs: number;
+  deleted: number;
+  /** Docs ever indexed into the shard (index ops), and deletes (seqNos not spent on an index op). */
+  indexTotal: number;
+  deleteTotal: number;
+  maxSeqNo: number;
+  sizeBytes: number;
+  /** Open search contexts (PIT, scroll) pinning this shard. */
+  openContexts: number;
+  scrollContexts: number;
+}
+
+/** ES index-level metrics (`/_stats/<metric>`, `/_nodes/stats/indices/<metric>`). */
+export const INDEX_METRICS = [
+  'docs', 'store', 'indexing', 'get', 'search', 'merge', 'refresh', 'flush', 'warmer', 'query_cache', 'fielddata', 'completion',
+  'segments', 'translog', 'request_cache', 'recovery', 'bulk', 'shard_stats', 'mappings', 'dense_vector', 'sparse_vector',
+] as const;
+export type IndexMetric = (typeof INDEX_METRICS)[number];
+
+/** Response key of each metric (ES names `merge` `merges`). */
+const KEY: Partial<Record<IndexMetric, string>> = { merge: 'merges' };
+
+/** Parses a metric list (`_all`, comma list) with ES's error for unknown names. */
+export function parseMetrics<T extends string>(given: string | undefined, known: readonly T[], uri: string): Set<T> {
+  if (given === undefined || given === '_all' || given === '') return new Set(known);
+  const out = new Set<T>();
+  const bad: string[] = [];
+  for (const m of given.split(',').map((x) => x.trim()).filter(Boolean)) {
+    if (m === '_all') known.forEach((k) => out.add(k));
+    else if ((known as readonly string[]).includes(m)) out.add(m as T);
+    else bad.push(m);
+  }
+  if (bad.length) {
+    throw illegalArgument(`request [${uri.split('?')[0]}] contains unrecognized metric${bad.length > 1 ? 's' : ''}: [${bad.join(', ')}]`);
+  }
+  return out;
+}
+
+/** Bytes of `_source` per shard store, counted incrementally (stores only ever append). */
+const sized = new WeakMap<ShardStore, { upTo: number; bytes: number }>();
+function sourceBytes(store: ShardStore): number {
+  let c = sized.get(store);
+  if (!c) sized.set(store, (c = { upTo: 0, bytes: 0 }));
+  const sources = store.sources;
+  for (let d = c.upTo; d < sources.length; d++) c.bytes += Buffer.byteLength(sources[d]);
+  c.upTo = sources.length;
+  return c.bytes;
+}
+
+/** Stats of every shard of `indices`, in index then shard order. */
+export async function collectShardStats(s: PagingServices, indices: IndexState[]): Promise<ShardStat[]> {
+  const contexts = s.contexts.list();
+  const pinned = (uuid: string, n: number, kind?: 'scroll') =>
+    contexts.filter((r) => (!kind || r.kind === kind) && r.shards.some((p) => p.indexUuid === uuid && p.n === n)).length;
+  const jobs = indices.flatMap((idx) =>
+    idx.shards.map(async (sh, n): Promise<ShardStat> => {
+      const st = await s.shards.call<{ docs: number; deleted: number; maxDoc: number }>(sh.ref, 'stats', {}).catch(() => ({ docs: 0, deleted: 0, maxDoc: 0 }));
+      const store = (sh as { store?: ShardStore }).store;
+      const maxSeqNo = store ? store.maxSeqNo() : st.maxDoc - 1;
+      const indexTotal = store ? store.sources.length : st.maxDoc;
+      return {
+        index: idx.name,
+        uuid: idx.uuid,
+        n,
+        docs: st.docs,
+        deleted: st.deleted,
+        indexTotal,
+        deleteTotal: Math.max(0, maxSeqNo + 1 - indexTotal),
+        maxSeqNo,
+        sizeBytes: store ? sourceBytes(store) : 0,
+        openContexts: pinned(idx.uuid, n),
+        scrollContexts: pinned(idx.uuid, n, 'scroll'),
+      };
+    }),
+  );
+  return Promise.all(jobs);
+}
+
+/** Summed shard stats, rendered as ES's CommonStats for the given metrics. */
+export function commonStats(shards: ShardStat[], metrics: Set<IndexMetric>, extra: { search?: Record<string, number> } = {}): Record<string, unknown> {
+  const sum = (f: (x: ShardStat) => number) => shards.reduce((a, x) => a + f(x), 0);
+  const size = sum((x) => x.sizeBytes);
+  const all: Record<IndexMetric, () => unknown> = {
+    docs: () => ({ count: sum((x) => x.docs), deleted: sum((x) => x.deleted), total_size_in_bytes: size }),
+    store: () => ({ size_in_bytes: size, total_data_set_size_in_bytes: size, reserved_in_bytes: 0 }),
+    indexing: () => ({
+      index_total: sum((x) => x.indexTotal), index_time_in_millis: 0, index_current: 0, index_failed: 0,
+      delete_total: sum((x) => x.deleteTotal), delete_time_in_millis: 0, delete_current: 0,
+      noop_update_total: 0, is_throttled: false, throttle_time_in_millis: 0, write_load: 0,
+    }),
+    get: () => ({ total: 0, time_in_millis: 0, exists_total: 0, exists_time_in_millis: 0, missing_total: 0, missing_time_in_millis: 0, current: 0 }),
+    search: () =>
+      extra.search ?? {
+        open_contexts: sum((x) => x.openContexts), query_total: 0, query_time_in_millis: 0, query_current: 0, query_failure: 0,
+        fetch_total: 0, fetch_time_in_millis: 0, fetch_current: 0, fetch_failure: 0,
+        scroll_total: 0, scroll_time_in_millis: 0, scroll_current: sum((x) => x.scrollContexts),
+        suggest_total: 0, suggest_time_in_millis: 0, suggest_current: 0,
+      },
+    merge: () => ({
+      current: 0, current_docs: 0, current_size_in_bytes: 0, total: 0, total_time_in_millis: 0, total_docs: 0, total_size_in_bytes: 0,
+      total_stopped_time_in_millis: 0, total_throttled_time_in_millis: 0, total_auto_throttle_in_bytes: 0,
+    }),
+    refresh: () => ({ total: 0, total_time_in_millis: 0, external_total: 0, external_total_time_in_millis: 0, listeners: 0 }),
+    flush: () => ({ total: 0, periodic: 0, total_time_in_millis: 0, total_time_excluding_waiting_on_lock_in_millis: 0 }),
+    warmer: () => ({ current: 0, total: 0, total_time_in_millis: 0 }),
+    query_cache: () => ({ memory_size_in_bytes: 0, total_count: 0, hit_count: 0, miss_count: 0, cache_size: 0, cache_count: 0, evictions: 0 }),
+    fielddata: () => ({ memory_size_in_bytes: 0, evictions: 0, global_ordinals: { build_time_in_millis: 0 } }),
+    completion: () => ({ size_in_bytes: 0 }),
+    segments: () => ({
+      count: shards.filter((x) => x.indexTotal > 0).length, memory_in_bytes: 0, terms_memory_in_bytes: 0, stored_fields_memory_in_bytes: 0,
+      term_vectors_memory_in_bytes: 0, norms_memory_in_bytes: 0, points_memory_in_bytes: 0, doc_values_memory_in_bytes: 0,
+      index_writer_memory_in_bytes: 0, version_map_memory_in_bytes: 0, fixed_bit_set_memory_in_bytes: 0, max_unsafe_auto_id_timestamp: -1, file_sizes: {},
+    }),
+    translog: () => ({ operations: 0, size_in_bytes: 0, uncommitted_operations: 0, uncommitted_size_in_bytes: 0, earliest_last_modified_age: 0 }),
+    request_cache: () => ({ memory_size_in_bytes: 0, evictions: 0, hit_count: 0, miss_count: 0 }),
+    recovery: () => ({ current_as_source: 0, current_as_target: 0, throttle_time_in_millis: 0 }),
+    bulk: () => ({ total_operations: 0, total_time_in_millis: 0, total_size_in_bytes: 0, avg_time_in_millis: 0, avg_size_in_bytes: 0 }),
+    shard_stats: () => ({ total_count: shards.length }),
+    mappings: () => ({ total_count: 0, total_estimated_overhead_in_bytes: 0 }),
+    dense_vector: () => ({ value_count: 0 }),
+    sparse_vector: () => ({ value_count: 0 }),
+  };
+  const out: Record<string, unknown> = {};
+  for (const m of INDEX_METRICS) if (metrics.has(m)) out[KEY[m] ?? m] = all[m]();
+  return out;
+}
