@@ -381,7 +381,10 @@ export class ShardActor {
           return this.ok(msg, this.store.count(searcher ?? this.store.acquireSearcher(), query));
         }
         case 'stats':
-          return this.ok(msg, { ...this.store.stats(), maxSeqNo: this.store.maxSeqNo(), applied: this.applied, role: this.role, state: this.state });
+          return this.ok(msg, {
+            ...this.store.stats(), maxSeqNo: this.store.maxSeqNo(), indexTotal: this.store.sources.length, sizeBytes: this.store.sourceBytes(),
+            applied: this.applied, role: this.role, state: this.state, node: this.deps.nodeId,
+          });
         default:
           throw new Error(`unknown shard op [${op}]`);
       }

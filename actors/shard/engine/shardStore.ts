@@ -375,6 +375,15 @@ export class ShardStore implements StoreView {
     return { docs: s.maxDoc - deleted, deleted, maxDoc: s.maxDoc };
   }
 
+  private sizedUpTo = 0;
+  private sizedBytes = 0;
+  /** UTF-8 bytes of every `_source` kept (what the store holds; counted once per doc). */
+  sourceBytes(): number {
+    for (let d = this.sizedUpTo; d < this.sources.length; d++) this.sizedBytes += Buffer.byteLength(this.sources[d]);
+    this.sizedUpTo = this.sources.length;
+    return this.sizedBytes;
+  }
+
   /** @internal number of docs (< s.maxDoc) deleted as seen by s */
   deletedCount(s: SearcherRef): number {
     return upperBoundF64(this.delLog, this.delCount, s.seqNo);
