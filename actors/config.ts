@@ -1,5 +1,6 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import { checkValue, ignoredReason, NODE_SETTINGS, settingDef } from './knownSettings';
 
 /**
  * Node settings in Elasticsearch's flat-key style (`xpack.security.enabled`,
@@ -64,14 +65,92 @@ const ENV_KEYS: Record<string, string> = {
   XPACK_SECURITY_ENABLED: 'xpack.security.enabled',
 };
 
-export function loadSettings(env: NodeJS.ProcessEnv = process.env, configPath = env.CONFIG ?? 'config/node.yml'): Settings {
-  let values: Record<string, unknown> = {};
-  if (existsSync(configPath)) values = flatten(parseYaml(readFileSync(configPath, 'utf8')) ?? {});
-  for (const [name, key] of Object.entries(ENV_KEYS)) if (env[name] !== undefined) values[key] = env[name];
-  for (const [name, v] of Object.entries(env)) {
-    if (!name.startsWith('ES_SETTING_') || v === undefined) continue;
-    const key = name.slice('ES_SETTING_'.length).toLowerCase().replace(/__/g, '\u0000').replace(/_/g, '.').replace(/\u0000/g, '_');
-    values[key] = v;
+const ENV_PREFIX = 'ES_SETTING_';
+
+/** `ES_SETTING_SEARCH_MAX__KEEP__ALIVE` -> `search.max_keep_alive` (ES docker's convention: `_` is `.`, `__` is `_`). */
+export function settingFromEnvName(name: string): string {
+  return name.slice(ENV_PREFIX.length).toLowerCase().replace(/__/g, '\u0000').replace(/_/g, '.').replace(/\u0000/g, '_');
+}
+
+/** `search.max_keep_alive` -> `ES_SETTING_SEARCH_MAX__KEEP__ALIVE`. */
+export function envNameOfSetting(key: string): string {
+  return ENV_PREFIX + key.toUpperCase().replace(/_/g, '__').replace(/\./g, '_');
+}
+
+/** One setting value and where it came from (for start-up messages). */
+interface Sourced {
+  value: unknown;
+  source: string;
+}
+
+/** Start-up settings with what is wrong with them: ES refuses to start on any of `errors`. */
+export interface SettingsReport {
+  settings: Settings;
+  errors: string[];
+  warnings: string[];
+}
+
+function collect(env: NodeJS.ProcessEnv, configPath: string, explicitConfig: boolean, errors: string[]): Map<string, Sourced> {
+  const out = new Map<string, Sourced>();
+  if (existsSync(configPath)) {
+    try {
+      const doc = parseYaml(readFileSync(configPath, 'utf8')) ?? {};
+      if (typeof doc !== 'object' || Array.isArray(doc)) throw new Error('the file must hold a mapping of setting keys to values');
+      for (const [k, v] of Object.entries(flatten(doc))) out.set(k, { value: v, source: configPath });
+    } catch (e) {
+      errors.push(`Failed to load settings from [${configPath}]: ${(e as Error).message.split('\n')[0]}`);
+    }
+  } else if (explicitConfig) {
+    errors.push(`CONFIG file [${configPath}] does not exist (unset CONFIG to run without a settings file)`);
   }
+  for (const [name, key] of Object.entries(ENV_KEYS)) if (env[name] !== undefined) out.set(key, { value: env[name], source: name });
+  for (const [name, v] of Object.entries(env)) {
+    if (name.startsWith(ENV_PREFIX) && v !== undefined) out.set(settingFromEnvName(name), { value: v, source: name });
+  }
+  return out;
+}
+
+function unknownMessage(key: string, source: string): string {
+  let hint = '';
+  if (source.startsWith(ENV_PREFIX)) {
+    // The usual slip: a `_` inside a key written as `_` instead of `__` (ES_SETTING_SEARCH_MAX_KEEP_ALIVE).
+    const loose = (n: string) => n.replace(/__/g, '_');
+    const meant = Object.keys(NODE_SETTINGS).find((k) => loose(envNameOfSetting(k)) === loose(source));
+    hint = meant ? ` (from ${source}: did you mean ${envNameOfSetting(meant)}? A \`_\` inside a key is written \`__\`)` : ` (from ${source})`;
+  } else hint = ` (from ${source})`;
+  return `unknown setting [${key}]${hint} please check that any required plugins are installed, or check the breaking changes documentation for removed settings`;
+}
+
+/**
+ * Reads the node's settings (CONFIG file, named variables, `ES_SETTING_*`) and checks them the way
+ * Elasticsearch does at start-up: an unknown key, a bad value, an unreadable or missing CONFIG file
+ * are errors (ES refuses to start); an ES setting this node does not use is a warning.
+ */
+export function readNodeSettings(env: NodeJS.ProcessEnv = process.env): SettingsReport {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const values = collect(env, env.CONFIG ?? 'config/node.yml', env.CONFIG !== undefined, errors);
+  const flat: Record<string, unknown> = {};
+  for (const [key, { value, source }] of values) {
+    const def = settingDef(key);
+    if (!def) {
+      const why = ignoredReason(key);
+      if (why) warnings.push(`setting [${key}] (from ${source}) is not used by this node and is ignored: ${why}`);
+      else errors.push(unknownMessage(key, source));
+      continue;
+    }
+    const bad = checkValue(key, value, def);
+    if (bad) errors.push(`${bad} (from ${source})`);
+    else flat[key] = value;
+  }
+  return { settings: new Settings(flat), errors, warnings };
+}
+
+/** Settings without checks (tests and benchmarks build theirs; `npm start` uses {@link readNodeSettings}). */
+export function loadSettings(env: NodeJS.ProcessEnv = process.env, configPath = env.CONFIG ?? 'config/node.yml'): Settings {
+  const values: Record<string, unknown> = {};
+  const errors: string[] = [];
+  for (const [k, { value }] of collect(env, configPath, false, errors)) values[k] = value;
+  if (errors.length) throw new Error(errors[0]);
   return new Settings(values);
 }

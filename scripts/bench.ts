@@ -16,12 +16,15 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, flag } from './cli/args';
+import { num, parseOrExit, str, UsageError } from './cli/args';
 import { Corpus } from './bench/corpus';
 import { abortAll, onAbort } from './bench/cleanup';
 import { killLoaders } from './bench/load';
 import { fmt, hasGc } from './bench/stats';
 import type { BenchOptions, Row, Section } from './bench/types';
+
+const USAGE = `usage: npm run bench [-- --only foundation,pit,scroll,security,events | issue2,… ] [--docs N] [--quick]
+                          [--rounds R] [--out bench-results.json]`;
 
 const SECTIONS: Array<{ name: string; issue: string; load: () => Promise<{ run: Section }> }> = [
   { name: 'foundation', issue: 'issue2', load: () => import('./bench/foundation') },
@@ -50,14 +53,16 @@ function table(rows: Row[]): string {
 }
 
 async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2), ['quick']);
-  const quick = args.flags.quick === true;
-  const docs = Number(flag(args, 'docs') ?? (quick ? 100_000 : 1_000_000));
-  const rounds = Number(flag(args, 'rounds') ?? (quick ? 3 : 5));
-  const out = flag(args, 'out') ?? 'bench-results.json';
-  const only = flag(args, 'only')?.split(',').map((s) => s.trim()).filter(Boolean);
+  const args = parseOrExit('bench', USAGE, process.argv.slice(2), {
+    options: { quick: { type: 'boolean' }, docs: { type: 'string' }, rounds: { type: 'string' }, out: { type: 'string' }, only: { type: 'string' } },
+  });
+  const quick = args.values.quick === true;
+  const docs = num(str(args, 'docs'), '--docs', quick ? 100_000 : 1_000_000);
+  const rounds = num(str(args, 'rounds'), '--rounds', quick ? 3 : 5);
+  const out = str(args, 'out') ?? 'bench-results.json';
+  const only = str(args, 'only')?.split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = only?.filter((o) => !SECTIONS.some((s) => s.name === o || s.issue === o));
-  if (unknown?.length) throw new Error(`unknown section(s) ${unknown.join(', ')}: use ${SECTIONS.map((s) => `${s.name}|${s.issue}`).join(', ')}`);
+  if (unknown?.length) throw new UsageError(`unknown section(s) ${unknown.join(', ')}: use ${SECTIONS.map((s) => `${s.name}|${s.issue}`).join(', ')}`);
   const chosen = SECTIONS.filter((s) => !only || only.includes(s.name) || only.includes(s.issue));
 
   const note = (l: string) => process.stderr.write(`  · ${l}\n`);
@@ -114,8 +119,9 @@ if (!hasGc() && !process.env.BENCH_NO_GC) {
   try {
     process.exitCode = await main();
   } catch (e) {
-    console.error(e);
-    process.exitCode = 1;
+    if (e instanceof UsageError) process.stderr.write(`bench: ${e.message}\n${USAGE}\n`);
+    else console.error(e);
+    process.exitCode = e instanceof UsageError ? 64 : 1;
   }
   // Open handles (keep-alive timers of stopped actors, sockets) must not keep a finished run alive.
   process.exit(process.exitCode);

@@ -22,9 +22,11 @@ import { foldAll, openContexts } from '../streams/evolve';
 import { MachineReplay } from '../streams/machineReplay';
 import { factSource, replayLog } from './cli/replayLog';
 import { readFactBatchesInWorker } from './cli/workerFactSource';
-import { parseArgs, flag } from './cli/args';
+import { num, parseOrExit, str } from './cli/args';
 import { syntheticFacts } from './cli/syntheticFacts';
 import { publishFacts, timePass } from './bench/facts';
+
+const USAGE = 'usage: npx tsx scripts/benchReplay.ts [N=1000000] [--window 8192] [--keep | --dir <store>] [--fold-only]';
 
 const rate = (n: number, ms: number) => `${Math.round((n / ms) * 1000).toLocaleString('en-US')} events/s`;
 const line = (label: string, n: number, ms: number, extra = '') =>
@@ -44,11 +46,13 @@ function measure(serverPid: number | undefined) {
 }
 
 async function main() {
-  const args = parseArgs(process.argv.slice(2), ['keep', 'fold-only']);
-  const check = args.flags['fold-only'] !== true;
-  const n = Number(args._[0] ?? 1_000_000);
-  const window = Number(flag(args, 'window') ?? 8192);
-  const given = flag(args, 'dir');
+  const args = parseOrExit('benchReplay', USAGE, process.argv.slice(2), {
+    options: { keep: { type: 'boolean' }, 'fold-only': { type: 'boolean' }, window: { type: 'string' }, dir: { type: 'string' } },
+    maxPositionals: 1,
+  }, (p) => ({ ...p, n: num(p.positionals[0], 'N', 1_000_000), window: num(str(p, 'window'), '--window', 8192) }));
+  const check = args.values['fold-only'] !== true;
+  const { n, window } = args;
+  const given = str(args, 'dir');
   const dir = given ?? (await mkdtemp(join(tmpdir(), 'bench-replay-')));
   const nats = await startEmbeddedNats(dir);
   const nc = await connect({ servers: nats.url });
@@ -110,7 +114,7 @@ async function main() {
   } finally {
     await nc.drain();
     await nats.stop();
-    if (!args.flags.keep && !given) await rm(dir, { recursive: true, force: true });
+    if (!args.values.keep && !given) await rm(dir, { recursive: true, force: true });
     else console.log(`store kept in ${dir}`);
   }
 }

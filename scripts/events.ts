@@ -5,57 +5,92 @@
  *   npm run events -- export [subject-filter] [--file out.jsonl]
  *
  * Connects to NATS_URL, else to the embedded server of the node under DATA_DIR (default ./data),
- * found through its nats-server_<pid>.ports file.
+ * found through its nats-server_<pid>.ports file. `export` also reads a stopped node's log (a private
+ * nats-server on a copy of its store).
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, DeliverPolicy, type OrderedConsumerOptions } from '@nats-io/jetstream';
 import { from, map } from 'rxjs';
 import { EVENT_STREAM, upcast, type Envelope } from '../streams';
 import { openFactPush, type FactPush } from '../streams/factPush';
-import { parseArgs, flag, type Args } from './cli/args';
-import { resolveNatsUrl } from './cli/natsUrl';
+import { cliArgs, str, UsageError, type Parsed } from './cli/args';
+import { locateLog } from './cli/natsUrl';
+import { openStoppedLog } from './cli/stoppedNode';
 import { subjectFilter } from './cli/subjectFilter';
 import { formatFact } from './cli/formatFact';
 import { LineWriter } from './cli/jsonLines';
 import { progressBar } from './cli/progress';
 import { parseTime } from './cli/time';
 
-const USAGE = `usage:
+const FILTER = `subject-filter: es.v1.evt.<aggregate>.<id>.<fact> with * and >, or relative: scroll, pit.<id>, *.*.expired`;
+const TIME = 'time: ISO-8601, epoch ms, now, or -15m / -2h / -1d';
+const USAGE = {
+  main: `usage:
   npm run events -- tail [subject-filter] [--json] [--since <time> | --all]
   npm run events -- export [subject-filter] [--file out.jsonl]
-subject-filter: es.v1.evt.<aggregate>.<id>.<fact> with * and >, or relative: scroll, pit.<id>, *.*.expired
-time: ISO-8601, epoch ms, now, or -15m / -2h / -1d`;
+  npm run events -- <command> --help
+${FILTER}
+${TIME}`,
+  tail: `usage: npm run events -- tail [subject-filter] [--json] [--since <time> | --all]
+Follows the live event log, one line per stored fact (--json: the envelope as stored).
+  --since <time>  start from that time instead of now
+  --all           start from the beginning of the log
+${FILTER}
+${TIME}`,
+  export: `usage: npm run events -- export [subject-filter] [--file out.jsonl]
+Writes the whole event log (or the filtered part) as JSON lines, in log order, to --file or stdout.
+Reads a stopped node's log under DATA_DIR through a private nats-server on a copy of its store.
+${FILTER}`,
+};
+const HELP = { help: { type: 'boolean', short: 'h' } } as const;
+/** How long the server keeps a tail's consumer once the CLI is gone without deleting it (kill -9). */
+const TAIL_INACTIVE_MS = 10_000;
 
 const dec = new TextDecoder();
 
-async function open(): Promise<NatsConnection> {
-  const { url, source } = resolveNatsUrl();
+async function connectTo(url: string, how: string): Promise<NatsConnection> {
   try {
     return await connect({ servers: url, name: 'es-events-cli' });
   } catch (e) {
-    throw new Error(`cannot connect to ${url} (${source}): ${(e as Error).message}. Set NATS_URL or DATA_DIR (see streams/README.md)`, { cause: e });
+    throw new Error(`cannot connect to ${url} (${how}): ${(e as Error).message}. Is the node running? Set NATS_URL or DATA_DIR (see streams/README.md)`, { cause: e });
   }
 }
 
 /** Follows the live stream through an ordered consumer: only stored (acknowledged, de-duplicated) facts. */
-async function tail(args: Args): Promise<void> {
-  const filter = subjectFilter(args._[1]);
-  const json = args.flags.json === true;
-  const since = flag(args, 'since');
-  const nc = await open();
+async function tail(args: Parsed): Promise<void> {
+  const filter = subjectFilter(args.positionals[0]);
+  const json = args.values.json === true;
+  const since = str(args, 'since');
+  if (since !== undefined && args.values.all) throw new UsageError('--since and --all exclude each other');
+  // Checked before connecting: a bad time is a usage error, not a hang.
+  let startTime: string | undefined;
+  try {
+    startTime = since === undefined ? undefined : new Date(parseTime(since)).toISOString();
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const where = locateLog();
+  if (where.kind === 'stopped') {
+    throw new Error(`the node whose DATA_DIR is ${where.dataDir} is not running: start it (npm start) to follow its events; \`npm run events -- export\` and \`npm run replay\` read a stopped node's log`);
+  }
+  const nc = await connectTo(where.url, where.source);
   const opts: Partial<OrderedConsumerOptions> = {
     filter_subjects: filter,
-    ...(args.flags.all ? { deliver_policy: DeliverPolicy.All } : since ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: new Date(parseTime(since)).toISOString() } : { deliver_policy: DeliverPolicy.New }),
+    inactive_threshold: TAIL_INACTIVE_MS,
+    ...(args.values.all ? { deliver_policy: DeliverPolicy.All } : startTime ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: startTime } : { deliver_policy: DeliverPolicy.New }),
   };
   const consumer = await jetstream(nc).consumers.get(EVENT_STREAM, opts);
   const messages = await consumer.consume();
   const out = new LineWriter();
-  const stop = () => {
-    messages.stop();
-    void nc.drain();
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      messages.stop();
+      // The ordered consumer is ephemeral: delete it now rather than leave it for its inactive threshold.
+      await consumer.delete().catch(() => undefined);
+      await nc.drain().catch(() => undefined);
+    })());
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, () => void stop());
   process.stderr.write(`tailing ${filter} on ${nc.getServer()}\n`); // readiness line: the consumer exists
   await new Promise<void>((resolve, reject) => {
     from(messages)
@@ -72,16 +107,20 @@ async function tail(args: Args): Promise<void> {
       )
       .subscribe({ next: (line) => void out.write(line), error: reject, complete: resolve });
   });
-  await nc.closed();
+  await stop();
 }
 
 /**
  * Writes every fact of ES_EVT (or the filtered part) as JSON lines, exactly as stored, in log order.
  * Facts arrive by push (streams/factPush.ts); a full output buffer pauses the server (flow control).
  */
-async function exportLog(args: Args): Promise<void> {
-  const file = flag(args, 'file');
-  const nc = await open();
+async function exportLog(args: Parsed): Promise<void> {
+  const file = str(args, 'file');
+  const filter = subjectFilter(args.positionals[0]);
+  const where = locateLog();
+  const stoppedLog = where.kind === 'stopped' ? await openStoppedLog(where.natsDir) : undefined;
+  if (stoppedLog && where.kind === 'stopped') process.stderr.write(`the node whose DATA_DIR is ${where.dataDir} is stopped: reading a copy of its event log (its store is not touched)\n`);
+  const nc = await connectTo(stoppedLog?.url ?? (where.kind === 'server' ? where.url : ''), stoppedLog ? 'copy of a stopped node' : where.kind === 'server' ? where.source : '');
   const out = new LineWriter(file);
   const bar = file ? progressBar('export') : progressBar('export', { isTTY: false } as NodeJS.WriteStream);
   let n = 0;
@@ -112,7 +151,7 @@ async function exportLog(args: Args): Promise<void> {
           bar.update(n, push?.total ?? n);
         }
       },
-      subjectFilter(args._[1]),
+      filter,
     );
     await push.finished;
     flush();
@@ -122,20 +161,45 @@ async function exportLog(args: Args): Promise<void> {
     await push?.close();
     await out.close();
     await nc.drain();
+    await stoppedLog?.close();
   }
   if (file) process.stderr.write(`exported ${n} events to ${file}\n`);
 }
 
-async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2), ['json', 'all', 'help']);
-  const cmd = args._[0];
-  if (cmd === 'tail') return tail(args);
-  if (cmd === 'export') return exportLog(args);
-  process.stderr.write(USAGE + '\n');
-  process.exitCode = args.flags.help ? 0 : 2;
+const COMMANDS = {
+  tail: { run: tail, options: { ...HELP, json: { type: 'boolean' }, since: { type: 'string' }, all: { type: 'boolean' } } },
+  export: { run: exportLog, options: { ...HELP, file: { type: 'string' } } },
+} as const;
+
+async function main(argv: string[]): Promise<void> {
+  const [cmd, ...rest] = argv;
+  if (cmd === undefined || cmd === '-h' || cmd === '--help' || cmd === 'help') {
+    if (rest.length) throw new UsageError(`unexpected argument [${rest[0]}]`);
+    process.stdout.write(USAGE.main + '\n');
+    if (cmd === undefined) process.exitCode = 64;
+    return;
+  }
+  if (!Object.hasOwn(COMMANDS, cmd)) throw new UsageError(`unknown command [${cmd}]: tail or export`);
+  const c = COMMANDS[cmd as keyof typeof COMMANDS];
+  try {
+    const args = cliArgs(rest, { options: c.options, maxPositionals: 1 });
+    if (args.values.help) {
+      process.stdout.write(USAGE[cmd as keyof typeof COMMANDS] + '\n');
+      return;
+    }
+    await c.run(args);
+  } catch (e) {
+    if (e instanceof UsageError) (e as UsageError & { command?: string }).command = cmd;
+    throw e;
+  }
 }
 
-main().catch((e: Error) => {
-  process.stderr.write(`events: ${e.message}\n`);
-  process.exitCode = 1;
+main(process.argv.slice(2)).catch((e: Error & { command?: string }) => {
+  if (e instanceof UsageError) {
+    process.stderr.write(`events: ${e.message}\n${USAGE[(e.command ?? 'main') as keyof typeof USAGE]}\n`);
+    process.exitCode = 64;
+  } else {
+    process.stderr.write(`events: ${e.message}\n`);
+    process.exitCode = 1;
+  }
 });

@@ -1,7 +1,7 @@
 /**
  * Replay for debugging (streams/README.md "Replay").
  *
- *   npm run replay -- [--aggregate pit|scroll|token|apikey|servicetoken] [--id <id>]
+ *   npm run replay -- [--aggregate <aggregate>] [--id <id>]
  *                     [--since <time>] [--until <time>] [--at <time>] [--file events.jsonl]
  *                     [--timeline] [--all] [--json] [--no-check] [--tolerance <ms>]
  *   npm run replay -- scroll <uuid>          (same as --aggregate scroll --id <uuid>)
@@ -9,25 +9,45 @@
  * Reads ES_EVT (or an exported file), folds it with streams/evolve.ts, re-runs it through the
  * service's XState machines (streams/machineReplay.ts) and prints each actor's timeline, its final
  * state and any divergence. `--at` shows every context and credential as it stood at that moment.
- * Exit code 1 when the machines diverge from the log.
+ * Exit code 1 when the machines diverge from the log. A stopped node's log (DATA_DIR) is read through a
+ * private nats-server on a copy of its store (scripts/cli/stoppedNode.ts).
  */
 import { statSync } from 'node:fs';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { EVENT_STREAM } from '../streams';
-import { parseArgs, flag } from './cli/args';
-import { resolveNatsUrl } from './cli/natsUrl';
+import { Aggregate, EVENT_STREAM } from '../streams';
+import { num, parseOrExit, str, UsageError } from './cli/args';
+import { locateLog } from './cli/natsUrl';
+import { openStoppedLog, type StoppedLog } from './cli/stoppedNode';
 import { parseTime } from './cli/time';
 import { progressBar } from './cli/progress';
 import { factFilter, factSource, replayLog, type ReplayOutcome } from './cli/replayLog';
 import { readFactBatchesInWorker } from './cli/workerFactSource';
 import { formatRow, stateRows, type StateRow } from './cli/stateRows';
 
-const USAGE = `usage: npm run replay -- [--aggregate pit|scroll|token|apikey|servicetoken] [--id <id>]
+/** Every aggregate of the event log (streams/subjects.ts). */
+const AGGREGATES: string[] = Object.values(Aggregate);
+const USAGE = `usage: npm run replay -- [--aggregate <aggregate>] [--id <id>]
        [--since <time>] [--until <time>] [--at <time>] [--file events.jsonl]
        [--timeline] [--all] [--json] [--no-check] [--tolerance <ms>]
-time: ISO-8601, epoch ms, now, or -15m / -2h / -1d`;
-const AGGREGATES = ['scroll', 'pit', 'token', 'apikey', 'servicetoken', 'user', 'role'];
+       npm run replay -- <aggregate> [<id>]      (= --aggregate <aggregate> --id <id>)
+aggregate: ${AGGREGATES.join(' | ')}
+time: ISO-8601, epoch ms, now, or -15m / -2h / -1d
+Reads NATS_URL, else the node under DATA_DIR (default ./data): its running nats-server, or, when the
+node is stopped, a copy of its event log served by a private nats-server (the node's store is not touched).`;
+const OPTIONS = {
+  aggregate: { type: 'string' },
+  id: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+  at: { type: 'string' },
+  file: { type: 'string' },
+  timeline: { type: 'boolean' },
+  all: { type: 'boolean' },
+  json: { type: 'boolean' },
+  'no-check': { type: 'boolean' },
+  tolerance: { type: 'string' },
+} as const;
 /** Above this many facts, timelines are kept only when asked for (memory). */
 const TIMELINE_LIMIT = 200_000;
 const ROW_LIMIT = 200;
@@ -64,32 +84,62 @@ function printHuman(o: ReplayOutcome, rows: StateRow[], ctx: { source: string; a
   process.stdout.write(out.join('\n') + '\n');
 }
 
-async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2), ['json', 'timeline', 'all', 'no-check', 'help']);
-  if (args.flags.help) {
-    process.stdout.write(USAGE + '\n');
-    return;
-  }
-  const aggregate = flag(args, 'aggregate') ?? (AGGREGATES.includes(args._[0]) ? args._[0] : undefined);
-  const id = flag(args, 'id') ?? (aggregate && args._[0] === aggregate ? args._[1] : undefined);
-  if (aggregate && !AGGREGATES.includes(aggregate)) throw new Error(`unknown aggregate [${aggregate}]: ${AGGREGATES.join('|')}`);
+/** Everything the command line says, checked before anything connects. */
+function readCommandLine(argv: string[]) {
+  const args = parseOrExit('replay', USAGE, argv, { options: OPTIONS, maxPositionals: 2 });
+  const [posAggregate, posId] = args.positionals;
+  if (posAggregate !== undefined && str(args, 'aggregate') !== undefined) throw new UsageError(`unexpected argument [${posAggregate}]: the aggregate is given by --aggregate`);
+  if (posId !== undefined && str(args, 'id') !== undefined) throw new UsageError(`unexpected argument [${posId}]: the id is given by --id`);
+  const aggregate = str(args, 'aggregate') ?? posAggregate;
+  if (aggregate !== undefined && !AGGREGATES.includes(aggregate)) throw new UsageError(`unknown aggregate [${aggregate}]: ${AGGREGATES.join('|')}`);
   const now = Date.now();
-  const since = flag(args, 'since');
-  const until = flag(args, 'until');
-  const atArg = flag(args, 'at');
-  const at = atArg === undefined ? undefined : parseTime(atArg, now);
-  const untilMs = until === undefined ? at : Math.min(parseTime(until, now), at ?? Infinity);
-  const file = flag(args, 'file');
+  const time = (name: 'since' | 'until' | 'at') => {
+    const v = str(args, name);
+    try {
+      return v === undefined ? undefined : parseTime(v, now);
+    } catch (e) {
+      throw new UsageError(`--${name}: ${(e as Error).message}`);
+    }
+  };
+  const at = time('at');
+  const until = time('until');
+  return {
+    args,
+    aggregate,
+    id: str(args, 'id') ?? posId,
+    at,
+    sinceMs: time('since'),
+    untilMs: until === undefined ? at : Math.min(until, at ?? Infinity),
+    file: str(args, 'file'),
+    toleranceMs: str(args, 'tolerance') === undefined ? undefined : num(str(args, 'tolerance'), '--tolerance', 25),
+  };
+}
+
+async function main(): Promise<void> {
+  const { args, aggregate, id, at, sinceMs, untilMs, file, toleranceMs } = readCommandLine(process.argv.slice(2));
   let nc: NatsConnection | undefined;
+  let stopped: StoppedLog | undefined;
   let source = file ?? '';
-  const { url } = resolveNatsUrl();
+  let url = '';
   if (!file) {
-    nc = await connect({ servers: url, name: 'es-replay-cli' });
-    source = `${EVENT_STREAM} on ${url}${factFilter(aggregate, id) ? ` (${factFilter(aggregate, id)})` : ''}`;
+    const where = locateLog();
+    if (where.kind === 'stopped') {
+      process.stderr.write(`the node whose DATA_DIR is ${where.dataDir} is stopped: replaying a copy of its event log (its store is not touched)\n`);
+      stopped = await openStoppedLog(where.natsDir);
+      url = stopped.url;
+    } else url = where.url;
+    try {
+      nc = await connect({ servers: url, name: 'es-replay-cli' });
+    } catch (e) {
+      await stopped?.close();
+      throw new Error(`cannot connect to ${url}: ${(e as Error).message}. Is the node running? Set NATS_URL, or DATA_DIR to a node's data folder (running or stopped), or use --file`, { cause: e });
+    }
+    const filter = factFilter(aggregate, id);
+    source = `${EVENT_STREAM} on ${where.kind === 'stopped' ? `a copy of ${where.natsDir}` : url}${filter ? ` (${filter})` : ''}`;
   }
-  const json = args.flags.json === true;
+  const json = args.values.json === true;
   try {
-    const timeline = args.flags.timeline === true || id !== undefined || (await logSize(nc, file)) <= TIMELINE_LIMIT;
+    const timeline = args.values.timeline === true || id !== undefined || (await logSize(nc, file)) <= TIMELINE_LIMIT;
     const bar = progressBar('replay', process.stderr, file ? 'chars' : 'events');
     const onProgress = (d: number, t: number) => bar.update(d, t);
     // From JetStream, a worker thread receives while this one folds (streams/README.md "Performance").
@@ -97,11 +147,11 @@ async function main(): Promise<void> {
     const o = await replayLog(facts, {
       aggregate,
       id,
-      sinceMs: since === undefined ? undefined : parseTime(since, now),
+      sinceMs,
       untilMs,
-      check: args.flags['no-check'] !== true,
+      check: args.values['no-check'] !== true,
       timeline,
-      toleranceMs: flag(args, 'tolerance') === undefined ? undefined : Number(flag(args, 'tolerance')),
+      toleranceMs,
     }).finally(() => bar.stop());
     const nowMs = at ?? (o.world.lastTime ? Date.parse(o.world.lastTime) : undefined);
     const rows = stateRows(o.world, { nowMs, machines: o.actors });
@@ -109,7 +159,7 @@ async function main(): Promise<void> {
       const { world: _w, actors, ...rest } = o;
       process.stdout.write(JSON.stringify({ source, ...(at !== undefined ? { at: new Date(at).toISOString() } : {}), ...rest, states: rows, timelines: actors.filter((a) => a.timeline) }) + '\n');
     } else {
-      printHuman(o, rows, { source, at, showTimelines: args.flags.timeline === true || id !== undefined || o.actors.length <= 20, all: args.flags.all === true });
+      printHuman(o, rows, { source, at, showTimelines: args.values.timeline === true || id !== undefined || o.actors.length <= 20, all: args.values.all === true });
     }
     if (o.divergences.length) {
       process.stderr.write(`replay: ${o.divergences.length} divergence(s) between the log and the machines\n`);
@@ -117,10 +167,11 @@ async function main(): Promise<void> {
     }
   } finally {
     await nc?.drain();
+    await stopped?.close();
   }
 }
 
 main().catch((e: Error) => {
-  process.stderr.write(`replay: ${e.message}\n`);
-  process.exitCode = 2;
+  process.stderr.write(`replay: ${e.message}\n${e instanceof UsageError ? USAGE + '\n' : ''}`);
+  process.exitCode = e instanceof UsageError ? 64 : 2;
 });

@@ -22,6 +22,11 @@ import type { NodeContext } from '../actors/nodeContext';
 import { startSecurity } from '../actors/security';
 import { randomUrlSafe, ssha256Hash } from '../actors/security/hashing';
 import { httpRate } from './bench/load';
+import { parseOrExit, str } from './cli/args';
+
+const ARGS = parseOrExit('securityBench', 'usage: node --expose-gc --import tsx scripts/securityBench.ts [--json <file>]   (env KEYS, ROUNDS, SECONDS)', process.argv.slice(2), {
+  options: { json: { type: 'string' } },
+});
 
 const N = Number(process.env.KEYS ?? 100_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
@@ -243,8 +248,8 @@ async function main() {
   await nc.drain();
   await nats.stop();
   await rm(dir, { recursive: true, force: true });
-  const json = process.argv.indexOf('--json');
-  if (json > 0) writeFileSync(process.argv[json + 1], JSON.stringify(figures, null, 2));
+  const json = str(ARGS, 'json');
+  if (json) writeFileSync(json, JSON.stringify(figures, null, 2));
 }
 
 main().catch((e) => {

@@ -6,6 +6,9 @@
  */
 import { authSearchRates, CREDENTIALS } from './bench/authRates';
 import { median, pairedRatio } from './bench/stats';
+import { parseOrExit } from './cli/args';
+
+parseOrExit('securitySearchBench', 'usage: node --import tsx scripts/securitySearchBench.ts   (env R = rounds)', process.argv.slice(2));
 
 const res = await authSearchRates({ rounds: Number(process.env.R ?? 5), seconds: 3 });
 for (const c of CREDENTIALS.slice(1)) {

@@ -1,5 +1,5 @@
 /**
- * `npm run service-tokens -- create|list|delete <namespace/service> <name>`: manages file-backed
+ * `npm run service-tokens -- create|list|delete <namespace/service> <name>` (`--help` on each): manages file-backed
  * service account tokens in `<configDir>/service_tokens`, like ES's `bin/elasticsearch-service-tokens`.
  * The running node picks changes up without a restart. Config dir: `--config-dir <dir>`, else
  * `ES_PATH_CONF`, else `CONFIG_DIR`, else `./config`.
@@ -8,11 +8,25 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { hashSecret, randomUrlSafe } from '../actors/security/hashing';
 import { SERVICE_ACCOUNTS } from '../actors/security/serviceAccountDefs';
+import { cliArgs, str } from './cli/args';
 import { encodeServiceToken, INVALID_TOKEN_NAME_MESSAGE, readServiceTokens, VALID_TOKEN_NAME, writeServiceTokens } from '../actors/security/serviceTokenFile';
 
-const USAGE = 'usage: service-tokens [--config-dir <dir>] create <namespace/service> <name> | list [<namespace/service>] | delete <namespace/service> <name>';
+const USAGE = `usage: npm run service-tokens -- [--config-dir <dir>] <command>
+  create <namespace/service> <name>   create a token and print it (once)
+  list [<namespace/service>]          list token names
+  delete <namespace/service> <name>   delete a token
+  <command> --help                    help of one command
+Config dir: --config-dir, else ES_PATH_CONF, else CONFIG_DIR, else ./config. A running node picks changes up.`;
+const COMMAND_USAGE: Record<string, string> = {
+  create: 'usage: npm run service-tokens -- [--config-dir <dir>] create <namespace/service> <name>\nCreates a file-backed service account token and prints it: it is shown only once.',
+  list: 'usage: npm run service-tokens -- [--config-dir <dir>] list [<namespace/service>]\nLists the file-backed service account tokens (names only).',
+  delete: 'usage: npm run service-tokens -- [--config-dir <dir>] delete <namespace/service> <name>\nDeletes a file-backed service account token.',
+};
+/** Positionals each command takes (after its name): [min, max]. */
+const ARITY: Record<string, [number, number]> = { create: [2, 2], list: [0, 1], delete: [2, 2] };
 
-class CliError extends Error {}
+/** A command line the CLI does not take (ES's exit code USAGE = 64). */
+export class CliError extends Error {}
 
 function account(principal: string | undefined): string {
   if (!principal || !Object.hasOwn(SERVICE_ACCOUNTS, principal)) {
@@ -21,17 +35,23 @@ function account(principal: string | undefined): string {
   return principal;
 }
 
-/** Runs one CLI command; returns what it prints. */
+/** Runs one CLI command; returns what it prints (`--help`: the usage). */
 export async function serviceTokensCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const args = [...argv];
-  let configDir = env.ES_PATH_CONF ?? env.CONFIG_DIR ?? './config';
-  const i = args.indexOf('--config-dir');
-  if (i >= 0) {
-    configDir = args[i + 1];
-    args.splice(i, 2);
+  let parsed;
+  try {
+    parsed = cliArgs(argv, { options: { 'config-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } }, maxPositionals: 3 });
+  } catch (e) {
+    throw new CliError(`${(e as Error).message}\n${USAGE}`);
   }
-  configDir = resolve(configDir);
-  const [cmd, principal, name] = args;
+  const [cmd, principal, name, ...extra] = parsed.positionals;
+  if (cmd !== undefined && !Object.hasOwn(ARITY, cmd)) throw new CliError(`unknown command [${cmd}]\n${USAGE}`);
+  if (parsed.values.help) return `${cmd ? COMMAND_USAGE[cmd] : USAGE}\n`;
+  if (cmd === undefined) throw new CliError(`a command is required\n${USAGE}`);
+  const n = parsed.positionals.length - 1;
+  const [min, max] = ARITY[cmd];
+  if (n > max || extra.length) throw new CliError(`unexpected argument [${parsed.positionals[max + 1]}]\n${COMMAND_USAGE[cmd]}`);
+  if (n < min) throw new CliError(`missing ${n === 0 ? '<namespace/service>' : '<name>'}\n${COMMAND_USAGE[cmd]}`);
+  const configDir = resolve(str(parsed, 'config-dir') ?? env.ES_PATH_CONF ?? env.CONFIG_DIR ?? './config');
   const tokens = await readServiceTokens(configDir);
   switch (cmd) {
     case 'create': {
@@ -51,15 +71,13 @@ export async function serviceTokensCli(argv: string[], env: NodeJS.ProcessEnv = 
       const prefix = principal ? `${account(principal)}/` : '';
       return [...tokens.keys()].filter((k) => k.startsWith(prefix)).sort().map((k) => `${k}\n`).join('');
     }
-    case 'delete': {
+    default: {
       const acc = account(principal);
       const qualified = `${acc}/${name ?? ''}`;
       if (!name || !tokens.delete(qualified)) throw new CliError(`Service token [${qualified}] does not exist`);
       await writeServiceTokens(configDir, tokens);
       return '';
     }
-    default:
-      throw new CliError(USAGE);
   }
 }
 

@@ -19,13 +19,32 @@ import pino from 'pino';
 import { startNats } from '../test/support/natsServer';
 import { startSystem, type System } from '../actors/system';
 import { Settings } from '../actors/config';
-import { parseArgs, flag } from './cli/args';
+import { num, parseOrExit, str } from './cli/args';
 
-const args = parseArgs(process.argv.slice(2), ['keep']);
-const N = Number(args._[0] ?? 1_000_000);
-const SHARDS = Number(flag(args, 'shards') ?? 3);
-const BATCH = Number(flag(args, 'batch') ?? 5000);
-const TAIL = Number(flag(args, 'tail') ?? 1000);
+const USAGE = 'usage: npx tsx scripts/snapshotBench.ts [N=1000000] [--shards 3] [--batch 5000] [--tail 1000] [--keep]';
+const args = parseOrExit('snapshotBench', USAGE, process.argv.slice(2), {
+  options: {
+    keep: { type: 'boolean' },
+    shards: { type: 'string' },
+    batch: { type: 'string' },
+    tail: { type: 'string' },
+    // internal: the timed child start
+    child: { type: 'string' },
+    nats: { type: 'string' },
+    data: { type: 'string' },
+  },
+  maxPositionals: 1,
+}, (p) => ({
+  ...p,
+  n: num(p.positionals[0], 'N', 1_000_000),
+  shards: num(str(p, 'shards'), '--shards', 3),
+  batch: num(str(p, 'batch'), '--batch', 5000),
+  tail: num(str(p, 'tail'), '--tail', 1000),
+}));
+const N = args.n;
+const SHARDS = args.shards;
+const BATCH = args.batch;
+const TAIL = args.tail;
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa'];
 
 interface ChildReport {
@@ -146,13 +165,13 @@ async function main(): Promise<void> {
       `${(full.startMs / fromSnap.startMs).toFixed(1)}x (startSystem)`);
     sys = undefined as never;
   } finally {
-    if (!args.flags.keep) {
+    if (!args.values.keep) {
       await nats.stop();
       await rm(dataDir, { recursive: true, force: true });
     } else console.log(`kept: nats ${nats.dir}, data ${dataDir}`);
   }
 }
 
-if (args.flags.child) await child(flag(args, 'nats')!, flag(args, 'data')!, flag(args, 'child') === 'full');
+if (args.values.child) await child(str(args, 'nats')!, str(args, 'data')!, str(args, 'child') === 'full');
 else await main();
 process.exit(0);

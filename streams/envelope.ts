@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 
-/** The envelope of every lifecycle fact (STYLE.md "Event envelope"). */
+/** The envelope of every lifecycle fact (streams/README.md "Envelope"). */
 export interface Envelope<T extends string = string, D = unknown> {
   /** Envelope version; v2 would mean subject root es.v2. */
   readonly v: 1;

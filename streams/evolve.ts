@@ -5,7 +5,7 @@ import { evolveApiKey, type ApiKeyRecord } from '../machines/apiKey.machine';
 import { evolveServiceToken, type ServiceTokenRecord } from '../machines/serviceToken.machine';
 
 /**
- * Pure folds of lifecycle facts into state (STYLE.md: "`evolve` folds: plain functions"). One
+ * Pure folds of lifecycle facts into state (plain functions, tested table-driven). One
  * `evolve*` per aggregate, `(state | undefined, envelope) -> state | undefined`, idempotent by the
  * per-aggregate `seq` (a fact at or below the state's seq is ignored, so re-delivery is harmless).
  * Token, API key and service token folds are the security module's own (machines/*.machine.ts),

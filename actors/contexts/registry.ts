@@ -71,6 +71,11 @@ export class ContextRegistry {
   private readonly live = new Map<string, ContextRecord>();
   private readonly tombstones = new Map<string, Tombstone>();
   private readonly seqs = new Map<string, number>();
+  /**
+   * X-Opaque-Id of the request whose command is being processed: facts emitted while a command is
+   * sent carry it; facts of the keep-alive timer (`expired`) are emitted outside any send and carry none.
+   */
+  private cause: string | undefined;
   /** Freed scroll contexts: count and summed lifetime, for `_nodes/stats`. */
   readonly freed = { scrollTotal: 0, scrollTimeMs: 0 };
 
@@ -111,7 +116,7 @@ export class ContextRegistry {
     const dueAt = state.lastActivityAt + state.keepAliveMs;
     // Ran out while the node was down: its expired fact and tombstone carry the time it was due.
     if (dueAt <= now) rec.overdueAt = dueAt;
-    this.spawn(rec, Math.max(0, dueAt - now), undefined, state.correlationId);
+    this.spawn(rec, Math.max(0, dueAt - now), undefined);
     return rec;
   }
 
@@ -151,13 +156,24 @@ export class ContextRegistry {
     rec.actor = actor;
     actor.on('*', (fact: { type: string } & Record<string, unknown>) => {
       const { type, ...data } = fact;
-      this.append(rec, type, type.endsWith('.opened') ? { ...data, ...openedData } : data, correlationId);
+      this.append(rec, type, type.endsWith('.opened') ? { ...data, ...openedData } : data, this.cause);
     });
     actor.subscribe((snap) => {
       if (snap.status === 'done') this.finish(rec, snap.value as string);
     });
     this.live.set(rec.id, rec);
-    actor.start();
+    this.as(correlationId, () => actor.start()); // `opened` carries the opening request's id
+  }
+
+  /** Runs `fn` (which sends a command to an actor) with the facts it emits caused by `correlationId`. */
+  private as(correlationId: string | undefined, fn: () => void): void {
+    const outer = this.cause;
+    this.cause = correlationId;
+    try {
+      fn();
+    } finally {
+      this.cause = outer;
+    }
   }
 
   private append(rec: ContextRecord, type: string, data: unknown, correlationId?: string) {
@@ -204,7 +220,7 @@ export class ContextRegistry {
    * and one fact per page costs more than the page's search. Live expiry is the same either way;
    * a revived PIT expires at most a quarter of its keep-alive early.
    */
-  use(rec: ContextRecord, keepAliveMs: number | undefined): void {
+  use(rec: ContextRecord, keepAliveMs: number | undefined, correlationId?: string): void {
     rec.inUse++;
     rec.uses++;
     const now = this.clock.now();
@@ -212,8 +228,8 @@ export class ContextRegistry {
     if (keepAliveMs !== undefined && !coalesce) {
       rec.keepAliveMs = keepAliveMs;
       rec.loggedAt = now;
-      rec.actor.send({ type: 'extend', keepAliveMs });
-    } else rec.actor.send({ type: rec.kind === 'pit' ? 'touch' : 'extend', keepAliveMs: rec.keepAliveMs } as never);
+      this.as(correlationId, () => rec.actor.send({ type: 'extend', keepAliveMs }));
+    } else this.as(correlationId, () => rec.actor.send({ type: rec.kind === 'pit' ? 'touch' : 'extend', keepAliveMs: rec.keepAliveMs } as never));
   }
   /** The search finished: the keep-alive restarts from now once nobody uses it. */
   done(rec: ContextRecord): void {
@@ -223,19 +239,22 @@ export class ContextRegistry {
   }
 
   /** Client asked (DELETE _search/scroll, DELETE _pit). Resolves once the fact is acknowledged. */
-  async clear(rec: ContextRecord, by?: string): Promise<number> {
+  async clear(rec: ContextRecord, by?: string, correlationId?: string): Promise<number> {
     if (!this.live.has(rec.id)) return 0;
     rec.endedBy = by;
-    rec.actor.send({ type: rec.kind === 'pit' ? 'close' : 'clear', ...(by ? { by } : {}) });
+    this.as(correlationId, () => rec.actor.send({ type: rec.kind === 'pit' ? 'close' : 'clear', ...(by ? { by } : {}) }));
     await rec.appended;
     return rec.shards.length;
   }
 
-  /** Server frees it (index deleted, continuation without scroll, keep-alive too large). */
-  async release(rec: ContextRecord, reason: ScrollReleaseReason | 'index_deleted'): Promise<void> {
+  /**
+   * Server frees it (index deleted, continuation without scroll, keep-alive too large);
+   * `correlationId` is the request that made the server free it, if one did.
+   */
+  async release(rec: ContextRecord, reason: ScrollReleaseReason | 'index_deleted', correlationId?: string): Promise<void> {
     if (!this.live.has(rec.id)) return;
     rec.endDetail = reason;
-    rec.actor.send({ type: 'release', reason } as never);
+    this.as(correlationId, () => rec.actor.send({ type: 'release', reason } as never));
     await rec.appended;
   }
 

@@ -1,5 +1,5 @@
 /**
- * Elasticsearch-shaped errors, mapped to REST bodies in one place (STYLE.md "Errors").
+ * Elasticsearch-shaped errors, mapped to REST bodies in one place.
  * A leaf module: engine, shard, contexts and security all throw these.
  */
 export interface EsErrorExtra {

@@ -16,6 +16,9 @@ function keyData(type: string, d: D): Array<[string, unknown]> {
     case 'scroll.extended':
     case 'pit.extended':
       return [['keep_alive', formatKeepAlive(d.keepAliveMs)]];
+    case 'scroll.cleared':
+    case 'pit.closed':
+      return [['by', d.by]];
     case 'token.created':
       return [['grant', d.grantType], ['user', d.subject?.username], ['access_expires', iso(d.accessExpiresAt)], ['refresh_expires', d.refreshExpiresAt && iso(d.refreshExpiresAt)], ['supersedes', d.supersedes]];
     case 'token.refreshed':

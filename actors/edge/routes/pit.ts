@@ -53,7 +53,7 @@ async function closePit(s: PagingServices, req: EsRequest): Promise<EsResponse> 
   if (!rec || rec.kind !== 'pit' || (s.security && !s.security.sameOwner(rec.owner, owner))) {
     throw new HttpBodyError(404, { succeeded: false, num_freed: 0 });
   }
-  const freed = await s.contexts.clear(rec, owner?.username);
+  const freed = await s.contexts.clear(rec, owner?.username, req.opaqueId);
   return { body: { succeeded: true, num_freed: freed } };
 }
 

@@ -20,7 +20,7 @@ export interface ScrollPage {
  * extends or (seed: without `scroll`) releases the context, and runs the search after the position
  * the scroll id carries.
  */
-export async function scrollPage(s: PagingServices, req: { auth?: unknown }, scrollId: string, scroll: string | undefined): Promise<ScrollPage> {
+export async function scrollPage(s: PagingServices, req: { auth?: unknown; opaqueId?: string }, scrollId: string, scroll: string | undefined): Promise<ScrollPage> {
   const { contextId, pos } = s.ids.parseScrollId(scrollId);
   // ES authorizes the scroll action (granted on any index) before it looks the context up.
   if (s.security) await s.security.authorize(req.auth, 'indices:data/read/scroll');
@@ -33,11 +33,11 @@ export async function scrollPage(s: PagingServices, req: { auth?: unknown }, scr
     } catch (e) {
       if (!(e instanceof KeepAliveTooLarge)) throw e;
       // ES frees the context when a continuation asks for too long a keep-alive.
-      await s.contexts.release(rec, 'keep_alive_too_large');
+      await s.contexts.release(rec, 'keep_alive_too_large', req.opaqueId);
       throw allShardsFailed([illegalArgument(e.message)]);
     }
   }
-  s.contexts.use(rec, keepAliveMs ?? keepAliveLimits(s).defaultMs);
+  s.contexts.use(rec, keepAliveMs ?? keepAliveLimits(s).defaultMs, req.opaqueId);
   const started = Date.now();
   try {
     const sr = { ...(rec.scroll!.request as SearchRequest), searchAfter: pos.after };
@@ -56,7 +56,7 @@ export async function scrollPage(s: PagingServices, req: { auth?: unknown }, scr
     return { out, sr, targets, rec, ...(scroll === undefined ? {} : { scrollId: s.ids.scrollId(rec.id, next) }) };
   } finally {
     s.contexts.done(rec);
-    if (scroll === undefined) await s.contexts.release(rec, 'no_scroll_param');
+    if (scroll === undefined) await s.contexts.release(rec, 'no_scroll_param', req.opaqueId);
     s.stats.scrollTimeMs += Date.now() - started;
   }
 }
@@ -111,7 +111,7 @@ async function clearScroll(s: PagingServices, req: EsRequest): Promise<EsRespons
     const rec = s.contexts.get(contextId);
     if (!rec || rec.kind !== 'scroll') continue;
     if (s.security && !s.security.sameOwner(rec.owner, owner)) continue; // only the owner's contexts are freed
-    freed += await s.contexts.clear(rec, owner?.username);
+    freed += await s.contexts.clear(rec, owner?.username, req.opaqueId);
   }
   return { status: freed ? 200 : 404, body: { succeeded: true, num_freed: freed } };
 }
@@ -121,7 +121,7 @@ async function clearAll(s: PagingServices, req: EsRequest): Promise<EsResponse> 
   const owner = s.security?.ownerOf(req.auth);
   for (const rec of s.contexts.list('scroll')) {
     if (s.security && !s.security.sameOwner(rec.owner, owner)) continue;
-    await s.contexts.clear(rec, owner?.username);
+    await s.contexts.clear(rec, owner?.username, req.opaqueId);
   }
   return { body: { succeeded: true, num_freed: 1 } };
 }

@@ -280,7 +280,7 @@ async function pitSearch(s: PagingServices, req: SearchCall, sr: SearchRequest):
   const rec = liveContext(s, req, contextId, 'pit');
   if (s.security) await s.security.authorize(req.auth, READ, rec.indices);
   const keepAliveMs = pit.keepAliveMs === undefined ? undefined : keepAliveOrThrow(s, pit.keepAliveMs);
-  s.contexts.use(rec, keepAliveMs);
+  s.contexts.use(rec, keepAliveMs, req.opaqueId);
   try {
     const sort = withImplicitShardDoc(sr.sort, sr.searchAfter);
     const targets = sliceTargets(

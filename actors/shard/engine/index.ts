@@ -1,4 +1,4 @@
-// Public names of the shard engine (STYLE.md: other folders import only this file).
+// Public names of the shard engine: other folders import only this file.
 export { ShardStore } from './shardStore';
 export type { ShardStoreOptions, ShardSettings, GetResult } from './shardStore';
 export type { QueryOptions } from './search';

@@ -44,7 +44,7 @@ async function startNode(): Promise<void> {
   child = spawnCli('start', [], {
     NATS_URL: nats.url,
     DATA_DIR: dataDir,
-    CONFIG: join(dataDir, 'absent.yml'),
+    CONFIG: '/dev/null', // an empty settings file (a CONFIG that does not exist stops the start)
     CONFIG_DIR: join(dataDir, 'config'),
     HOST: '127.0.0.1',
     PORT: String(port),

@@ -1,26 +1,45 @@
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs, flag } from '../../../scripts/cli/args';
+import { cliArgs, num, UsageError } from '../../../scripts/cli/args';
 import { parseTime } from '../../../scripts/cli/time';
 import { resolveNatsUrl } from '../../../scripts/cli/natsUrl';
 import { subjectFilter } from '../../../scripts/cli/subjectFilter';
 import { formatFact } from '../../../scripts/cli/formatFact';
 
-describe('parseArgs', () => {
+describe('cliArgs (strict node:util parseArgs)', () => {
+  const options = { json: { type: 'boolean' }, id: { type: 'string' }, at: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
   it.each([
-    [['tail', 'scroll', '--json'], { _: ['tail', 'scroll'], flags: { json: true } }],
-    [['--json', 'tail'], { _: ['tail'], flags: { json: true } }],
-    [['--id', 'abc', '--at=2024-01-01'], { _: [], flags: { id: 'abc', at: '2024-01-01' } }],
-    [['--', 'export', '--file', 'x.jsonl'], { _: ['export'], flags: { file: 'x.jsonl' } }],
-    [['--timeline'], { _: [], flags: { timeline: true } }],
+    [['scroll', '--json'], { values: { json: true }, positionals: ['scroll'] }],
+    [['--id', 'abc', '--at=2024-01-01'], { values: { id: 'abc', at: '2024-01-01' }, positionals: [] }],
+    [['--id', '-15m'], { values: { id: '-15m' }, positionals: [] }],
+    [['-h'], { values: { help: true }, positionals: [] }],
+    [['--', '--json'], { values: {}, positionals: ['--json'] }],
   ])('parses %j', (argv, expected) => {
-    expect(parseArgs(argv, ['json'])).toEqual(expected);
+    expect(cliArgs(argv, { options, maxPositionals: 1 })).toEqual(expected);
   });
 
-  it('refuses a value flag given without a value', () => {
-    expect(() => flag(parseArgs(['--id']), 'id')).toThrow('--id needs a value');
+  it.each([
+    [['--jsno'], /Unknown option '--jsno'/],
+    [['--id'], /Option '--id <value>' argument missing/],
+    [['--json=yes'], /Option '--json' does not take an argument/],
+    [['a', 'b'], /^unexpected argument \[b\]$/],
+    [['-x'], /Unknown option '-x'/],
+  ])('refuses %j', (argv, message) => {
+    expect(() => cliArgs(argv, { options, maxPositionals: 1 })).toThrow(UsageError);
+    expect(() => cliArgs(argv, { options, maxPositionals: 1 })).toThrow(message);
   });
+
+  it('says so when a command takes no arguments', () => {
+    expect(() => cliArgs(['x'], { options })).toThrow('unexpected argument [x]: this command takes no arguments');
+  });
+
+  it.each([
+    ['12', 12],
+    [undefined, 7],
+  ])('num(%j) -> %j', (text, n) => expect(num(text, '--n', 7)).toBe(n));
+
+  it.each(['', 'ten', '1e999'])('num refuses %j', (text) => expect(() => num(text, '--n', 7)).toThrow(UsageError));
 });
 
 describe('parseTime', () => {
@@ -71,7 +90,7 @@ describe('resolveNatsUrl', () => {
     await mkdir(join(dir, 'nats'), { recursive: true });
     await writeFile(join(dir, 'nats', `nats-server_${process.pid}.ports`), JSON.stringify({ nats: ['nats://127.0.0.1:5555'] }));
     await writeFile(join(dir, 'nats', 'nats-server_999999999.ports'), JSON.stringify({ nats: ['nats://127.0.0.1:6666'] }));
-    expect(resolveNatsUrl({ DATA_DIR: dir })).toEqual({ url: 'nats://127.0.0.1:5555', source: 'ports file' });
+    expect(resolveNatsUrl({ DATA_DIR: dir })).toEqual({ url: 'nats://127.0.0.1:5555', source: 'ports file', live: true });
   });
 });
 
@@ -88,6 +107,13 @@ describe('formatFact', () => {
     const line = formatFact({ ...base, type, data });
     expect(line).toBe(`2024-05-01T10:00:00.000Z  ${type.padEnd(22)} c1  #1  ${kv}`);
     expect(line).not.toMatch(/SSHA|PBKDF2|SECRETISH/);
+  });
+
+  it.each([
+    ['scroll.cleared', 'by=bob opaque_id=r-9'],
+    ['pit.closed', 'by=bob opaque_id=r-9'],
+  ])('shows who cleared a context (%s)', (type, kv) => {
+    expect(formatFact({ ...base, type, data: { by: 'bob' }, correlationId: 'r-9' })).toBe(`2024-05-01T10:00:00.000Z  ${type.padEnd(22)} c1  #1  ${kv}`);
   });
 
   it('adds the opaque id and prints facts without data bare', () => {
