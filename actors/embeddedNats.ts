@@ -104,6 +104,9 @@ async function waitGone(pid: number, ms: number): Promise<boolean> {
   return true;
 }
 
+/** The nats-server executable to run (findNatsServer, or the bare name for a clear spawn error). */
+export const natsServerBinary = (): string => findNatsServer() ?? 'nats-server';
+
 /**
  * A node killed with SIGKILL leaves its nats-server running (it is in its own process group, so that
  * Ctrl-C reaches only the node): stop such a leftover before starting on the same store, or refuse

@@ -47,6 +47,12 @@ export const NODE_SETTINGS: Readonly<Record<string, SettingDef>> = {
   'xpack.security.authc.password_hashing.algorithm': str,
   'xpack.security.authc.service_token_hashing.algorithm': str,
   'console.feed.revalidate_interval_ms': { type: 'int', min: 1 },
+  // Clustering (actors/cluster): JetStream replicas of the streams and buckets, membership timing,
+  // and an id-signing key kept out of JetStream (base64 of 32 bytes).
+  'cluster.stream_replicas': { type: 'int', min: 1, max: 5 },
+  'cluster.heartbeat_interval_ms': { type: 'int', min: 50 },
+  'cluster.node_timeout_ms': { type: 'int', min: 200 },
+  'cluster.id_signing_key': str,
 };
 
 /** `xpack.security.authc.realms.<type>.<name>.<key>`: the keys each realm type reads. */

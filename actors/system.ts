@@ -14,6 +14,13 @@ import { ShardClient } from './edge/shardClient';
 import { IdCodec } from './edge/ids';
 import { newSearchStats } from './edge/services';
 import { ClusterState } from './cluster';
+import { Allocator, leasesBucket } from './cluster/allocator';
+import { Membership, type NodeRecord } from './cluster/membership';
+import { clusterIdentity, CLUSTER_BUCKET } from './cluster/identity';
+import { Kvm } from '@nats-io/kv';
+import { VERSION } from './edge/routes/cluster';
+import { localInfo } from './edge/views/nodes';
+import { serveNode } from './cluster/nodeRpc';
 import { ContextRegistry, reviveContexts, writeCheckpoint } from './contexts';
 import { startSecurity, type SecurityModule } from './security';
 import { documentRoutes } from './edge/routes/documents';
@@ -44,6 +51,9 @@ export interface SystemOptions {
 export interface System {
   url: string;
   ctx: NodeContext;
+  /** Live nodes of the cluster (this one included). */
+  membership: Membership;
+  allocator: Allocator;
   services: PagingServices;
   security: SecurityModule;
   nats?: EmbeddedNats;
@@ -53,11 +63,12 @@ export interface System {
 
 interface NodeFile {
   id: string;
+  /** Before clustering: this node's own cluster uuid and id-signing key (ids it issued still verify). */
   clusterUuid: string;
   idKey: string;
 }
 
-/** Node identity and the key that signs scroll/PIT ids; kept in DATA_DIR (mode 0600). */
+/** Node identity (and the pre-cluster id-signing key); kept in DATA_DIR (mode 0600). */
 function nodeFile(dataDir: string): NodeFile {
   const p = join(dataDir, 'node.json');
   if (existsSync(p)) return JSON.parse(readFileSync(p, 'utf8')) as NodeFile;
@@ -102,26 +113,79 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       natsUrl = nats.url;
       log.info({ url: natsUrl }, 'embedded nats-server started');
     }
-    const nc: NatsConnection = await connect({ servers: natsUrl, name: 'es-node', maxReconnectAttempts: -1 });
+    // NATS_URL may list several servers of a NATS cluster (comma-separated).
+    const servers = natsUrl.split(',').map((u) => u.trim()).filter(Boolean);
+    const nc: NatsConnection = await connect({ servers, name: 'es-node', maxReconnectAttempts: -1 });
     stops.push(() => nc.drain().catch(() => nc.close()));
-    await ensureStreams(nc, { eventMaxAgeMs: settings.num('events.retention_ms', 0) });
+    const replicas = settings.get<number | undefined>('cluster.stream_replicas', undefined);
+    await ensureStreams(nc, { eventMaxAgeMs: settings.num('events.retention_ms', 0), replicas: replicas === undefined ? undefined : Number(replicas) });
     const bus = new Bus(nc);
     const nf = nodeFile(dataDir);
+    const signingKey = settings.str('cluster.id_signing_key', '');
+    const identity = await clusterIdentity(nc, { replicas: Number(replicas ?? 1), ...(signingKey ? { signingKey } : {}) });
     const node: NodeIdentity = {
       id: nf.id,
       name: settings.str('node.name', hostname()),
       clusterName: settings.str('cluster.name', 'elasticsearch'),
-      clusterUuid: nf.clusterUuid,
+      clusterUuid: identity.uuid,
       host: opts.host ?? process.env.HOST ?? '127.0.0.1',
     };
     const router = new Router();
     const ctx: NodeContext = { nc, bus, log, settings, router, node, dataDir, configDir };
 
-    const cluster = new ClusterState(ctx);
+    const cluster = new ClusterState(ctx, opts.onReplayProgress);
+    let httpUrl = '';
+    const startedAt = Date.now();
+    let nodeStats = (): Record<string, number> => ({});
+    let isMaster = () => false;
+    const info = localInfo();
+    const record = (): NodeRecord => {
+      const copies: NodeRecord['copies'] = {};
+      for (const c of cluster.localCopies()) if (c.role) copies[`${c.ref.indexUuid}/${c.ref.n}`] = c.state;
+      return {
+        id: node.id, name: node.name, host: node.host, http: httpUrl, version: VERSION.number, roles: ['data', 'ingest', 'master'],
+        startedAt, copies, stats: nodeStats(), master: isMaster(), info,
+      };
+    };
+    const membership = new Membership(nc, record, log, {
+      heartbeatMs: settings.num('cluster.heartbeat_interval_ms', 1_000),
+      nodeTimeoutMs: settings.num('cluster.node_timeout_ms', 5_000),
+      replicas: Number(replicas ?? 1),
+    });
+    cluster.remoteCopyStarted = (id, uuid, n) => membership.record(id)?.copies[`${uuid}/${n}`] === 'started';
+    membership.onChange(() => cluster.notify());
+    let published = '';
+    cluster.onChange(() => {
+      const now = JSON.stringify(record().copies);
+      if (now !== published) {
+        published = now;
+        membership.publishNow();
+      }
+    });
+    await membership.start();
+    stops.push(() => membership.stop());
     const t0 = Date.now();
-    const replayed = await cluster.start(opts.onReplayProgress);
+    const replayed = await cluster.start();
     stops.push(() => cluster.stop());
     log.info({ ...replayed, ms: Date.now() - t0 }, 'document log replayed');
+    cluster.snapshots.mayPurge = () => membership.liveIds().length <= 1;
+    const allocator = new Allocator(await leasesBucket(nc, Number(replicas ?? 1)), cluster, membership, log);
+    isMaster = () => allocator.leader;
+    allocator.start();
+    stops.push(() => allocator.stop());
+    // Rotated id keys reach every node while it runs.
+    const ids = new IdCodec(identity.keys, Buffer.from(nf.idKey, 'base64'));
+    if (!signingKey) {
+      const watch = await (await new Kvm(nc).open(CLUSTER_BUCKET)).watch({ key: 'idkeys' });
+      void (async () => {
+        for await (const e of watch) {
+          if (e.operation !== 'PUT') continue;
+          const keys = JSON.parse(new TextDecoder().decode(e.value)) as Array<{ kid: number; key: string }>;
+          ids.setKeys(keys.map((k) => ({ kid: k.kid, key: Buffer.from(k.key, 'base64') })));
+        }
+      })().catch(() => undefined);
+      stops.push(() => watch.stop());
+    }
 
     const security = await startSecurity(ctx);
     stops.push(() => security.stop());
@@ -156,8 +220,10 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       shards: new ShardClient(nc),
       security: security.enabled ? { ...security, authorize: (a, act, idx) => security.gate.authorize(a, act, idx) } : undefined,
       stats: newSearchStats(),
+      membership,
+      nodeOps: {},
       contexts,
-      ids: new IdCodec(Buffer.from(nf.idKey, 'base64')),
+      ids,
     };
     clusterRoutes(router, services);
     indexRoutes(router, services);
@@ -181,8 +247,13 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     });
     stops.push(() => edge.close());
     viewsAttach(edge.server);
-    log.info({ url: edge.url, security: security.enabled }, 'node started');
-    return { url: edge.url, ctx, services, security, nats, stop };
+    const rpc = serveNode(nc, node.id, services.nodeOps);
+    stops.push(() => rpc.unsubscribe());
+    httpUrl = edge.url;
+    nodeStats = () => ({ open_scroll_contexts: contexts.shardContexts('scroll'), open_pits: contexts.list('pit').length });
+    membership.publishNow();
+    log.info({ url: edge.url, security: security.enabled, node: node.id, cluster: node.clusterUuid }, 'node started');
+    return { url: edge.url, ctx, services, security, nats, membership, allocator, stop };
   } catch (e) {
     await stop();
     throw e;

@@ -13,6 +13,11 @@ import { upcast, type Envelope } from './envelope';
 export interface LogOptions {
   /** Max age of lifecycle facts in ms (0 = keep forever). */
   eventMaxAgeMs?: number;
+  /**
+   * Stream replicas (`cluster.stream_replicas`: 3 on a 3-server NATS cluster). Unset keeps what an
+   * existing stream has (a node started without the setting never lowers another's R3 to R1).
+   */
+  replicas?: number;
 }
 
 /** Creates (or updates) the two streams: ES_EVT (lifecycle facts) and ES_DATA (document log). */
@@ -25,6 +30,7 @@ export async function ensureStreams(nc: NatsConnection, opts: LogOptions = {}): 
   for (const s of want) {
     const cfg = {
       name: s.name,
+      ...(opts.replicas ? { num_replicas: opts.replicas } : {}),
       subjects: s.subjects,
       storage: StorageType.File,
       retention: RetentionPolicy.Limits,
@@ -37,7 +43,10 @@ export async function ensureStreams(nc: NatsConnection, opts: LogOptions = {}): 
       await jsm.streams.update(s.name, cfg);
     } catch (e) {
       if (!String((e as Error).message).includes('not found')) throw e;
-      await jsm.streams.add(cfg);
+      await jsm.streams.add(cfg).catch((err: Error) => {
+        // another node created it between our two calls
+        if (!/already in use/i.test(err.message)) throw err;
+      });
     }
   }
   return jsm;
@@ -52,6 +61,8 @@ export interface LoggedMessage {
   data: Uint8Array;
   /** Publish time in ms since epoch. */
   timeMs: number;
+  /** The Nats-Msg-Id it was appended with, if any (a writer recognises its own message). */
+  msgId?: string;
 }
 
 export interface ReadOptions {

@@ -1,4 +1,6 @@
-export { subjects, Aggregate, ShardOp, EVENT_STREAM, DATA_STREAM } from './subjects';
+export { subjects, Aggregate, ShardOp, PRIMARY_OPS, EVENT_STREAM, DATA_STREAM } from './subjects';
+export { fencedAppend, Fenced, AppendUncertain } from './fencedAppend';
+export type { FencedAppendOptions } from './fencedAppend';
 export { makeEnvelope, aggregateOf, factOf, upcast } from './envelope';
 export { Bus } from './bus';
 export { ensureStreams, readStream, readFacts, READ_MAX_BYTES } from './eventLog';

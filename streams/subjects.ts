@@ -16,9 +16,16 @@ export const Aggregate = {
 } as const;
 export type Aggregate = (typeof Aggregate)[keyof typeof Aggregate];
 
-/** Operations a shard actor answers over request/reply. */
-export const ShardOp = { Write: 'write', Query: 'query', Fetch: 'fetch', Get: 'get', Refresh: 'refresh', Count: 'count', Stats: 'stats' } as const;
+/**
+ * Operations a shard copy answers over request/reply. `write`, `get` and `refresh` go to the
+ * primary (real-time, and where writes are sequenced); the others to any started copy.
+ */
+export const ShardOp = {
+  Write: 'write', Query: 'query', Fetch: 'fetch', Get: 'get', Refresh: 'refresh', Count: 'count', Stats: 'stats', Searcher: 'searcher',
+} as const;
 export type ShardOp = (typeof ShardOp)[keyof typeof ShardOp];
+/** Ops answered only by a shard's primary copy. */
+export const PRIMARY_OPS: ReadonlySet<ShardOp> = new Set<ShardOp>([ShardOp.Write, ShardOp.Get, ShardOp.Refresh]);
 
 /** JetStream stream of lifecycle facts (PIT, scroll, tokens, keys, users, roles). */
 export const EVENT_STREAM = 'ES_EVT';
@@ -37,14 +44,21 @@ export const subjects = {
   command: (a: Aggregate, id: string, cmd: string) => `es.v1.cmd.${a}.${id}.${cmd}`,
   /** One wildcard subscription routes all commands of an aggregate type (no subscription per context). */
   commandsOf: (a: Aggregate) => `es.v1.cmd.${a}.*.*`,
-  /** es.v1.shard.<indexUuid>.<n>.<op> */
+  /** es.v1.shard.<indexUuid>.<n>.<op>: any started copy of the shard (queue group). */
   shard: (indexUuid: string, n: number, op: ShardOp) => `es.v1.shard.${indexUuid}.${n}.${op}`,
   shardQueue: (indexUuid: string, n: number) => `shard.${indexUuid}.${n}`,
+  /** es.v1.shard.<indexUuid>.<n>.p.<op>: the primary copy (write, get, refresh). */
+  shardPrimary: (indexUuid: string, n: number, op: ShardOp) => `es.v1.shard.${indexUuid}.${n}.p.${op}`,
+  shardPrimaryQueue: (indexUuid: string, n: number) => `shard.${indexUuid}.${n}.p`,
+  /** es.v1.shard.<indexUuid>.<n>.c.<nodeId>.<op>: one copy, on one node (refresh every copy, stats). */
+  shardCopy: (indexUuid: string, n: number, nodeId: string, op: ShardOp) => `es.v1.shard.${indexUuid}.${n}.c.${nodeId}.${op}`,
   /** Document log: index create/delete/settings/mapping. */
   dataMeta: 'es.v1.data.meta',
-  /** Document log: write batches of one shard. */
+  /** Document log: write batches of one shard (single writer: its primary, fenced by expected sequence). */
   dataShard: (indexUuid: string, n: number) => `es.v1.data.shard.${indexUuid}.${n}`,
   allData: 'es.v1.data.>',
+  /** es.v1.node.<nodeId>.<op>: request/reply to one node (its stats, its contexts). */
+  node: (nodeId: string, op: string) => `es.v1.node.${nodeId}.${op}`,
   /** Edge -> authenticator chain. */
   authenticate: 'es.v1.auth.authenticate',
   /** Credential cache invalidation broadcast (core NATS, every node). */

@@ -1,17 +1,15 @@
 import { v4 as uuidv4 } from 'uuid';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { DATA_STREAM, READ_MAX_BYTES, readStream, subjects } from '../../streams';
+import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
+import { AppendUncertain, DATA_STREAM, Fenced, fencedAppend, subjects, type LoggedMessage } from '../../streams';
 import type { NodeContext } from '../nodeContext';
 import { EsError, indexNotFound } from '../wire/esErrors';
 import { IndexMapping, ShardStore } from '../shard/engine';
-import type { LoggedOp } from '../shard/engine/types';
-import type { LoadedStore } from '../shard/engine/shardStore';
-import { decodeBatch } from '../shard/opCodec';
 import { ShardActor, type ShardRef } from '../shard/shardActor';
 import { applySettings, defaultIndexSettings, normalizeSettings, validateCreate, type IndexSettings } from './indexSettings';
 import { resolveExpression, validateIndexName, type ResolveOptions } from './indexNames';
-import { DocumentLog } from './documentLog';
+import { DataFollower } from './dataFollower';
 import { Snapshotter, type ClusterImage, type RestoredCluster } from './snapshots';
+import type { ShardAllocation } from './allocation';
 import { ClusterMetadata, type MetadataEvent } from './clusterMetadata';
 import { type AliasMeta, type IndexLookup } from './aliases';
 import { planAliasActions, parseAliasActions } from './aliasActions';
@@ -24,7 +22,18 @@ export type MetaEvent =
   | { kind: 'settings_updated'; uuid: string; settings: Record<string, string> }
   | { kind: 'mapping_updated'; uuid: string; mappings: unknown }
   | { kind: 'cluster_settings'; settings: Record<string, unknown> }
+  /** Where the copies of an index's shards are, decided by the allocator (allocator.ts). */
+  | { kind: 'allocation'; uuid: string; shards: ShardAllocation[] }
+  /** Aliases and templates (clusterMetadata.ts). */
   | MetadataEvent;
+
+/** A metadata fact as logged: `after` is the fact it was decided after (absent in older logs). */
+export type MetaFact = MetaEvent & { after?: number };
+
+/** A shard of an index as routes address it (any copy, or its primary, over NATS). */
+export interface ShardHandle {
+  ref: ShardRef;
+}
 
 export interface IndexState {
   name: string;
@@ -32,7 +41,9 @@ export interface IndexState {
   creationDate: number;
   settings: IndexSettings;
   mapping: IndexMapping;
-  shards: ShardActor[];
+  shards: ShardHandle[];
+  /** Copies of each shard per the last allocation fact (undefined until the allocator placed it). */
+  allocation?: ShardAllocation[];
 }
 
 const enc = new TextEncoder();
@@ -62,118 +73,205 @@ export class DocumentLogGap extends Error {
   }
 }
 
+const copyKey = (uuid: string, n: number) => `${uuid}/${n}`;
+
 /**
- * The node's view of its indices, built by folding the document log: index metadata, the shared
- * mapping of each index, and one shard actor per shard. Writes to metadata go through the log
- * first (append, ack, then apply), so a restart rebuilds exactly what was acknowledged. Start-up
- * loads the newest snapshot (snapshots.ts) and replays only the log after it.
+ * This node's view of the cluster's indices, built by following the document log (ES_DATA) in
+ * stream order with one consumer ({@link DataFollower}): index metadata, mappings (dynamic fields
+ * included: they reach the log as `mapping_updated` before any document using them), settings,
+ * and the allocation of shard copies to nodes. Every node follows the same log, so a change made
+ * through any node is seen by every node.
+ *
+ * Metadata changes are appended to `es.v1.data.meta` stating the subject's last sequence this node
+ * has applied, so two nodes deciding on the same state cannot both win (two creates of one index
+ * name give one index and one 400), and are applied by the follower like everyone else's.
+ *
+ * The node holds the shard copies the allocation gives it ({@link ShardActor}); the follower feeds
+ * each copy its shard's messages.
  */
 export class ClusterState {
   private readonly byName = new Map<string, IndexState>();
   private readonly byUuid = new Map<string, IndexState>();
-  /** Names whose index_created is being appended (not applied yet). */
-  private readonly creating = new Map<string, { uuid: string }>();
+  private readonly copies = new Map<string, ShardActor>();
   private readonly deletedListeners: Array<(s: IndexState) => void> = [];
+  private readonly changeListeners: Array<() => void> = [];
   /** Fold of `cluster_settings` facts (what a snapshot records). */
   private readonly clusterSettings: Record<string, unknown> = {};
-  private live = false;
   /** Aliases and templates (clusterMetadata.ts). */
   readonly metadata = new ClusterMetadata();
+  /** Stream sequence of the last `es.v1.data.meta` message seen (the subject's last sequence, for JetStream's check). */
+  metaSeq = 0;
+  /**
+   * Stream sequence of the last metadata fact applied. A fact names the one it was decided after
+   * (`after`); one that finds another fact applied since is refused by every node alike (two
+   * writers that both got past JetStream's check cannot both win).
+   */
+  metaAccepted = 0;
+  /** Recently refused metadata facts (their writers look here). */
+  private readonly refusedMeta = new Set<number>();
+  /** Ops (documents and metadata changes) applied since start, replay included. */
+  appliedOps = 0;
+  private live = false;
+  /** Start-up without a snapshot: hold a copy of every shard until the allocation is known. */
+  private buildAll = false;
+  private readonly js: JetStreamClient;
+  readonly follower: DataFollower;
   /** What the last `start` did (snapshot used, ops replayed). */
   startResult?: StartResult;
-  /** Every append to ES_DATA goes through here (write sections, the sequence S of snapshots). */
-  readonly docLog: DocumentLog;
   readonly snapshots: Snapshotter;
+  private metaQueue: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly ctx: NodeContext) {
-    this.docLog = new DocumentLog(ctx.bus);
-    this.snapshots = new Snapshotter(ctx, this.docLog, () => this.capture());
+  constructor(private readonly ctx: NodeContext, private readonly onReplayProgress?: (done: number, total: number) => void) {
+    this.js = jetstream(ctx.nc);
+    this.follower = new DataFollower(ctx.nc, (m) => this.dispatch(m), ctx.log, onReplayProgress);
+    this.snapshots = new Snapshotter(ctx, this, () => this.capture());
   }
 
-  /** Loads the newest snapshot, replays ES_DATA after it, then starts shard actors. */
-  async start(onProgress?: (done: number, total: number) => void): Promise<StartResult> {
+  /** Loads the newest snapshot, follows ES_DATA from there until caught up, then takes up its copies. */
+  async start(): Promise<StartResult> {
     const info = await (await jetstreamManager(this.ctx.nc)).streams.info(DATA_STREAM);
     const t0 = Date.now();
     const restored = await this.snapshots.restore(info);
     if (restored) this.install(restored);
     const out: StartResult = { indices: 0, ops: 0, ms: 0, ...(restored && { snapshotSeq: restored.seq, snapshotMs: Date.now() - t0 }) };
-    const from = (restored?.seq ?? 0) + 1;
-    if (info.state.first_seq > from) throw new DocumentLogGap(info.state.first_seq, from - 1, this.snapshots.dir);
-    if (restored) this.docLog.replayed(restored.seq, 0);
-    for await (const m of readStream(this.ctx.nc, DATA_STREAM, { onProgress, startSeq: from, maxBytes: READ_MAX_BYTES })) {
-      out.ops += this.applyLogged(m.subject, m.data);
-      this.docLog.replayed(m.seq, 0);
-    }
-    this.docLog.replayed(info.state.last_seq, out.ops);
-    for (const idx of this.byName.values()) {
-      for (const s of idx.shards) {
-        s.store.refresh();
-        s.start();
-      }
-    }
+    const from = restored ? Math.min(restored.metaSeq, ...[...this.copies.values()].map((c) => c.applied)) : 0;
+    if (info.state.messages > 0 && info.state.first_seq > from + 1) throw new DocumentLogGap(info.state.first_seq, from, this.snapshots.dir);
+    this.buildAll = !restored;
+    const opsBefore = this.appliedOps;
+    await this.follower.start(from);
+    await this.follower.caughtUp();
+    this.buildAll = false;
+    out.ops = this.appliedOps - opsBefore;
+    for (const c of this.copies.values()) c.store.refresh();
     this.live = true;
-    this.snapshots.started(restored?.seq, 0);
+    for (const idx of this.byUuid.values()) this.reconcile(idx);
+    this.snapshots.started(restored?.seq, opsBefore);
     out.indices = this.byName.size;
     out.ms = Date.now() - t0;
     this.startResult = out;
     return out;
   }
 
-  /** Applies one ES_DATA message during start-up; returns the number of ops in it. */
-  private applyLogged(subject: string, data: Uint8Array): number {
-    if (subject === subjects.dataMeta) {
-      this.applyMeta(JSON.parse(dec.decode(data)) as MetaEvent);
-      return 1;
-    }
-    // es.v1.data.shard.<uuid>.<n>
-    const parts = subject.split('.');
-    const idx = this.byUuid.get(parts[4]);
-    if (!idx) return 0; // index deleted later in the log
-    const shard = idx.shards[Number(parts[5])];
-    let ops = 0;
-    for (const op of decodeBatch<LoggedOp>(dec.decode(data))) {
-      shard.store.applyLogged(op);
-      ops++;
-    }
-    return ops;
-  }
-
-  /** Takes a last snapshot (if anything changed), then stops the shard actors. */
+  /** Takes a last snapshot (if anything changed), then stops following and stops the copies. */
   async stop(): Promise<void> {
     await this.snapshots.stop();
-    for (const idx of this.byName.values()) await Promise.all(idx.shards.map((s) => s.stop()));
+    await this.follower.stop();
+    await Promise.all([...this.copies.values()].map((c) => c.stop()));
+  }
+
+  // ---- following the log ----
+
+  /** One ES_DATA message, in stream order (the follower). */
+  private dispatch(m: LoggedMessage): void {
+    if (m.subject === subjects.dataMeta) {
+      if (m.seq <= this.metaSeq) return;
+      this.metaSeq = m.seq;
+      const e = JSON.parse(dec.decode(m.data)) as MetaFact;
+      if (e.after !== undefined && e.after !== this.metaAccepted) {
+        this.refusedMeta.add(m.seq);
+        if (this.refusedMeta.size > 1000) this.refusedMeta.delete(this.refusedMeta.values().next().value!);
+        return;
+      }
+      this.applyMeta(e);
+      this.metaAccepted = m.seq;
+      this.appliedOps++;
+      this.changed();
+      return;
+    }
+    // es.v1.data.shard.<uuid>.<n>
+    const parts = m.subject.split('.');
+    if (parts[3] !== 'shard') return;
+    const copy = this.copies.get(copyKey(parts[4], Number(parts[5])));
+    if (!copy) return; // not held here (or the index was deleted later in the log)
+    this.appliedOps += copy.deliver(m);
   }
 
   /** Installs a verified snapshot into this (empty) state. */
   private install(r: RestoredCluster): void {
     for (const img of r.indices) {
       const idx = this.addIndex(img.name, img.uuid, img.creationDate, img.settings as IndexSettings, IndexMapping.fromSnapshot(img.mapping));
-      const images = r.shards.get(img.uuid)!;
-      idx.shards.forEach((s, n) => s.store.load(images[n] as LoadedStore));
+      if (img.allocation) idx.allocation = img.allocation;
+    }
+    for (const c of r.copies) {
+      const idx = this.byUuid.get(c.uuid);
+      if (!idx) continue;
+      const copy = this.newCopy(idx, c.n);
+      copy.store.load(c.image);
+      copy.applied = c.applied;
     }
     for (const [k, v] of Object.entries(r.clusterSettings)) {
       this.clusterSettings[k] = v;
       this.ctx.settings.setDynamic(k, v);
     }
     this.metadata.load(r.metadata);
+    this.metaSeq = r.metaSeq;
+    this.metaAccepted = r.metaAccepted;
   }
 
-  /** Metadata and frozen shards at a quiet instant (see DocumentLog.quiet). */
+  /**
+   * Metadata and frozen copies at this instant (synchronous: nothing is half-applied between two
+   * turns). The follower has dispatched everything up to its position, so the metadata and every
+   * copy reflect the log at least that far (a primary's own writes may take a copy further).
+   */
   private capture(): ClusterImage {
-    const image: ClusterImage = { indices: [], clusterSettings: { ...this.clusterSettings }, shards: [], metadata: this.metadata.image() };
+    const at = Math.max(this.follower.position, this.metaSeq);
+    const image: ClusterImage = {
+      metaSeq: at, metaAccepted: this.metaAccepted, indices: [], clusterSettings: structuredClone(this.clusterSettings), copies: [], metadata: this.metadata.image(),
+    };
     for (const idx of this.byName.values()) {
-      image.indices.push({ name: idx.name, uuid: idx.uuid, creationDate: idx.creationDate, settings: idx.settings, mapping: idx.mapping.toSnapshot(), shards: idx.shards.length });
-      idx.shards.forEach((s, n) => image.shards.push({ uuid: idx.uuid, n, store: s.store, frozen: s.store.freeze() }));
+      image.indices.push({
+        name: idx.name, uuid: idx.uuid, creationDate: idx.creationDate, settings: structuredClone(idx.settings), mapping: idx.mapping.toSnapshot(),
+        shards: idx.shards.length, ...(idx.allocation ? { allocation: structuredClone(idx.allocation) } : {}),
+      });
+    }
+    for (const c of this.copies.values()) {
+      if (c.state !== 'started') continue;
+      image.copies.push({ uuid: c.ref.indexUuid, n: c.ref.n, applied: Math.max(c.applied, at), store: c.store, frozen: c.store.freeze() });
     }
     return image;
   }
 
+  // ---- views ----
+
   onIndexDeleted(fn: (s: IndexState) => void): void {
     this.deletedListeners.push(fn);
+  }
+  /** Called after every metadata change and every change of a local copy's state. */
+  onChange(fn: () => void): void {
+    this.changeListeners.push(fn);
+  }
+  private changed(): void {
+    for (const fn of this.changeListeners) fn();
+  }
+
+  /** Resolves once `pred` holds (checked after every change), or false after `timeoutMs`. */
+  waitUntil(pred: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (pred()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      let done = false;
+      const finish = (v: boolean) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        const i = this.changeListeners.indexOf(check);
+        if (i >= 0) this.changeListeners.splice(i, 1);
+        resolve(v);
+      };
+      const check = () => pred() && finish(true);
+      const timer = setTimeout(() => finish(pred()), timeoutMs);
+      this.changeListeners.push(check);
+    });
+  }
+  /** Tells waiters that something outside the log changed (membership, a remote copy started). */
+  notify(): void {
+    this.changed();
   }
 
   names(): string[] {
     return [...this.byName.keys()];
+  }
+  indices(): IndexState[] {
+    return [...this.byName.values()];
   }
   get(name: string): IndexState | undefined {
     return this.byName.get(name);
@@ -233,160 +331,278 @@ export class ClusterState {
   shardRefs(idx: IndexState): ShardRef[] {
     return idx.shards.map((s) => s.ref);
   }
-
-  /** Call inside `docLog.write` (every metadata change is one write section). */
-  private async appendMeta(e: MetaEvent): Promise<void> {
-    await this.docLog.append(subjects.dataMeta, enc.encode(JSON.stringify(e)), 1);
+  /** The copies of a shard on this node (tests, stats). */
+  localCopy(uuid: string, n: number): ShardActor | undefined {
+    return this.copies.get(copyKey(uuid, n));
+  }
+  localCopies(): ShardActor[] {
+    return [...this.copies.values()];
+  }
+  /** Nodes holding a copy of shard `n` of `idx` (primary first), per the allocation. */
+  copyNodes(idx: IndexState, n: number): Array<{ node: string; primary: boolean }> {
+    const a = idx.allocation?.[n];
+    if (!a) return [];
+    return [...(a.primary ? [{ node: a.primary, primary: true }] : []), ...a.replicas.map((node) => ({ node, primary: false }))];
+  }
+  clusterSettingsSnapshot(): Record<string, unknown> {
+    return { ...this.clusterSettings };
   }
 
-  /** PUT /<index> (and auto-create). */
-  async createIndex(name: string, body: { settings?: unknown; mappings?: unknown; aliases?: unknown } = {}): Promise<IndexState> {
-    validateIndexName(name);
-    const existing = this.byName.get(name) ?? this.creating.get(name);
-    if (existing) {
-      throw new EsError('resource_already_exists_exception', 400, `index [${name}/${existing.uuid}] already exists`, {
-        meta: { index_uuid: existing.uuid, index: name },
-      });
-    }
-    const uuid = uuidv4().replace(/-/g, '').slice(0, 22);
-    // Templates first, then the request (clusterMetadata.ts); the fact records the outcome.
-    const prepared = this.metadata.prepareIndex(name, body, this.lookup, uuid);
-    const settings = prepared.settings;
-    const mappings = prepared.mappings;
-    validateCreate(settings, applySettings(defaultIndexSettings(), settings, true, { name }), mappings, name); // validate before logging
-    new IndexMapping(mappings as never); // validate before logging
-    const ev: MetaEvent = {
-      kind: 'index_created', name, uuid, creationDate: Date.now(), settings, mappings,
-      ...(Object.keys(prepared.aliases).length ? { aliases: prepared.aliases } : {}),
+  // ---- metadata writes ----
+
+  /**
+   * Appends a metadata fact stating the meta subject's last sequence this node applied, and
+   * resolves once the follower applied it here. `make` validates against the current state (and
+   * throws ES's 4xx); when another node's fact got there first, it runs again on the new state.
+   */
+  async writeMeta(make: () => MetaEvent | undefined): Promise<number | undefined> {
+    const run = async () => {
+      let purgedTo: number | undefined;
+      for (let attempt = 0; attempt < 20; attempt++) {
+        const ev = make();
+        if (!ev) return undefined;
+        try {
+          const fact: MetaFact = { ...ev, after: this.metaAccepted };
+          const ack = await fencedAppend(this.js, subjects.dataMeta, enc.encode(JSON.stringify(fact)), {
+            msgID: uuidv4(),
+            expectedLastSubjectSeq: purgedTo ?? this.metaSeq,
+          });
+          await this.follower.waitFor(ack.seq);
+          if (this.refusedMeta.has(ack.seq)) continue; // another node's fact came first: decide again
+          return ack.seq;
+        } catch (e) {
+          if (e instanceof Fenced) {
+            // Behind what we expected: the log was purged below it (snapshot.purge_log), nobody wrote.
+            if (e.actual !== undefined && e.actual < e.expected) purgedTo = e.actual;
+            else {
+              purgedTo = undefined;
+              await this.follower.waitFor(e.actual ?? this.metaSeq + 1, 10_000).catch(() => undefined);
+            }
+            continue;
+          }
+          if (e instanceof AppendUncertain) {
+            throw new EsError('cluster_block_exception', 503, `blocked by: [SERVICE_UNAVAILABLE/2/no master]; the metadata log did not acknowledge the change: ${e.message}`);
+          }
+          throw e;
+        }
+      }
+      throw new EsError('process_cluster_event_timeout_exception', 503, 'failed to process cluster event: metadata kept changing under this node');
     };
-    // The name is taken from now on: a concurrent create of it gets ES's 400 instead of logging a
-    // second index_created that a replay would apply over the first.
-    this.creating.set(name, { uuid: ev.uuid });
-    try {
-      return await this.docLog.write(async () => {
-        await this.appendMeta(ev);
-        return this.applyMeta(ev)!;
-      });
-    } finally {
-      this.creating.delete(name);
+    // One metadata write at a time per node: they would only fence each other.
+    const p = this.metaQueue.then(run, run);
+    this.metaQueue = p.catch(() => undefined);
+    return p;
+  }
+
+  /** PUT /<index> (and auto-create). Resolves once the index's primaries are started, or after `timeoutMs`. */
+  async createIndex(name: string, body: { settings?: unknown; mappings?: unknown; aliases?: unknown } = {}, timeoutMs = 30_000): Promise<IndexState> {
+    validateIndexName(name);
+    const uuid = uuidv4().replace(/-/g, '').slice(0, 22);
+    await this.writeMeta(() => {
+      const existing = this.byName.get(name);
+      if (existing) {
+        throw new EsError('resource_already_exists_exception', 400, `index [${name}/${existing.uuid}] already exists`, {
+          meta: { index_uuid: existing.uuid, index: name },
+        });
+      }
+      // Templates first, then the request (clusterMetadata.ts), decided on the state the fact follows.
+      const prepared = this.metadata.prepareIndex(name, body, this.lookup, uuid);
+      const { settings, mappings } = prepared;
+      validateCreate(settings, applySettings(defaultIndexSettings(), settings, true, { name }), mappings, name); // validate before logging
+      new IndexMapping(mappings as never); // validate before logging
+      return {
+        kind: 'index_created', name, uuid, creationDate: Date.now(), settings, mappings,
+        ...(Object.keys(prepared.aliases).length ? { aliases: prepared.aliases } : {}),
+      };
+    });
+    const idx = this.byUuid.get(uuid);
+    if (!idx) throw indexNotFound(name); // deleted again before we looked
+    await this.waitForPrimaries(idx, timeoutMs);
+    return idx;
+  }
+
+  /** Whether every primary of `idx` is started somewhere (this node's copies, or what membership reports). */
+  primariesStarted(idx: IndexState): boolean {
+    if (!idx.allocation) return false;
+    return idx.allocation.every((a, n) => !!a.primary && this.copyStarted(a.primary, idx.uuid, n));
+  }
+
+  /** Set by the system: whether a remote node reports its copy started. */
+  remoteCopyStarted: (node: string, uuid: string, n: number) => boolean = () => false;
+
+  copyStarted(node: string, uuid: string, n: number): boolean {
+    if (node === this.ctx.node.id) {
+      const c = this.copies.get(copyKey(uuid, n));
+      return !!c && c.state === 'started';
     }
+    return this.remoteCopyStarted(node, uuid, n);
+  }
+
+  waitForPrimaries(idx: IndexState, timeoutMs: number): Promise<boolean> {
+    return this.waitUntil(() => !this.byUuid.has(idx.uuid) || this.primariesStarted(idx), timeoutMs);
   }
 
   async deleteIndex(idx: IndexState): Promise<void> {
-    await this.docLog.write(async () => {
-      await this.appendMeta({ kind: 'index_deleted', uuid: idx.uuid });
-      this.applyMeta({ kind: 'index_deleted', uuid: idx.uuid });
-    });
+    await this.writeMeta(() => (this.byUuid.has(idx.uuid) ? { kind: 'index_deleted', uuid: idx.uuid } : undefined));
   }
 
   async updateSettings(idx: IndexState, changes: unknown): Promise<void> {
     const settings = normalizeSettings(changes);
-    applySettings(idx.settings, settings, false, idx);
-    await this.docLog.write(async () => {
-      await this.appendMeta({ kind: 'settings_updated', uuid: idx.uuid, settings });
-      this.applyMeta({ kind: 'settings_updated', uuid: idx.uuid, settings });
+    await this.writeMeta(() => {
+      const cur = this.byUuid.get(idx.uuid);
+      if (!cur) throw indexNotFound(idx.name);
+      applySettings(structuredClone(cur.settings), settings, false, cur); // validates
+      return { kind: 'settings_updated', uuid: idx.uuid, settings };
     });
   }
 
+  /** PUT _mapping: validated on a copy of the current mapping, applied by the follower. */
   async putMapping(idx: IndexState, mappings: unknown): Promise<void> {
-    await this.docLog.write(async () => {
-      idx.mapping.merge(mappings as never); // validates; throws ES's mapper errors
-      await this.appendMeta({ kind: 'mapping_updated', uuid: idx.uuid, mappings });
+    await this.writeMeta(() => {
+      const cur = this.byUuid.get(idx.uuid);
+      if (!cur) throw indexNotFound(idx.name);
+      IndexMapping.fromSnapshot(cur.mapping.toSnapshot()).merge(mappings as never); // validates; throws ES's mapper errors
+      return { kind: 'mapping_updated', uuid: idx.uuid, mappings };
+    });
+  }
+
+  /**
+   * Dynamic fields a shard's batch would add (mappingProposal.ts). A proposal that no longer fits
+   * the mapping (another batch mapped the field differently first) is dropped: the batch is
+   * prepared again and its documents fail or pass against what the log says.
+   */
+  async proposeMapping(uuid: string, mappings: Record<string, unknown>): Promise<void> {
+    await this.writeMeta(() => {
+      const cur = this.byUuid.get(uuid);
+      if (!cur) return undefined;
+      try {
+        IndexMapping.fromSnapshot(cur.mapping.toSnapshot()).merge(mappings as never);
+      } catch {
+        return undefined;
+      }
+      return { kind: 'mapping_updated', uuid, mappings };
     });
   }
 
   async putClusterSettings(settings: Record<string, unknown>): Promise<void> {
-    await this.docLog.write(async () => {
-      await this.appendMeta({ kind: 'cluster_settings', settings });
-      this.applyMeta({ kind: 'cluster_settings', settings });
-    });
+    await this.writeMeta(() => ({ kind: 'cluster_settings', settings }));
   }
 
   /** `POST /_aliases`: every action of the request is one fact (all or nothing, as ES). */
   async updateAliases(body: unknown): Promise<void> {
     const actions = parseAliasActions(body);
-    await this.metadata.serial(() =>
-      this.docLog.write(async () => {
-        const changes = planAliasActions(actions, this.metadata.aliases, this.names(), this.lookup);
-        const e: MetaEvent = { kind: 'aliases_updated', changes };
-        await this.appendMeta(e);
-        this.applyMeta(e);
-      }),
-    );
+    await this.writeMeta(() => ({ kind: 'aliases_updated', changes: planAliasActions(actions, this.metadata.aliases, this.names(), this.lookup) }));
   }
 
   /** Puts a template of one kind; `parse` (TemplateTable.parse*) validates it against the templates of that moment. */
   async putTemplate(template: TemplateKind, name: string, parse: () => unknown): Promise<void> {
-    await this.metadata.serial(() =>
-      this.docLog.write(async () => {
-        const e: MetaEvent = { kind: 'template_put', template, name, body: parse() };
-        await this.appendMeta(e);
-        this.applyMeta(e);
-      }),
-    );
+    await this.writeMeta(() => ({ kind: 'template_put', template, name, body: parse() }));
   }
 
   /** Deletes templates; `select` picks the names (and checks them) at that moment. */
   async deleteTemplates(template: TemplateKind, select: () => string[]): Promise<void> {
-    await this.metadata.serial(() =>
-      this.docLog.write(async () => {
-        const e: MetaEvent = { kind: 'template_deleted', template, names: select() };
-        await this.appendMeta(e);
-        this.applyMeta(e);
-      }),
-    );
+    await this.writeMeta(() => ({ kind: 'template_deleted', template, names: select() }));
   }
 
-  /** Registers an index and its (empty) shards; their actors start now if the node is live. */
+  // ---- applying metadata ----
+
+  /** Registers an index and its shard handles (copies come from the allocation). */
   private addIndex(name: string, uuid: string, creationDate: number, settings: IndexSettings, mapping: IndexMapping): IndexState {
     const idx: IndexState = { name, uuid, creationDate, settings, mapping, shards: [] };
-    for (let n = 0; n < settings.numberOfShards; n++) {
-      const store = new ShardStore({
-        index: name,
-        shardId: n,
-        mapping,
-        settings: () => ({ maxResultWindow: idx.settings.maxResultWindow, maxSlicesPerScroll: idx.settings.maxSlicesPerScroll }),
-      });
-      const actor = new ShardActor({ index: name, indexUuid: uuid, n }, store, {
-        nc: this.ctx.nc,
-        docLog: this.docLog,
-        log: this.ctx.log,
-        refreshIntervalMs: () => idx.settings.refreshIntervalMs,
-      });
-      idx.shards.push(actor);
-      if (this.live) actor.start();
-    }
+    for (let n = 0; n < settings.numberOfShards; n++) idx.shards.push({ ref: { index: name, indexUuid: uuid, n } });
     this.byName.set(name, idx);
     this.byUuid.set(uuid, idx);
     return idx;
   }
 
-  private applyMeta(e: MetaEvent): IndexState | undefined {
+  private newCopy(idx: IndexState, n: number): ShardActor {
+    const store = () =>
+      new ShardStore({
+        index: idx.name,
+        shardId: n,
+        mapping: idx.mapping,
+        settings: () => ({ maxResultWindow: idx.settings.maxResultWindow, maxSlicesPerScroll: idx.settings.maxSlicesPerScroll }),
+      });
+    const copy = new ShardActor(idx.shards[n].ref, store(), {
+      nc: this.ctx.nc,
+      js: this.js,
+      log: this.ctx.log,
+      nodeId: this.ctx.node.id,
+      refreshIntervalMs: () => idx.settings.refreshIntervalMs,
+      proposeMapping: (u, m) => this.proposeMapping(u, m),
+      followed: (seq) => this.follower.waitFor(seq),
+      onStateChange: () => this.changed(),
+      newStore: store,
+    });
+    this.copies.set(copyKey(idx.uuid, n), copy);
+    return copy;
+  }
+
+  private dropCopy(key: string): void {
+    const c = this.copies.get(key);
+    if (!c) return;
+    this.copies.delete(key);
+    void c.stop();
+  }
+
+  /**
+   * Makes this node's copies of `idx` what the allocation says: new copies recover from the log,
+   * copies no longer allocated here are dropped, roles and terms follow the facts.
+   */
+  private reconcile(idx: IndexState): void {
+    if (!this.live || !idx.allocation) return;
+    const me = this.ctx.node.id;
+    idx.allocation.forEach((a, n) => {
+      const key = copyKey(idx.uuid, n);
+      const role = a.primary === me ? 'primary' : a.replicas.includes(me) ? 'replica' : undefined;
+      let copy = this.copies.get(key);
+      if (!role) {
+        if (copy) this.dropCopy(key);
+        return;
+      }
+      const fresh = !copy;
+      copy ??= this.newCopy(idx, n);
+      copy.setRole(role, a.term);
+      copy.start();
+      if (fresh) void copy.recover();
+    });
+    this.changed();
+  }
+
+  private applyMeta(e: MetaEvent): void {
     switch (e.kind) {
-      case 'index_created':
-        // Logs written before create was exclusive may hold a second create of a live name: the first wins.
-        if (this.byName.has(e.name)) return this.byName.get(e.name);
+      case 'index_created': {
+        if (this.byName.has(e.name)) return; // logs written before creates were fenced may hold a second create: the first wins
         this.metadata.aliases.apply(ClusterMetadata.createdAliases(e.uuid, e.aliases));
-        return this.addIndex(e.name, e.uuid, e.creationDate, applySettings(defaultIndexSettings(), e.settings, true, e), new IndexMapping(e.mappings as never));
+        const idx = this.addIndex(e.name, e.uuid, e.creationDate, applySettings(defaultIndexSettings(), e.settings, true, e), new IndexMapping(e.mappings as never));
+        if (this.buildAll) for (let n = 0; n < idx.shards.length; n++) this.newCopy(idx, n);
+        return;
+      }
       case 'index_deleted': {
         const idx = this.byUuid.get(e.uuid);
-        if (!idx) return undefined;
+        if (!idx) return;
         this.byUuid.delete(e.uuid);
         this.byName.delete(idx.name);
         this.metadata.aliases.dropIndex(e.uuid);
-        for (const s of idx.shards) void s.stop();
+        for (let n = 0; n < idx.shards.length; n++) this.dropCopy(copyKey(idx.uuid, n));
         for (const fn of this.deletedListeners) fn(idx);
-        return idx;
+        return;
       }
       case 'settings_updated': {
         const idx = this.byUuid.get(e.uuid);
         if (idx) idx.settings = applySettings(idx.settings, e.settings, false);
-        return idx;
+        return;
       }
       case 'mapping_updated': {
         const idx = this.byUuid.get(e.uuid);
-        if (idx && !this.live) idx.mapping.merge(e.mappings as never);
-        return idx;
+        if (!idx) return;
+        try {
+          idx.mapping.merge(e.mappings as never);
+        } catch (err) {
+          // validated against this same state before it was appended: cannot happen unless the log was written by another version
+          this.ctx.log.warn({ index: idx.name, err: (err as Error).message }, 'logged mapping update does not apply; ignored');
+        }
+        return;
       }
       case 'cluster_settings': {
         for (const [k, v] of Object.entries(e.settings)) {
@@ -394,17 +610,23 @@ export class ClusterState {
           else this.clusterSettings[k] = v;
           this.ctx.settings.setDynamic(k, v);
         }
-        return undefined;
+        return;
+      }
+      case 'allocation': {
+        const idx = this.byUuid.get(e.uuid);
+        if (!idx) return;
+        idx.allocation = e.shards;
+        this.reconcile(idx);
+        return;
       }
       case 'aliases_updated':
         this.metadata.apply(e);
         for (const c of e.changes) if (c.op === 'remove_index') this.applyMeta({ kind: 'index_deleted', uuid: c.uuid });
-        return undefined;
+        return;
       case 'template_put':
       case 'template_deleted':
         this.metadata.apply(e);
-        return undefined;
+        return;
     }
   }
 }
-

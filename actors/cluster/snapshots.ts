@@ -7,7 +7,7 @@ import type { Settings } from '../config';
 import type { NodeContext } from '../nodeContext';
 import type { FrozenStore, LoadedStore, ShardStore } from '../shard/engine/shardStore';
 import { SnapshotWriter, listSnapshots, pruneSnapshots, readSnapshot, type IndexImage, type SnapshotHeader } from '../shard/snapshot';
-import type { DocumentLog } from './documentLog';
+import type { ShardAllocation } from './allocation';
 import type { MetadataImage } from './clusterMetadata';
 
 /**
@@ -39,12 +39,19 @@ export function snapshotSettings(s: Settings): SnapshotSettings {
 /** Snapshots kept on disk. */
 export const KEEP_SNAPSHOTS = 2;
 
-/** What the cluster hands over at the quiet instant (cheap: O(tombstones) per shard). */
+/**
+ * What the cluster hands over at one instant (cheap: O(tombstones) per copy). Every copy and the
+ * metadata are each exactly the log up to their own point: applying is synchronous, so any
+ * instant between two turns of the event loop is consistent, with no write to hold back.
+ */
 export interface ClusterImage {
-  indices: IndexImage[];
+  metaSeq: number;
+  /** The last metadata fact applied (facts name the one they were decided after). */
+  metaAccepted: number;
+  indices: Array<IndexImage & { allocation?: ShardAllocation[] }>;
   clusterSettings: Record<string, unknown>;
-  shards: Array<{ uuid: string; n: number; store: ShardStore; frozen: FrozenStore }>;
-  /** Aliases and templates (absent in snapshots written before they existed). */
+  copies: Array<{ uuid: string; n: number; applied: number; store: ShardStore; frozen: FrozenStore }>;
+  /** Aliases and templates. */
   metadata?: MetadataImage;
 }
 
@@ -52,12 +59,17 @@ export interface ClusterImage {
 export interface RestoredCluster {
   seq: number;
   path: string;
-  indices: IndexImage[];
+  metaSeq: number;
+  metaAccepted: number;
+  indices: Array<IndexImage & { allocation?: ShardAllocation[] }>;
   clusterSettings: Record<string, unknown>;
+  copies: Array<{ uuid: string; n: number; applied: number; image: LoadedStore }>;
   metadata?: MetadataImage;
-  /** uuid -> shard images by shard number. */
-  shards: Map<string, LoadedStore[]>;
 }
+
+/** The lowest log point a snapshot needs the log after (its metadata or one of its copies). */
+export const lowestPoint = (h: { seq: number; metaSeq?: number; copies?: Array<{ applied: number }> }) =>
+  Math.min(h.metaSeq ?? h.seq, ...(h.copies ?? []).map((c) => c.applied));
 
 /** Figures of one snapshot, as logged. */
 export interface SnapshotResult {
@@ -88,9 +100,12 @@ export class Snapshotter {
 
   constructor(
     private readonly ctx: NodeContext,
-    private readonly docLog: DocumentLog,
+    private readonly counters: { appliedOps: number },
     private readonly capture: () => ClusterImage,
   ) {}
+
+  /** Set by the system: purging the log is refused while other nodes share it (they may need it). */
+  mayPurge: () => boolean = () => true;
 
   get dir(): string {
     return join(this.ctx.dataDir, 'snapshots');
@@ -107,10 +122,6 @@ export class Snapshotter {
     if (!this.settings.enabled) return undefined;
     const { log } = this.ctx;
     for (const file of await listSnapshots(this.dir)) {
-      if (file.seq + 1 < info.state.first_seq) {
-        log.warn({ snapshot: file.path, seq: file.seq, firstSeq: info.state.first_seq }, 'snapshot is older than the start of the document log; not usable');
-        break; // older ones are older still
-      }
       try {
         const r = await this.load(file.path, info);
         if (r) return r;
@@ -123,6 +134,7 @@ export class Snapshotter {
 
   private async load(path: string, info: StreamInfo): Promise<RestoredCluster | undefined> {
     let out: RestoredCluster | undefined;
+    let expected = new Map<string, number>();
     for await (const s of readSnapshot(path)) {
       if (s.kind === 'header') {
         const h = s.header;
@@ -131,17 +143,27 @@ export class Snapshotter {
           this.ctx.log.warn({ snapshot: path, seq: h.seq, stream: h.stream, lastSeq: info.state.last_seq, why }, 'snapshot belongs to another document log; ignored');
           return undefined;
         }
-        out = { seq: h.seq, path, indices: h.indices, clusterSettings: h.clusterSettings, metadata: h.metadata as MetadataImage | undefined, shards: new Map(h.indices.map((i) => [i.uuid, new Array<LoadedStore>(i.shards)])) };
+        if (h.metaAccepted === undefined || !h.copies) {
+          // Written by a version without per-copy points: the fold's refusal checks need them.
+          this.ctx.log.warn({ snapshot: path, seq: h.seq }, 'snapshot from an older version; replaying the log instead');
+          return undefined;
+        }
+        if (lowestPoint(h) + 1 < info.state.first_seq) {
+          this.ctx.log.warn({ snapshot: path, seq: h.seq, firstSeq: info.state.first_seq }, 'snapshot is older than the start of the document log; not usable');
+          return undefined;
+        }
+        expected = new Map(h.copies.map((c) => [`${c.uuid}/${c.n}`, c.applied]));
+        out = { seq: h.seq, path, metaSeq: h.metaSeq ?? h.seq, metaAccepted: h.metaAccepted, indices: h.indices as RestoredCluster['indices'], clusterSettings: h.clusterSettings, metadata: h.metadata as MetadataImage | undefined, copies: [] };
         continue;
       }
-      const slots = out!.shards.get(s.indexUuid);
-      if (!slots || s.n >= slots.length || slots[s.n]) throw new Error(`unexpected shard [${s.indexUuid}][${s.n}]`);
-      slots[s.n] = s.image;
+      const key = `${s.indexUuid}/${s.n}`;
+      const applied = expected.get(key);
+      if (applied === undefined) throw new Error(`unexpected shard [${s.indexUuid}][${s.n}]`);
+      expected.delete(key);
+      out!.copies.push({ uuid: s.indexUuid, n: s.n, applied, image: s.image });
     }
     if (!out) throw new Error('snapshot without a header');
-    for (const [uuid, slots] of out.shards) {
-      for (let n = 0; n < slots.length; n++) if (!slots[n]) throw new Error(`shard [${uuid}][${n}] missing`);
-    }
+    if (expected.size) throw new Error(`shard ${[...expected.keys()][0]} missing`);
     return out;
   }
 
@@ -178,7 +200,7 @@ export class Snapshotter {
     if (!enabled || !(intervalMs > 0)) return;
     this.timer = setTimeout(() => {
       const { minOps } = this.settings;
-      const due = this.docLog.appliedOps - this.opsAtLast >= minOps;
+      const due = this.counters.appliedOps - this.opsAtLast >= minOps;
       void (due ? this.take('interval') : Promise.resolve()).finally(() => {
         if (this.timer) this.schedule();
       });
@@ -191,7 +213,7 @@ export class Snapshotter {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;
-    if (this.settings.enabled && this.docLog.appliedOps > this.opsAtLast) await this.take('shutdown');
+    if (this.settings.enabled && this.counters.appliedOps > this.opsAtLast) await this.take('shutdown');
   }
 
   /** Takes a snapshot now (one at a time: a second call joins the running one). Never throws. */
@@ -207,17 +229,12 @@ export class Snapshotter {
 
   private async write(reason: string): Promise<SnapshotResult | undefined> {
     const { log } = this.ctx;
-    if (this.docLog.diverged) {
-      log.warn('a document log append failed since start-up: memory may differ from the log, no snapshot until restart');
-      return undefined;
-    }
     const t0 = performance.now();
-    // The consistent instant: nothing in flight, so memory == log[1..seq]. Deep-copy the metadata
-    // now; shard data is bounded by the frozen refs and encoded afterwards.
-    const { seq, ops, image } = await this.docLog.quiet(() => {
-      const img = this.capture();
-      return { seq: this.docLog.lastSeq, ops: this.docLog.appliedOps, image: { ...img, indices: structuredClone(img.indices), clusterSettings: structuredClone(img.clusterSettings) } };
-    });
+    // The consistent instant: metadata is copied now, copies are bounded by their frozen refs and
+    // encoded afterwards.
+    const image = this.capture();
+    const ops = this.counters.appliedOps;
+    const seq = Math.max(image.metaSeq, ...image.copies.map((c) => c.applied));
     const pauseMs = performance.now() - t0;
     if (seq === this.seqAtLast) {
       this.opsAtLast = ops;
@@ -227,6 +244,9 @@ export class Snapshotter {
     if (seq > 0 && !at) throw new Error(`cannot read ${DATA_STREAM} message ${seq} to fingerprint the snapshot`);
     const header: SnapshotHeader = {
       seq,
+      metaSeq: image.metaSeq,
+      metaAccepted: image.metaAccepted,
+      copies: image.copies.map((c) => ({ uuid: c.uuid, n: c.n, applied: c.applied })),
       stream: { name: DATA_STREAM, ...(at && { at }) },
       node: this.ctx.node.id,
       takenAt: new Date().toISOString(),
@@ -238,7 +258,7 @@ export class Snapshotter {
     let maxBlockMs = 0;
     let docs = 0;
     try {
-      for (const s of image.shards) {
+      for (const s of image.copies) {
         // Encode in steps; give the event loop a turn whenever ~10 ms have passed.
         const steps = w.encodeShardSteps(s.uuid, s.n, s.store, s.frozen);
         let t = performance.now();
@@ -264,20 +284,30 @@ export class Snapshotter {
     this.opsAtLast = ops;
     this.seqAtLast = seq;
     const kept = await pruneSnapshots(this.dir, KEEP_SNAPSHOTS);
-    const result: SnapshotResult = { seq, path, bytes, shards: image.shards.length, docs, pauseMs: round(pauseMs), maxBlockMs: round(maxBlockMs), ms: 0 };
-    if (this.settings.purgeLog) result.purgedBelow = await this.purge(kept.map((k) => k.seq));
+    const result: SnapshotResult = { seq, path, bytes, shards: image.copies.length, docs, pauseMs: round(pauseMs), maxBlockMs: round(maxBlockMs), ms: 0 };
+    if (this.settings.purgeLog) {
+      if (this.mayPurge()) result.purgedBelow = await this.purge(kept.map((k) => k.path));
+      else log.warn('snapshot.purge_log is ignored while other nodes share the document log (they rebuild copies from it)');
+    }
     result.ms = Math.round(performance.now() - t0);
     log.info({ ...result, reason }, 'snapshot written');
     return result;
   }
 
   /**
-   * Purges ES_DATA below the oldest kept snapshot's S, so every kept snapshot keeps its tail (and
-   * message S itself, whose fingerprint identifies the log).
+   * Purges ES_DATA below the lowest point of the kept snapshots, so every kept snapshot keeps its
+   * tail (and message S itself, whose fingerprint identifies the log).
    */
-  private async purge(keptSeqs: number[]): Promise<number | undefined> {
-    if (!keptSeqs.length) return undefined;
-    const below = Math.min(...keptSeqs);
+  private async purge(keptPaths: string[]): Promise<number | undefined> {
+    if (!keptPaths.length) return undefined;
+    const points: number[] = [];
+    for (const path of keptPaths) {
+      for await (const s of readSnapshot(path)) {
+        if (s.kind === 'header') points.push(Math.min(lowestPoint(s.header) + 1, s.header.seq));
+        break;
+      }
+    }
+    const below = Math.min(...points);
     const jsm = await jetstreamManager(this.ctx.nc);
     await jsm.streams.purge(DATA_STREAM, { seq: below });
     return below;

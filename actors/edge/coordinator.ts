@@ -113,13 +113,13 @@ export async function executeSearch(s: EdgeServices, req: SearchRequest, targets
   const qTime = Date.now() - start;
   const failures: ShardFailure[] = [];
   const errors: EsError[] = [];
-  const ok: Array<{ t: ShardTarget; result: ShardQueryResult; sources: string[]; fetched: number }> = [];
+  const ok: Array<{ t: ShardTarget; searcher: SearcherRef; result: ShardQueryResult; sources: string[]; fetched: number }> = [];
   const searchers: Array<SearcherRef | undefined> = [];
   settled.forEach((r, i) => {
     s.stats.queryTotal++;
     s.stats.queryTimeMs += qTime;
     if (r.status === 'fulfilled') {
-      ok.push({ t: targets[i], result: r.value.head.result, sources: r.value.sources, fetched: r.value.head.fetched ?? 0 });
+      ok.push({ t: targets[i], searcher: r.value.head.searcher, result: r.value.head.result, sources: r.value.sources, fetched: r.value.head.fetched ?? 0 });
       searchers[i] = r.value.head.searcher;
     } else {
       s.stats.queryFailure++;
@@ -136,11 +136,12 @@ export async function executeSearch(s: EdgeServices, req: SearchRequest, targets
   );
   // Fetch phase: sources of the winners, grouped by shard, spliced as raw text.
   const fetchStart = Date.now();
-  const byShard = new Map<number, { t: ShardTarget; docs: number[]; pos: number[]; inline?: { sources: string[]; fetched: number } }>();
+  const byShard = new Map<number, { t: ShardTarget; searcher: SearcherRef; docs: number[]; pos: number[]; inline?: { sources: string[]; fetched: number } }>();
   merged.hits.forEach((h, i) => {
     const o = ok.find((x) => x.t.shardIndex === h.shardIndex)!;
     let g = byShard.get(h.shardIndex);
-    if (!g) byShard.set(h.shardIndex, (g = { t: o.t, docs: [], pos: [], inline: single ? o : undefined }));
+    // The fetch may reach another copy than the query did: it waits until it applied the query's searcher.
+    if (!g) byShard.set(h.shardIndex, (g = { t: o.t, searcher: o.searcher, docs: [], pos: [], inline: single ? o : undefined }));
     g.docs.push(h.doc);
     g.pos.push(i);
   });
@@ -151,7 +152,7 @@ export async function executeSearch(s: EdgeServices, req: SearchRequest, targets
       if (g.inline) got = g.inline.sources.slice(0, Math.min(g.inline.fetched, g.docs.length));
       if (got.length < g.docs.length) {
         s.stats.fetchCurrent++;
-        got = got.concat(await s.shards.fetch(g.t.ref, g.docs.slice(got.length)));
+        got = got.concat(await s.shards.fetch(g.t.ref, g.docs.slice(got.length), g.searcher));
         s.stats.fetchCurrent--;
       }
       g.pos.forEach((p, j) => (sources[p] = got[j]));
@@ -231,7 +232,7 @@ async function walkShardDocOrder(s: EdgeServices, req: SearchRequest, targets: S
       searchers[targets.indexOf(t)] = r.head.searcher;
       const got = r.head.result.hits;
       let sources = r.sources.slice(0, Math.min(r.head.fetched ?? 0, got.length));
-      if (sources.length < got.length) sources = sources.concat(await s.shards.fetch(t.ref, got.slice(sources.length).map((h) => h.doc)));
+      if (sources.length < got.length) sources = sources.concat(await s.shards.fetch(t.ref, got.slice(sources.length).map((h) => h.doc), r.head.searcher));
       got.forEach((h, i) => hits.push(Object.assign(h, { shardIndex: t.shardIndex, source: sources[i] })));
       if (got.length) s.stats.fetchTotal++;
     } catch (e) {

@@ -5,11 +5,18 @@ import type { SortValue } from '../shard/engine/types';
 
 /**
  * Opaque scroll and PIT ids: URL-safe base64 (padded, like ES's) of
- * `[kind byte][16-byte context uuid][position JSON][16-byte HMAC-SHA256]`. The scroll id carries the
- * position after the page it came with, so re-sending an id after a lost response returns the same
- * next page (retry-safe). The MAC makes forged or truncated ids a 400, never a crash or a lookup.
+ * `[kind byte][key id byte][16-byte context uuid][position JSON][16-byte HMAC-SHA256]`, signed
+ * with the cluster's id key (the same on every node, actors/cluster/identity.ts), so any node can
+ * read an id another node issued; the key id lets the key be rotated while older ids still
+ * verify. The scroll id carries the position after the page it came with, so re-sending an id
+ * after a lost response returns the same next page (retry-safe). The MAC makes forged or
+ * truncated ids a 400, never a crash or a lookup.
+ *
+ * Ids issued before the cluster key existed (kind bytes `S`/`P`, no key id, signed with the
+ * node's own key) are still read when that key is given.
  */
-const KIND = { scroll: 0x53, pit: 0x50 } as const;
+const KIND = { scroll: 0x73, pit: 0x70 } as const;
+const LEGACY_KIND = { scroll: 0x53, pit: 0x50 } as const;
 const MAC_LEN = 16;
 
 export interface ScrollPosition {
@@ -19,29 +26,58 @@ export interface ScrollPosition {
   page: number;
 }
 
-export class IdCodec {
-  constructor(private readonly key: Buffer) {}
+/** A signing key and its id (1..255). */
+export interface SigningKey {
+  kid: number;
+  key: Buffer;
+}
 
-  private mac(body: Buffer): Buffer {
-    return createHmac('sha256', this.key).update(body).digest().subarray(0, MAC_LEN);
+export class IdCodec {
+  private keys: SigningKey[];
+
+  /**
+   * @param keys the cluster's keys, oldest first (the last one signs); a bare Buffer is key id 0
+   * @param legacyKey the node key that signed ids before the cluster key existed
+   */
+  constructor(keys: Buffer | SigningKey[], private readonly legacyKey?: Buffer) {
+    this.keys = Buffer.isBuffer(keys) ? [{ kid: 0, key: keys }] : keys;
+  }
+
+  /** Takes a rotated key set (the cluster watch calls this). */
+  setKeys(keys: SigningKey[]): void {
+    if (keys.length) this.keys = keys;
+  }
+
+  private mac(key: Buffer, body: Buffer): Buffer {
+    return createHmac('sha256', key).update(body).digest().subarray(0, MAC_LEN);
   }
 
   private encode(kind: number, contextId: string, payload: string): string {
-    const body = Buffer.concat([Buffer.from([kind]), Buffer.from(contextId.replace(/-/g, ''), 'hex'), Buffer.from(payload)]);
-    const s = Buffer.concat([body, this.mac(body)]).toString('base64url');
+    const k = this.keys[this.keys.length - 1];
+    const body = Buffer.concat([Buffer.from([kind, k.kid]), Buffer.from(contextId.replace(/-/g, ''), 'hex'), Buffer.from(payload)]);
+    const s = Buffer.concat([body, this.mac(k.key, body)]).toString('base64url');
     return s + '='.repeat((4 - (s.length % 4)) % 4);
   }
 
-  private decode(kind: number, id: string): { contextId: string; payload: string } | undefined {
+  private decode(kind: 'scroll' | 'pit', id: string): { contextId: string; payload: string } | undefined {
     if (typeof id !== 'string' || id.length < 8 || id.length > 65536 || !/^[A-Za-z0-9_-]+=*$/.test(id)) return undefined;
     const buf = Buffer.from(id.replace(/=+$/, ''), 'base64url');
-    if (buf.length < 1 + 16 + MAC_LEN || buf[0] !== kind) return undefined;
+    let head: number;
+    let key: Buffer | undefined;
+    if (buf[0] === KIND[kind]) {
+      head = 2;
+      key = this.keys.find((k) => k.kid === buf[1])?.key;
+    } else if (buf[0] === LEGACY_KIND[kind]) {
+      head = 1;
+      key = this.legacyKey;
+    } else return undefined;
+    if (!key || buf.length < head + 16 + MAC_LEN) return undefined;
     const body = buf.subarray(0, buf.length - MAC_LEN);
     const mac = buf.subarray(buf.length - MAC_LEN);
-    if (!timingSafeEqual(mac, this.mac(body))) return undefined;
-    const hex = body.subarray(1, 17).toString('hex');
+    if (!timingSafeEqual(mac, this.mac(key, body))) return undefined;
+    const hex = body.subarray(head, head + 16).toString('hex');
     const contextId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-    return { contextId, payload: body.subarray(17).toString() };
+    return { contextId, payload: body.subarray(head + 16).toString() };
   }
 
   scrollId(contextId: string, pos: ScrollPosition): string {
@@ -49,7 +85,7 @@ export class IdCodec {
   }
   /** Decodes a scroll id or throws ES's 400 `Cannot parse scroll id`. */
   parseScrollId(id: string): { contextId: string; pos: ScrollPosition } {
-    const d = this.decode(KIND.scroll, id);
+    const d = this.decode('scroll', id);
     if (!d) throw illegalArgument('Cannot parse scroll id');
     return { contextId: d.contextId, pos: parseJson<ScrollPosition>(d.payload) };
   }
@@ -58,7 +94,7 @@ export class IdCodec {
   }
   /** Decodes a PIT id or throws ES's 400 `invalid id: [x]`. */
   parsePitId(id: string): string {
-    const d = this.decode(KIND.pit, id);
+    const d = this.decode('pit', id);
     if (!d) throw illegalArgument(`invalid id: [${id}]`);
     return d.contextId;
   }

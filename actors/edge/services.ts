@@ -1,6 +1,7 @@
 import type { NodeContext } from '../nodeContext';
 import type { ClusterState } from '../cluster';
 import type { ShardClient } from './shardClient';
+import type { Membership } from '../cluster/membership';
 
 /** Security hooks the search side needs (implemented by actors/security; absent when disabled). */
 export interface SecurityHooks {
@@ -18,6 +19,13 @@ export interface EdgeServices {
   security?: SecurityHooks;
   /** Counters for `_nodes/stats` (query/fetch phases). */
   stats: SearchStats;
+  /** The live nodes of the cluster (this one included). */
+  membership: Membership;
+  /**
+   * What this node answers to other nodes over `es.v1.node.<id>.<op>` (its runtime figures, its
+   * node stats, its open contexts): route modules add handlers, the system serves them.
+   */
+  nodeOps: Record<string, (body: unknown) => unknown>;
 }
 
 export interface SearchStats {

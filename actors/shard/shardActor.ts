@@ -1,13 +1,17 @@
+import { v4 as uuidv4 } from 'uuid';
 import type { NatsConnection, Msg, Subscription } from '@nats-io/transport-node';
+import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
-import { subjects } from '../../streams';
-import { asEsError, errorToWire, type EsErrorBody } from '../wire/esErrors';
+import { AppendUncertain, DATA_STREAM, Fenced, READ_MAX_BYTES, fencedAppend, readStream, subjects, type LoggedMessage } from '../../streams';
+import { asEsError, EsError, errorToWire, type EsErrorBody } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
 import type { ShardStore } from './engine';
+import type { PreparedBatch } from './engine/shardStore';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';
+import { RecordingView } from '../cluster/mappingProposal';
 
-/** Address of one shard copy. */
+/** Address of one shard (any of its copies). */
 export interface ShardRef {
   index: string;
   indexUuid: string;
@@ -33,6 +37,8 @@ export interface QueryReplyHead {
 }
 export interface FetchMessage {
   docs: number[];
+  /** The searcher the docs came from: a copy answers only once it has applied up to it. */
+  searcher?: SearcherRef;
 }
 export interface FetchReplyHead {
   /** How many of the requested docs are in this reply (a prefix; the caller asks again for the rest). */
@@ -40,17 +46,57 @@ export interface FetchReplyHead {
   lens: number[];
   ids: string[];
 }
+/** What the primary answers to a write. */
+export interface WriteReply {
+  outcomes: WriteOutcome[];
+  refreshed: boolean;
+  /** Highest seqNo applied on the primary after this write: replicas refresh once they reach it. */
+  maxSeqNo: number;
+}
+
+export type CopyRole = 'primary' | 'replica';
+/** `recovering`: reading its history from the log; `failed`: cannot apply the log (see log lines). */
+export type CopyState = 'recovering' | 'started' | 'failed';
+
+/** What a shard copy needs from its node. */
+export interface CopyDeps {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  log: Logger;
+  nodeId: string;
+  refreshIntervalMs: () => number;
+  /** Puts dynamic fields in the log (a mapping_updated fact) and applies them here. */
+  proposeMapping: (indexUuid: string, mappings: Record<string, unknown>) => Promise<void>;
+  /** Resolves once the node's log follower has dispatched everything up to stream sequence `seq`. */
+  followed: (seq: number) => Promise<void>;
+  /** The state of this copy changed (membership reports it). */
+  onStateChange: () => void;
+  /** A fresh empty store (to rebuild a copy that could not apply the log). */
+  newStore: () => ShardStore;
+}
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
+/** A primary refuses to wait longer than this for a replica-lag or mapping round trip. */
+const WAIT_MS = 10_000;
 
-/**
- * Where a shard appends its write batches (actors/cluster/documentLog.ts): `write` brackets the
- * apply + append so a snapshot can find an instant where memory equals the log.
- */
-export interface DocLogWriter {
-  write<T>(fn: () => Promise<T>): Promise<T>;
-  append(subject: string, payload: Uint8Array, ops: number): Promise<unknown>;
+interface PendingWrite {
+  writes: DocWrite[];
+  refresh?: 'true' | 'false' | 'wait_for';
+  msg: Msg;
+  bytes: number;
+}
+
+/** First item of a batch message: the shard seqNo it was prepared on (absent in logs of older versions). */
+interface BatchHead {
+  batch: { after: number };
+}
+
+/** A batch this primary appended, waiting for the follower to bring it back. */
+interface OwnBatch {
+  prepared: PreparedBatch;
+  /** true: applied; false: refused (another batch came first); an Error: the copy broke applying it. */
+  done: (outcome: boolean | Error) => void;
 }
 
 /**
@@ -61,43 +107,115 @@ function framedReply(head: unknown, sources: string[]): Uint8Array {
   return enc.encode(`${stringify({ ok: true, result: head })}\n${sources.join('')}`);
 }
 
+export const shardUnavailable = (ref: ShardRef, why: string) =>
+  new EsError('unavailable_shards_exception', 503, `[${ref.index}][${ref.n}] ${why}`, { meta: { index: ref.index, shard: String(ref.n) } });
+
 /**
- * A shard actor: owns one ShardStore, answers `es.v1.shard.<uuid>.<n>.<op>` over request/reply
- * through ONE wildcard subscription (queue group per shard), appends its write batches to the
- * document log before replying, and refreshes on its refresh interval.
+ * One copy of a shard on this node: owns a ShardStore and answers requests over NATS.
+ *
+ * Every copy answers searches (`es.v1.shard.<uuid>.<n>.<op>`, queue group of the shard) and
+ * copy-addressed requests (`...c.<node>.<op>`). The primary alone also answers `...p.write|get|refresh`:
+ * it sequences a batch ({@link ShardStore.prepare}) and appends it to the shard's subject of the
+ * document log, stating the subject's last sequence (JetStream refuses a stale writer) and, inside
+ * the batch, the seqNo it was prepared on.
+ *
+ * Every copy, the primary included, applies the subject's messages only as the node's log
+ * follower delivers them, in stream order ({@link deliver}), and applies a batch only if the shard
+ * is still at the seqNo the batch was prepared on: two writers that both got past JetStream's check
+ * (nats-server 2.9 does not hold concurrent proposals on an R3 stream to it) cannot both win, and
+ * every copy and every replay decides the same. The primary answers a write once its own batch has
+ * come back through the follower, applied (without parsing it again) or refused (then prepared
+ * again on the newer state). Nothing is applied that the log does not have.
+ *
+ * A pinned searcher `{maxDoc, seqNo}` sees the same documents on every copy built from the log:
+ * a copy answers for one only once it has applied up to its seqNo.
  */
 export class ShardActor {
-  private sub?: Subscription;
+  /** Stream sequence of the last message of this shard's subject processed here (applied or refused). */
+  applied = 0;
+  /** Batches refused because another batch was applied first (a second writer lost). */
+  refused = 0;
+  private readonly own = new Map<string, OwnBatch>();
+  role?: CopyRole;
+  term = 0;
+  state: CopyState = 'started';
+  private subs: Subscription[] = [];
+  private primarySub?: Subscription;
   private timer?: NodeJS.Timeout;
   private readonly maxPayload: number;
+  private readonly subject: string;
+  private buffer: LoggedMessage[] = [];
+  private waiters: Array<{ seqNo: number; resolve: () => void }> = [];
+  private queue: PendingWrite[] = [];
+  private pumping = false;
+  private started = false;
 
   constructor(
     readonly ref: ShardRef,
-    readonly store: ShardStore,
-    private readonly deps: { nc: NatsConnection; docLog: DocLogWriter; log: Logger; refreshIntervalMs: () => number },
+    public store: ShardStore,
+    private readonly deps: CopyDeps,
   ) {
     this.maxPayload = deps.nc.info?.max_payload ?? 1024 * 1024;
+    this.subject = subjects.dataShard(ref.indexUuid, ref.n);
   }
 
+  /** Subscribes to searches and copy requests, and starts the refresh timer. */
   start(): this {
+    if (this.started) return this;
+    this.started = true;
     const { indexUuid, n } = this.ref;
-    const prefix = `es.v1.shard.${indexUuid}.${n}.`;
-    this.sub = this.deps.nc.subscribe(`${prefix}*`, {
-      queue: subjects.shardQueue(indexUuid, n),
-      callback: (err, msg) => {
-        if (err) return; // closing
-        void this.dispatch(msg.subject.slice(prefix.length), msg);
-      },
-    });
+    const any = `es.v1.shard.${indexUuid}.${n}.`;
+    this.subs.push(
+      this.deps.nc.subscribe(`${any}*`, {
+        queue: subjects.shardQueue(indexUuid, n),
+        callback: (err, msg) => {
+          if (!err) void this.dispatch(msg.subject.slice(any.length), msg);
+        },
+      }),
+    );
+    const mine = `es.v1.shard.${indexUuid}.${n}.c.${this.deps.nodeId}.`;
+    this.subs.push(
+      this.deps.nc.subscribe(`${mine}*`, {
+        callback: (err, msg) => {
+          if (!err) void this.dispatch(msg.subject.slice(mine.length), msg);
+        },
+      }),
+    );
+    this.syncPrimarySub();
     this.scheduleRefresh();
     return this;
+  }
+
+  /** Primary or replica (allocation facts decide); a primary takes writes once started. */
+  setRole(role: CopyRole, term: number): void {
+    this.role = role;
+    this.term = term;
+    this.syncPrimarySub();
+  }
+
+  private syncPrimarySub(): void {
+    const want = this.started && this.role === 'primary' && this.state === 'started';
+    if (want && !this.primarySub) {
+      const { indexUuid, n } = this.ref;
+      const p = `es.v1.shard.${indexUuid}.${n}.p.`;
+      this.primarySub = this.deps.nc.subscribe(`${p}*`, {
+        queue: subjects.shardPrimaryQueue(indexUuid, n),
+        callback: (err, msg) => {
+          if (!err) void this.dispatch(msg.subject.slice(p.length), msg);
+        },
+      });
+    } else if (!want && this.primarySub) {
+      const s = this.primarySub;
+      this.primarySub = undefined;
+      void s.drain().catch(() => undefined);
+    }
   }
 
   private scheduleRefresh() {
     const ms = this.deps.refreshIntervalMs();
     this.timer = setTimeout(
       () => {
-        if (this.store.pendingRefresh()) this.store.refresh();
+        if (this.state === 'started' && this.store.pendingRefresh()) this.store.refresh();
         this.scheduleRefresh();
       },
       ms > 0 ? ms : 1000,
@@ -107,74 +225,326 @@ export class ShardActor {
 
   async stop(): Promise<void> {
     clearTimeout(this.timer);
-    if (this.sub && !this.sub.isClosed()) await this.sub.drain().catch(() => undefined);
+    this.started = false;
+    const subs = [...this.subs, ...(this.primarySub ? [this.primarySub] : [])];
+    this.subs = [];
+    this.primarySub = undefined;
+    await Promise.all(subs.map((s) => (s.isClosed() ? undefined : s.drain().catch(() => undefined))));
+    for (const w of this.waiters) w.resolve();
+    this.waiters = [];
   }
+
+  // ---- the log ----
+
+  /** A message of this shard's subject, in stream order (the node's log follower); returns the ops applied. */
+  deliver(m: LoggedMessage): number {
+    if (this.state === 'recovering') {
+      this.buffer.push(m);
+      return 0;
+    }
+    if (this.state === 'failed' || m.seq <= this.applied) return 0;
+    try {
+      const ops = this.applyMessage(m);
+      this.wakeWaiters();
+      return ops;
+    } catch (e) {
+      this.fail(e, m.seq);
+      return 0;
+    }
+  }
+
+  /**
+   * Applies one batch message if the shard is still where the batch was prepared; a batch of ours
+   * is committed as prepared (no second parse). Returns the ops applied (0 when refused).
+   */
+  private applyMessage(m: LoggedMessage): number {
+    const mine = m.msgId ? this.own.get(m.msgId) : undefined;
+    if (mine) this.own.delete(m.msgId!);
+    const items = decodeBatch<LoggedOp | BatchHead>(dec.decode(m.data));
+    const head = items.length && 'batch' in items[0] ? (items.shift() as BatchHead).batch : undefined;
+    this.applied = m.seq;
+    if (head && head.after !== this.store.maxSeqNo()) {
+      this.refused++;
+      mine?.done(false);
+      return 0;
+    }
+    try {
+      if (mine) this.store.commit(mine.prepared);
+      else for (const op of items as LoggedOp[]) this.store.applyLogged(op);
+    } catch (e) {
+      mine?.done(shardUnavailable(this.ref, 'the copy failed while applying the write and is being rebuilt from the log'));
+      throw e;
+    }
+    mine?.done(true);
+    return items.length;
+  }
+
+  /**
+   * Reads this shard's history from the log (after `applied`) while the follower's messages wait
+   * in a buffer, then applies those too: a copy assigned to this node at run time (new replica,
+   * rebuilt copy) ends up exactly where the log is.
+   */
+  async recover(): Promise<void> {
+    this.state = 'recovering';
+    this.buffer = [];
+    this.syncPrimarySub();
+    this.deps.onStateChange();
+    try {
+      for await (const m of readStream(this.deps.nc, DATA_STREAM, { filterSubject: this.subject, startSeq: this.applied + 1, maxBytes: READ_MAX_BYTES })) {
+        if (m.seq > this.applied) this.applyMessage(m);
+      }
+      for (const m of this.buffer) if (m.seq > this.applied) this.applyMessage(m);
+    } catch (e) {
+      this.buffer = [];
+      this.fail(e, this.applied);
+      return;
+    }
+    this.buffer = [];
+    this.store.refresh();
+    this.state = 'started';
+    this.wakeWaiters();
+    this.syncPrimarySub();
+    this.deps.onStateChange();
+  }
+
+  /** The copy cannot follow the log (an op that does not apply): stop serving and rebuild from the log. */
+  private fail(e: unknown, seq: number): void {
+    this.deps.log.error({ err: e, shard: this.ref, seq }, 'shard copy cannot apply the document log; rebuilding it from the log');
+    this.state = 'failed';
+    this.syncPrimarySub();
+    this.deps.onStateChange();
+    if (this.rebuilds++ < 1) {
+      this.store = this.deps.newStore();
+      this.applied = 0;
+      void this.recover();
+    }
+  }
+  private rebuilds = 0;
+
+  /** Resolves once this copy has applied every op up to `seqNo` (pinned searchers from other copies). */
+  private reach(seqNo: number): Promise<void> | undefined {
+    if (this.store.maxSeqNo() >= seqNo) return undefined;
+    return new Promise<void>((resolve, reject) => {
+      const w = { seqNo, resolve };
+      this.waiters.push(w);
+      setTimeout(() => {
+        if (!this.waiters.includes(w)) return;
+        this.waiters = this.waiters.filter((x) => x !== w);
+        reject(new EsError('no_shard_available_action_exception', 503, `[${this.ref.index}][${this.ref.n}] the copy on node [${this.deps.nodeId}] has not applied seqNo [${seqNo}] yet`));
+      }, WAIT_MS).unref();
+    });
+  }
+
+  private wakeWaiters(): void {
+    if (!this.waiters.length) return;
+    const at = this.store.maxSeqNo();
+    const still = [];
+    for (const w of this.waiters) (w.seqNo <= at ? w.resolve() : still.push(w));
+    this.waiters = still;
+  }
+
+  // ---- requests ----
 
   private async dispatch(op: string, msg: Msg): Promise<void> {
     try {
+      if (this.state !== 'started') throw new EsError('no_shard_available_action_exception', 503, `[${this.ref.index}][${this.ref.n}] copy on node [${this.deps.nodeId}] is ${this.state}`);
       switch (op) {
         case 'write':
-          msg.respond(enc.encode(await this.deps.docLog.write(() => this.write(dec.decode(msg.data)))));
+          return this.enqueueWrite(msg);
+        case 'query': {
+          const m = parseJson<QueryMessage>(dec.decode(msg.data));
+          if (m.searcher) await this.reach(m.searcher.seqNo);
+          msg.respond(this.query(m));
           return;
-        case 'query':
-          msg.respond(this.query(parseJson<QueryMessage>(dec.decode(msg.data))));
+        }
+        case 'fetch': {
+          const m = parseJson<FetchMessage>(dec.decode(msg.data));
+          if (m.searcher) await this.reach(m.searcher.seqNo);
+          msg.respond(this.fetch(m));
           return;
-        case 'fetch':
-          msg.respond(this.fetch(parseJson<FetchMessage>(dec.decode(msg.data))));
-          return;
+        }
         case 'get': {
           const { id } = parseJson<{ id: string }>(dec.decode(msg.data));
           return this.ok(msg, this.store.get(id) ?? null);
         }
-        case 'refresh':
+        case 'refresh': {
+          const { minSeqNo } = parseJson<{ minSeqNo?: number }>(dec.decode(msg.data)) ?? {};
+          if (minSeqNo !== undefined) await this.reach(minSeqNo);
           this.store.refresh();
-          return this.ok(msg, { searcher: this.store.acquireSearcher() });
+          return this.ok(msg, { searcher: this.store.acquireSearcher(), maxSeqNo: this.store.maxSeqNo() });
+        }
         case 'searcher':
           return this.ok(msg, this.store.acquireSearcher());
         case 'count': {
           const { query, searcher } = parseJson<{ query?: unknown; searcher?: SearcherRef }>(dec.decode(msg.data));
+          if (searcher) await this.reach(searcher.seqNo);
           return this.ok(msg, this.store.count(searcher ?? this.store.acquireSearcher(), query));
         }
         case 'stats':
-          return this.ok(msg, this.store.stats());
+          return this.ok(msg, {
+            ...this.store.stats(), maxSeqNo: this.store.maxSeqNo(), indexTotal: this.store.sources.length, sizeBytes: this.store.sourceBytes(),
+            applied: this.applied, role: this.role, state: this.state, node: this.deps.nodeId,
+          });
         default:
           throw new Error(`unknown shard op [${op}]`);
       }
     } catch (e) {
-      const err = asEsError(e);
-      if (err.status >= 500) this.deps.log.error({ err: e, shard: this.ref, op }, 'shard op failed');
-      msg.respond(enc.encode(JSON.stringify({ ok: false, error: errorToWire(err) })));
+      this.replyError(msg, e, op);
     }
+  }
+
+  private replyError(msg: Msg, e: unknown, op: string): void {
+    const err = asEsError(e);
+    if (err.status >= 500 && !(e instanceof EsError)) this.deps.log.error({ err: e, shard: this.ref, op }, 'shard op failed');
+    msg.respond(enc.encode(JSON.stringify({ ok: false, error: errorToWire(err) })));
   }
 
   private ok(msg: Msg, result: unknown) {
     msg.respond(enc.encode(stringify({ ok: true, result })));
   }
 
+  private enqueueWrite(msg: Msg): void {
+    const text = dec.decode(msg.data);
+    const nl = text.indexOf('\n');
+    const head = JSON.parse(nl < 0 ? text : text.slice(0, nl)) as { refresh?: 'true' | 'false' | 'wait_for' };
+    const writes = nl < 0 ? [] : decodeBatch<DocWrite>(text.slice(nl + 1));
+    this.queue.push({ writes, refresh: head.refresh, msg, bytes: msg.data.length });
+    void this.pump();
+  }
+
   /**
-   * Applies a batch, appends the resulting ops to the document log and replies only after the
-   * JetStream ack: an acknowledged write is never lost.
+   * Group commit: while one append is in flight, later requests queue; the next round prepares
+   * them together as one batch (one log message, one ack), bounded by the message size.
    */
-  private async write(text: string): Promise<string> {
-    const [headLine, ...rest] = splitFirstLine(text);
-    const head = JSON.parse(headLine) as { refresh?: 'true' | 'false' | 'wait_for' };
-    const writes = decodeBatch<DocWrite>(rest.join(''));
-    const outcomes: WriteOutcome[] = [];
-    const logged: LoggedOp[] = [];
-    for (const w of writes) {
-      const o = this.store.write(w);
-      if (o.ok && o.logged) logged.push(o.logged);
-      outcomes.push(o.ok ? { ...o, logged: undefined } : o);
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.queue.length) {
+        const budget = Math.floor(this.maxPayload * 0.4);
+        const group: PendingWrite[] = [this.queue.shift()!];
+        let bytes = group[0].bytes;
+        while (this.queue.length && bytes + this.queue[0].bytes * 2 <= budget) {
+          bytes += this.queue[0].bytes;
+          group.push(this.queue.shift()!);
+        }
+        await this.writeGroup(group);
+      }
+    } finally {
+      this.pumping = false;
     }
-    if (logged.length) {
-      await this.deps.docLog.append(subjects.dataShard(this.ref.indexUuid, this.ref.n), enc.encode(encodeBatch(logged, (l) => l.source)), logged.length);
+  }
+
+  private async writeGroup(group: PendingWrite[]): Promise<void> {
+    let outcomes: WriteOutcome[];
+    try {
+      outcomes = await this.sequenceAndAppend(group.flatMap((g) => g.writes));
+    } catch (e) {
+      for (const g of group) this.replyError(g.msg, e, 'write');
+      return;
     }
     let refreshed = false;
-    if (head.refresh === 'true' || head.refresh === 'wait_for') {
+    if (group.some((g) => g.refresh === 'true' || g.refresh === 'wait_for')) {
       if (this.store.pendingRefresh()) this.store.refresh();
-      refreshed = head.refresh === 'true';
+      refreshed = true;
     }
-    return stringify({ ok: true, result: { outcomes, refreshed } });
+    let at = 0;
+    for (const g of group) {
+      const mine = outcomes.slice(at, at + g.writes.length).map((o) => (o.ok ? { ...o, logged: undefined } : o));
+      at += g.writes.length;
+      const reply: WriteReply = { outcomes: mine, refreshed: refreshed && g.refresh === 'true', maxSeqNo: this.store.maxSeqNo() };
+      g.msg.respond(enc.encode(stringify({ ok: true, result: reply })));
+    }
+  }
+
+  /**
+   * Prepares the writes, puts any new dynamic fields in the log first, appends the batch, and
+   * resolves once the follower has brought it back applied. Refused (another writer's batch came
+   * first) or fenced by JetStream: prepared again on the newer state.
+   */
+  private async sequenceAndAppend(writes: DocWrite[]): Promise<WriteOutcome[]> {
+    let purgedTo: number | undefined;
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const p = await this.prepare(writes);
+      if (!p.ops.length) return p.outcomes;
+      const head: BatchHead = { batch: { after: p.afterSeqNo } };
+      const payload = enc.encode(encodeBatch<LoggedOp | BatchHead>([head, ...p.ops], (l) => ('source' in l ? l.source : undefined)));
+      if (payload.length > this.maxPayload) {
+        throw new EsError('illegal_argument_exception', 400, `a write batch of ${payload.length} bytes exceeds the NATS max_payload of ${this.maxPayload} bytes`);
+      }
+      const msgID = uuidv4();
+      let settle!: (outcome: boolean | Error) => void;
+      const decided = new Promise<boolean | Error>((r) => (settle = r));
+      this.own.set(msgID, { prepared: p, done: settle });
+      try {
+        const ack = await fencedAppend(this.deps.js, this.subject, payload, {
+          msgID,
+          expectedLastSubjectSeq: purgedTo ?? this.applied,
+          onRetry: (n, e) => n === 1 && this.deps.log.warn({ shard: this.ref, err: (e as Error).message }, 'document log append retried'),
+        });
+        const outcome = await this.settled(decided, ack.seq);
+        if (outcome instanceof Error) throw outcome;
+        if (outcome) return p.outcomes;
+        this.deps.log.warn({ shard: this.ref, seq: ack.seq }, 'shard batch refused: another writer got there first; preparing it again');
+        purgedTo = undefined;
+      } catch (e) {
+        if (e instanceof Fenced) {
+          this.own.delete(msgID);
+          if (e.actual !== undefined && e.actual < e.expected) {
+            purgedTo = e.actual; // the log was purged below what we applied (snapshot.purge_log): nobody wrote
+            continue;
+          }
+          // Someone else wrote this shard (a primary that has not yet seen it lost the role):
+          // apply what they wrote, then sequence our batch again on top of it.
+          this.deps.log.warn({ shard: this.ref, expected: e.expected, actual: e.actual }, 'shard append fenced; catching up');
+          await this.deps.followed(e.actual ?? this.applied + 1);
+          purgedTo = undefined;
+          continue;
+        }
+        if (e instanceof AppendUncertain) {
+          // It may still be stored: then the follower applies it like anyone's batch (and, as the
+          // batch names the seqNo it was prepared on, a later batch prepared without it is refused).
+          setTimeout(() => this.own.delete(msgID), 120_000).unref();
+          throw shardUnavailable(this.ref, `the document log did not acknowledge the write: ${e.message}`);
+        }
+        this.own.delete(msgID);
+        throw e;
+      }
+    }
+    throw shardUnavailable(this.ref, 'the write kept losing the shard to another writer');
+  }
+
+  /** Waits for the follower to decide our batch (it reaches `seq`). */
+  private async settled(decided: Promise<boolean | Error>, seq: number): Promise<boolean | Error> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        decided,
+        new Promise<never>((_, rej) => {
+          timer = setTimeout(() => rej(shardUnavailable(this.ref, `the write is in the log at ${seq} but this node's log follower did not reach it in time`)), 30_000);
+          timer.unref();
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Prepares against the mapping the log has: new dynamic fields go to the log first (see RecordingView). */
+  private async prepare(writes: DocWrite[]): Promise<PreparedBatch> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const view = new RecordingView(this.store.mapping);
+      let p: PreparedBatch;
+      let proposal: Record<string, unknown> | undefined;
+      try {
+        p = this.store.prepare(writes, view);
+      } finally {
+        proposal = view.takeProposal();
+      }
+      if (!proposal) return p;
+      await this.deps.proposeMapping(this.ref.indexUuid, proposal);
+    }
+    throw shardUnavailable(this.ref, 'the mapping kept changing while the write was prepared');
   }
 
   private query(m: QueryMessage): Uint8Array {
@@ -209,11 +579,6 @@ export class ShardActor {
     }
     return framedReply({ count: sources.length, lens, ids } satisfies FetchReplyHead, sources);
   }
-}
-
-function splitFirstLine(text: string): [string, string] {
-  const nl = text.indexOf('\n');
-  return nl < 0 ? [text, ''] : [text.slice(0, nl), text.slice(nl + 1)];
 }
 
 /** Decodes a framed reply: header object plus the source strings that follow it. */

@@ -39,12 +39,23 @@ export interface IndexImage {
   settings: unknown;
   mapping: MappingImage;
   shards: number;
+  /** Where the index's shard copies were (allocation facts); absent in snapshots of older versions. */
+  allocation?: unknown;
 }
 
 /** The header section. */
 export interface SnapshotHeader {
-  /** ES_DATA stream sequence: the snapshot holds exactly the effects of messages 1..seq. */
+  /**
+   * ES_DATA stream sequence naming the snapshot: the highest point below. (Files of older versions,
+   * without `metaAccepted`/`copies`, are not used: the log is replayed instead.)
+   */
   seq: number;
+  /** The metadata holds exactly the effects of `es.v1.data.meta` messages up to here. */
+  metaSeq?: number;
+  /** The last metadata fact applied (refused facts do not count). */
+  metaAccepted?: number;
+  /** The shard copies in this file, each exactly the effects of its subject's messages up to `applied`. */
+  copies?: Array<{ uuid: string; n: number; applied: number }>;
   /**
    * Identity of the log it belongs to: the stream name and the subject and publish timestamp of
    * message S (a re-created stream has other timestamps; the stream's own `created` is reset when

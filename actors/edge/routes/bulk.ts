@@ -4,7 +4,7 @@ import type { EdgeServices } from '../services';
 import { docShard, type IndexState } from '../../cluster';
 import { parseSourceBody } from '../../shard/engine';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
-import { aliasIndexRouting, autoId, outcomeError, refreshParam, writeResponse, writeTarget } from './documents';
+import { aliasIndexRouting, autoId, outcomeError, refreshParam, refreshReplicas, writeResponse, writeTarget } from './documents';
 import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite, BULK_ACTION } from './writeAuthz';
 import { checkSeqNoParams, executeUpdate, losslessBody, parseUpdateBody, updateResponse, validateUpdate, type UpdateOutcome, type UpdateSpec } from './update';
 
@@ -189,7 +189,9 @@ async function runShardGroup(
     let outcomes: WriteOutcome[];
     let refreshed = false;
     try {
-      ({ outcomes, refreshed } = await s.shards.write(g.idx.shards[g.n].ref, writes, refresh));
+      let maxSeqNo: number;
+      ({ outcomes, refreshed, maxSeqNo } = await s.shards.write(g.idx.shards[g.n].ref, writes, refresh));
+      if (refresh === 'true' || refresh === 'wait_for') await refreshReplicas(s, g.idx, g.n, maxSeqNo);
     } catch (e) {
       const err = asEsError(e);
       outcomes = writes.map(() => ({ ok: false, status: err.status, error: { type: err.type, reason: err.message } }));

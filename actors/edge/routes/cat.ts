@@ -226,19 +226,20 @@ const SHARDS: Column[] = [
 async function catShards(s: PagingServices, req: EsRequest): Promise<EsResponse> {
   const indices = visibleIndices(s, req, 'indices:monitor/stats', s.cluster.resolve(req.params.index, { ...resolveOptions(req), expandWildcards: 'all' })).sort((a, b) => (a.name < b.name ? -1 : 1));
   const nodes = clusterNodes(s);
-  const home = nodes.find((n) => n.roles.includes('data'));
   const stats = await collectShardStats(s, indices);
   const rows: Row[] = [];
   for (const i of indices) {
     const h = indexHealth(i, nodes);
     for (let n = 0; n < i.settings.numberOfShards; n++) {
       const x = stats.find((st) => st.uuid === i.uuid && st.n === n) as ShardStat;
-      const started = { state: 'STARTED', docs: x.docs, store: x.sizeBytes, dataset: x.sizeBytes, ip: home?.ip ?? null, id: home?.id ?? null, node: home?.name ?? null, 'seq_no.max': x.maxSeqNo };
-      rows.push({ index: i.name, shard: n, prirep: 'p', ...started });
-      const assignedReplicas = h.perShard[n].active - 1;
-      for (let r = 0; r < i.settings.numberOfReplicas; r++) {
-        if (r < assignedReplicas) rows.push({ index: i.name, shard: n, prirep: 'r', ...started });
-        else rows.push({ index: i.name, shard: n, prirep: 'r', state: 'UNASSIGNED', docs: null, store: null, dataset: null, ip: null, id: null, node: null, 'unassigned.reason': 'INDEX_CREATED', 'seq_no.max': null });
+      for (const c of h.perShard[n].copies) {
+        const prirep = c.primary ? 'p' : 'r';
+        if (!c.node) {
+          rows.push({ index: i.name, shard: n, prirep, state: 'UNASSIGNED', docs: null, store: null, dataset: null, ip: null, id: null, node: null, 'unassigned.reason': 'INDEX_CREATED', 'seq_no.max': null });
+          continue;
+        }
+        const node = c.relocatingFrom ? `${c.relocatingFrom.name} -> ${c.node.ip} ${c.node.id} ${c.node.name}` : c.node.name;
+        rows.push({ index: i.name, shard: n, prirep, state: c.state, docs: x.docs, store: x.sizeBytes, dataset: x.sizeBytes, ip: c.node.ip, id: c.node.id, node, 'seq_no.max': x.maxSeqNo });
       }
     }
   }

@@ -7,23 +7,23 @@ import type { EsRequest, EsResponse, Router } from '../router';
 import type { PagingServices } from './search';
 import { VERSION } from './cluster';
 import { clusterNodes, nodesHeader, type NodeDescriptor } from '../views/nodes';
-import { assignedReplicas, clusterHealth } from '../views/health';
+import { clusterHealth, shardCopies } from '../views/health';
 import { collectShardStats, commonStats, INDEX_METRICS, parseMetrics } from '../views/indexStats';
 import { resolveOptions } from './indices';
 
 /** `GET /_cluster/state` metrics (ClusterState.Metric). */
 const STATE_METRICS = ['version', 'master_node', 'blocks', 'nodes', 'metadata', 'routing_table', 'routing_nodes', 'customs'] as const;
 
-/** The cluster state version: the document log position, which every metadata change advances. */
-const stateVersion = (s: PagingServices) => s.cluster.docLog.lastSeq;
+/** The cluster state version: the position of the last metadata fact in the document log. */
+const stateVersion = (s: PagingServices) => s.cluster.metaAccepted;
 const stateUuid = (s: PagingServices, v: number) => createHash('sha256').update(`${s.ctx.node.clusterUuid}:${v}`).digest('base64url').slice(0, 22);
 const allocationId = (idx: IndexState, n: number, copy: number) => createHash('sha256').update(`${idx.uuid}/${n}/${copy}`).digest('base64url').slice(0, 22);
 
 interface ShardRouting {
-  state: 'STARTED' | 'UNASSIGNED';
+  state: 'STARTED' | 'INITIALIZING' | 'UNASSIGNED';
   primary: boolean;
   node: string | null;
-  relocating_node: null;
+  relocating_node: string | null;
   shard: number;
   index: string;
   allocation_id?: { id: string };
@@ -31,28 +31,23 @@ interface ShardRouting {
   unassigned_info?: Record<string, unknown>;
 }
 
-/** Every copy of every shard of `idx`: primaries on the master, replicas on other data nodes or unassigned. */
+/** Every copy of every shard of `idx`, where the allocation facts put it (views/health.ts). */
 function routing(idx: IndexState, nodes: NodeDescriptor[]): ShardRouting[][] {
-  const data = nodes.filter((n) => n.roles.includes('data'));
-  const home = data[0]?.id ?? null;
-  const assigned = assignedReplicas(idx.settings.numberOfReplicas, data.length);
-  return Array.from({ length: idx.settings.numberOfShards }, (_, n) => {
-    const copies: ShardRouting[] = [
-      { state: home ? 'STARTED' : 'UNASSIGNED', primary: true, node: home, relocating_node: null, shard: n, index: idx.name, ...(home ? { allocation_id: { id: allocationId(idx, n, 0) } } : {}) },
-    ];
-    for (let r = 1; r <= idx.settings.numberOfReplicas; r++) {
-      if (r <= assigned) {
-        copies.push({ state: 'STARTED', primary: false, node: data[r].id, relocating_node: null, shard: n, index: idx.name, allocation_id: { id: allocationId(idx, n, r) } });
-      } else {
-        copies.push({
-          state: 'UNASSIGNED', primary: false, node: null, relocating_node: null, shard: n, index: idx.name,
-          recovery_source: { type: 'PEER' },
+  return Array.from({ length: idx.settings.numberOfShards }, (_, n) =>
+    shardCopies(idx, n, nodes).map((c, k): ShardRouting => {
+      if (!c.node) {
+        return {
+          state: 'UNASSIGNED', primary: c.primary, node: null, relocating_node: null, shard: n, index: idx.name,
+          recovery_source: { type: c.primary ? 'EMPTY_STORE' : 'PEER' },
           unassigned_info: { reason: 'INDEX_CREATED', at: new Date(idx.creationDate).toISOString(), delayed: false, allocation_status: 'no_attempt' },
-        });
+        };
       }
-    }
-    return copies;
-  });
+      return {
+        state: c.state, primary: c.primary, node: c.node.id, relocating_node: c.relocatingFrom?.id ?? null, shard: n, index: idx.name,
+        allocation_id: { id: allocationId(idx, n, k) },
+      };
+    }),
+  );
 }
 
 function indexMetadata(s: PagingServices, idx: IndexState, nodes: NodeDescriptor[]): Record<string, unknown> {

@@ -33,6 +33,12 @@ export async function writeTarget(s: EdgeServices, name: string): Promise<IndexS
   }));
 }
 
+/** After a write with `refresh`: the replicas refresh too, once they applied it (as ES's refresh on every copy). */
+export async function refreshReplicas(s: EdgeServices, idx: IndexState, n: number, minSeqNo: number): Promise<void> {
+  const replicas = s.cluster.copyNodes(idx, n).filter((c) => !c.primary).map((c) => c.node);
+  await Promise.allSettled(replicas.map((node) => s.shards.call(idx.shards[n].ref, 'refresh', { minSeqNo }, node)));
+}
+
 /** The `index_routing` of the alias a request named instead of the index (undefined otherwise). */
 export function aliasIndexRouting(s: EdgeServices, name: string, idx: IndexState): string | undefined {
   return name === idx.name ? undefined : s.cluster.metadata.aliases.meta(idx.uuid, name)?.index_routing;
@@ -80,7 +86,8 @@ async function writeOne(s: EdgeServices, req: EsRequest, op: DocWrite['op'], id:
   const w: DocWrite = { op, id: docId, ...(source !== undefined ? { source } : {}), ...(routing ? { routing } : {}) };
   if (req.query.if_seq_no !== undefined) w.ifSeqNo = Number(req.query.if_seq_no);
   if (req.query.if_primary_term !== undefined) w.ifPrimaryTerm = Number(req.query.if_primary_term);
-  const { outcomes, refreshed } = await s.shards.write(idx.shards[n].ref, [w], refresh);
+  const { outcomes, refreshed, maxSeqNo } = await s.shards.write(idx.shards[n].ref, [w], refresh);
+  if (refresh === 'true' || refresh === 'wait_for') await refreshReplicas(s, idx, n, maxSeqNo);
   const o = outcomes[0];
   if (!o.ok) throw outcomeError(idx, n, o);
   const status = o.result === 'created' ? 201 : o.result === 'not_found' ? 404 : 200;

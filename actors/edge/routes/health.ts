@@ -33,16 +33,16 @@ function renderIndex(i: IndexHealth, level: string): Record<string, unknown> {
     number_of_replicas: i.replicas,
     active_primary_shards: i.activePrimary,
     active_shards: i.active,
-    relocating_shards: 0,
-    initializing_shards: 0,
+    relocating_shards: i.relocating,
+    initializing_shards: i.initializing,
     unassigned_shards: i.unassigned,
-    unassigned_primary_shards: i.shards - i.activePrimary,
+    unassigned_primary_shards: i.perShard.filter((sh) => sh.copies[0].state === 'UNASSIGNED').length,
     ...(level === 'shards'
       ? {
           shards: Object.fromEntries(
             i.perShard.map((sh) => [
               String(sh.n),
-              { status: sh.status, primary_active: sh.primaryActive, active_shards: sh.active, relocating_shards: 0, initializing_shards: 0, unassigned_shards: sh.unassigned, unassigned_primary_shards: sh.primaryActive ? 0 : 1 },
+              { status: sh.status, primary_active: sh.primaryActive, active_shards: sh.active, relocating_shards: sh.relocating, initializing_shards: sh.initializing, unassigned_shards: sh.unassigned, unassigned_primary_shards: sh.copies[0].state === 'UNASSIGNED' ? 1 : 0 },
             ]),
           ),
         }
@@ -89,10 +89,10 @@ export async function health(s: PagingServices, req: EsRequest): Promise<EsRespo
           number_of_data_nodes: h.dataNodes,
           active_primary_shards: h.activePrimary,
           active_shards: h.active,
-          relocating_shards: 0,
-          initializing_shards: 0,
+          relocating_shards: h.relocating,
+          initializing_shards: h.initializing,
           unassigned_shards: h.unassigned,
-          unassigned_primary_shards: 0,
+          unassigned_primary_shards: h.unassignedPrimary,
           delayed_unassigned_shards: 0,
           number_of_pending_tasks: 0,
           number_of_in_flight_fetch: 0,

@@ -2,7 +2,6 @@ import { EsError, illegalArgument } from '../../wire/esErrors';
 import type { EsRequest, Router } from '../router';
 import type { EdgeServices } from '../services';
 import { renderSettings, type IndexState, type ResolveOptions } from '../../cluster';
-import type { SearcherRef } from '../../shard/engine/types';
 import { renderAliasMeta } from '../../cluster/aliases';
 
 export function resolveOptions(req: Pick<EsRequest, 'query'>): ResolveOptions {
@@ -14,13 +13,22 @@ export function resolveOptions(req: Pick<EsRequest, 'query'>): ResolveOptions {
   };
 }
 
-/** Refreshes every shard of the given indices. */
+/**
+ * Refreshes every copy of shard `n`: the primary first, then each replica once it has applied
+ * everything the primary had (and at least `minSeqNo`).
+ */
+export function refreshShard(s: EdgeServices, idx: IndexState, n: number, minSeqNo?: number) {
+  const replicas = s.cluster.copyNodes(idx, n).filter((c) => !c.primary).map((c) => c.node);
+  return s.shards.refresh(idx.shards[n].ref, replicas, minSeqNo);
+}
+
+/** Refreshes every copy of every shard of the given indices. */
 export async function refreshIndices(s: EdgeServices, indices: IndexState[]) {
-  const refs = indices.flatMap((i) => i.shards.map((sh) => sh.ref));
-  const res = await Promise.allSettled(refs.map((ref) => s.shards.call<{ searcher: SearcherRef }>(ref, 'refresh', {})));
-  const ok = res.filter((r) => r.status === 'fulfilled').length;
+  const shards = indices.flatMap((i) => i.shards.map((_, n) => ({ i, n })));
+  const res = await Promise.allSettled(shards.map(({ i, n }) => refreshShard(s, i, n)));
+  const ok = res.reduce((a, r) => a + (r.status === 'fulfilled' ? r.value.successful : 0), 0);
   const total = indices.reduce((a, i) => a + i.settings.numberOfShards * (1 + i.settings.numberOfReplicas), 0);
-  return { _shards: { total, successful: ok, failed: refs.length - ok } };
+  return { _shards: { total, successful: ok, failed: res.filter((r) => r.status === 'rejected').length } };
 }
 
 /** Index administration: create, delete, exists, get, mapping, settings, refresh, count. */

@@ -1,7 +1,8 @@
 import { RawJson, type EsRequest, type EsResponse, type Router } from '../router';
 import type { PagingServices } from './search';
 import { VERSION } from './cluster';
-import { clusterNodes, nodesHeader, selectNodes, type NodeDescriptor } from '../views/nodes';
+import { clusterNodes, localRuntime, nodesHeader, selectNodes, type NodeDescriptor } from '../views/nodes';
+import { callNodes } from '../../cluster/nodeRpc';
 import { collectShardStats, commonStats, INDEX_METRICS, parseMetrics, type IndexMetric, type ShardStat } from '../views/indexStats';
 import { illegalArgument } from '../../wire/esErrors';
 import { uptimeMs } from '../views/runtime';
@@ -139,7 +140,7 @@ async function nodeStats(s: PagingServices, n: NodeDescriptor, metrics: Set<Stat
   const out: Record<string, unknown> = { timestamp: Date.now(), ...nodeHead(n), roles: n.roles, attributes: n.attributes };
   const sections: Record<StatsMetric, () => unknown> = {
     indices: () => {
-      const mine = n.local ? shards : [];
+      const mine = shards;
       const body = commonStats(mine, indexMetrics, { search: searchSection(s) });
       if (level === 'indices') {
         const by = new Map<string, ShardStat[]>();
@@ -208,10 +209,26 @@ async function nodesStats(s: PagingServices, req: EsRequest): Promise<EsResponse
   const level = (req.query.level ?? 'node').toLowerCase();
   if (!['node', 'indices', 'shards'].includes(level)) throw illegalArgument(`level parameter must be one of [node] or [indices] or [shards] but was [${req.query.level}]`);
   const chosen = selectNodes(clusterNodes(s), req.params.node_id);
-  const shards = metrics.has('indices') ? await collectShardStats(s, s.cluster.resolve('*', { expandWildcards: 'all' })) : [];
   const nodes: Record<string, unknown> = {};
-  for (const n of chosen) nodes[n.id] = await nodeStats(s, n, metrics, indexMetrics, level, shards);
-  return { body: { _nodes: nodesHeader(chosen.length), cluster_name: s.ctx.node.clusterName, nodes } };
+  let failed = 0;
+  const ask = { metric: req.params.metric, index_metric: req.params.index_metric, level };
+  const remote = await callNodes<Record<string, unknown>>(s.ctx.nc, chosen.filter((n) => !n.local).map((n) => n.id), 'node_stats', ask);
+  for (const n of chosen) {
+    if (n.local) nodes[n.id] = await localNodeStats(s, n, metrics, indexMetrics, level);
+    else {
+      const a = remote.get(n.id);
+      if (a?.ok) nodes[n.id] = a.result;
+      else failed++;
+    }
+  }
+  return { body: { _nodes: { total: chosen.length, successful: chosen.length - failed, failed }, cluster_name: s.ctx.node.clusterName, nodes } };
+}
+
+/** This node's `_nodes/stats` entry: the index figures of the shard copies it holds. */
+async function localNodeStats(s: PagingServices, self: NodeDescriptor, metrics: Set<StatsMetric>, indexMetrics: Set<IndexMetric>, level: string): Promise<Record<string, unknown>> {
+  const held = s.cluster.resolve('*', { expandWildcards: 'all' }).filter((i) => i.shards.some((_, n) => s.cluster.localCopy(i.uuid, n)));
+  const shards = metrics.has('indices') ? (await collectShardStats(s, held)).filter((x) => s.cluster.localCopy(x.uuid, x.n)) : [];
+  return nodeStats(s, self, metrics, indexMetrics, level, shards);
 }
 
 /** `GET /_nodes[/<filter>]/usage`: no REST or aggregation usage is counted here (empty maps). */
@@ -238,6 +255,13 @@ function hotThreads(s: PagingServices, req: EsRequest): EsResponse {
 }
 
 export function nodeRoutes(r: Router, s: PagingServices): void {
+  // What other nodes ask this one for (views/nodes.ts asks them the same).
+  s.nodeOps.runtime = () => localRuntime(s);
+  s.nodeOps.node_stats = async (body) => {
+    const b = (body ?? {}) as { metric?: string; index_metric?: string; level?: string };
+    const self = clusterNodes(s).find((n) => n.local)!;
+    return localNodeStats(s, self, parseMetrics(b.metric, STATS_METRICS, ''), parseMetrics(b.index_metric, INDEX_METRICS, ''), b.level ?? 'node');
+  };
   const info = { kind: 'cluster' as const, action: 'cluster:monitor/nodes/info' };
   const stats = { kind: 'cluster' as const, action: 'cluster:monitor/nodes/stats' };
   r.add('GET', '/_nodes', (req) => nodesInfo(s, req), info);

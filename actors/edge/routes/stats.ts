@@ -5,7 +5,7 @@ import type { PagingServices } from './search';
 import { resolveOptions } from './indices';
 import { collectShardStats, commonStats, INDEX_METRICS, parseMetrics, type IndexMetric, type ShardStat } from '../views/indexStats';
 import { clusterNodes, type NodeDescriptor } from '../views/nodes';
-import { assignedReplicas, indexHealth } from '../views/health';
+import { indexHealth } from '../views/health';
 import { visibleIndices } from '../views/visible';
 
 /**
@@ -14,7 +14,8 @@ import { visibleIndices } from '../views/visible';
  * (none on one node, so total equals primaries there).
  */
 function copiesOf(idx: IndexState, nodes: NodeDescriptor[]): number {
-  return 1 + assignedReplicas(idx.settings.numberOfReplicas, nodes.filter((n) => n.roles.includes('data')).length);
+  const h = indexHealth(idx, nodes);
+  return Math.max(1, Math.round(h.active / Math.max(1, h.shards)));
 }
 
 function shardEntry(s: PagingServices, x: ShardStat, metrics: Set<IndexMetric>, primary: boolean): Record<string, unknown> {

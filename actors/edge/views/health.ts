@@ -2,9 +2,9 @@ import type { IndexState } from '../../cluster';
 import type { NodeDescriptor } from './nodes';
 
 /**
- * Shard allocation as this cluster can report it: every primary is active on its node; a replica
- * needs another data node than its primary's, so with N data nodes at most N-1 copies of each
- * shard are assigned (today N = 1: every replica unassigned, status yellow, as ES on one node).
+ * Shard copies and health as the views report them, from the allocation facts (where each copy is)
+ * and what each live node says of its copies (started, recovering): red while a primary is not
+ * active, yellow while a replica is missing or still recovering, else green.
  */
 
 export type HealthStatus = 'green' | 'yellow' | 'red';
@@ -12,12 +12,24 @@ const RANK: Record<HealthStatus, number> = { green: 0, yellow: 1, red: 2 };
 export const worst = (a: HealthStatus, b: HealthStatus): HealthStatus => (RANK[a] >= RANK[b] ? a : b);
 export const atLeast = (have: HealthStatus, want: HealthStatus) => RANK[have] <= RANK[want];
 
+/** One copy of a shard: on a live node (started or initializing), or unassigned. */
+export interface ShardCopy {
+  primary: boolean;
+  state: 'STARTED' | 'INITIALIZING' | 'UNASSIGNED';
+  node: NodeDescriptor | null;
+  /** A replica being moved here from this node (it leaves once this copy has started). */
+  relocatingFrom?: NodeDescriptor;
+}
+
 export interface ShardHealth {
   n: number;
   status: HealthStatus;
   primaryActive: boolean;
   active: number;
+  initializing: number;
+  relocating: number;
   unassigned: number;
+  copies: ShardCopy[];
 }
 
 export interface IndexHealth {
@@ -27,34 +39,53 @@ export interface IndexHealth {
   replicas: number;
   activePrimary: number;
   active: number;
+  initializing: number;
+  relocating: number;
   unassigned: number;
   perShard: ShardHealth[];
 }
 
-/** Replica copies of each shard that have a node to live on. */
-export const assignedReplicas = (replicas: number, dataNodes: number) => Math.max(0, Math.min(replicas, dataNodes - 1));
+/** The copies of shard `n`: its primary, its replicas, and unassigned slots up to number_of_replicas. */
+export function shardCopies(idx: IndexState, n: number, nodes: NodeDescriptor[]): ShardCopy[] {
+  const byId = new Map(nodes.map((x) => [x.id, x]));
+  const a = idx.allocation?.[n];
+  const stateOf = (id: string): ShardCopy['state'] => (byId.get(id)?.copies[`${idx.uuid}/${n}`] === 'started' ? 'STARTED' : 'INITIALIZING');
+  const out: ShardCopy[] = [];
+  const primary = a?.primary && byId.has(a.primary) ? a.primary : undefined;
+  out.push(primary ? { primary: true, state: stateOf(primary), node: byId.get(primary)! } : { primary: true, state: 'UNASSIGNED', node: null });
+  const replicas = (a?.replicas ?? []).filter((r) => byId.has(r));
+  for (const r of replicas) {
+    const moving = a?.relocating?.to === r ? byId.get(a.relocating.from) : undefined;
+    out.push({ primary: false, state: stateOf(r), node: byId.get(r)!, ...(moving ? { relocatingFrom: moving } : {}) });
+  }
+  const kept = replicas.filter((r) => !(a?.relocating?.from === r && replicas.includes(a.relocating.to))).length;
+  for (let i = kept; i < idx.settings.numberOfReplicas; i++) out.push({ primary: false, state: 'UNASSIGNED', node: null });
+  return out;
+}
 
 export function indexHealth(idx: IndexState, nodes: NodeDescriptor[]): IndexHealth {
-  const dataNodes = nodes.filter((n) => n.roles.includes('data')).length;
-  const shards = idx.settings.numberOfShards;
-  const replicas = idx.settings.numberOfReplicas;
-  const assigned = assignedReplicas(replicas, dataNodes);
-  const status: HealthStatus = dataNodes === 0 ? 'red' : assigned < replicas ? 'yellow' : 'green';
-  const perShard: ShardHealth[] = Array.from({ length: shards }, (_, n) => ({
-    n,
-    status,
-    primaryActive: dataNodes > 0,
-    active: dataNodes > 0 ? 1 + assigned : 0,
-    unassigned: replicas - assigned + (dataNodes > 0 ? 0 : 1),
-  }));
+  const perShard: ShardHealth[] = [];
+  for (let n = 0; n < idx.settings.numberOfShards; n++) {
+    const copies = shardCopies(idx, n, nodes);
+    const primaryActive = copies[0].state === 'STARTED';
+    const active = copies.filter((c) => c.state === 'STARTED').length;
+    const initializing = copies.filter((c) => c.state === 'INITIALIZING').length;
+    const unassigned = copies.filter((c) => c.state === 'UNASSIGNED').length;
+    const relocating = copies.filter((c) => c.relocatingFrom).length;
+    const status: HealthStatus = !primaryActive ? 'red' : initializing || unassigned ? 'yellow' : 'green';
+    perShard.push({ n, status, primaryActive, active, initializing, relocating, unassigned, copies });
+  }
+  const sum = (f: (s: ShardHealth) => number) => perShard.reduce((a, s) => a + f(s), 0);
   return {
     name: idx.name,
-    status,
-    shards,
-    replicas,
-    activePrimary: dataNodes > 0 ? shards : 0,
-    active: perShard.reduce((a, s) => a + s.active, 0),
-    unassigned: perShard.reduce((a, s) => a + s.unassigned, 0),
+    status: perShard.reduce<HealthStatus>((a, s) => worst(a, s.status), 'green'),
+    shards: idx.settings.numberOfShards,
+    replicas: idx.settings.numberOfReplicas,
+    activePrimary: sum((s) => (s.primaryActive ? 1 : 0)),
+    active: sum((s) => s.active),
+    initializing: sum((s) => s.initializing),
+    relocating: sum((s) => s.relocating),
+    unassigned: sum((s) => s.unassigned),
     perShard,
   };
 }
@@ -65,22 +96,31 @@ export interface ClusterHealth {
   dataNodes: number;
   activePrimary: number;
   active: number;
+  initializing: number;
+  relocating: number;
   unassigned: number;
+  unassignedPrimary: number;
   indices: IndexHealth[];
 }
 
 export function clusterHealth(indices: IndexState[], nodes: NodeDescriptor[]): ClusterHealth {
   const per = indices.map((i) => indexHealth(i, nodes)).sort((a, b) => (a.name < b.name ? -1 : 1));
+  const sum = (f: (i: IndexHealth) => number) => per.reduce((a, i) => a + f(i), 0);
   return {
     status: per.reduce<HealthStatus>((a, i) => worst(a, i.status), 'green'),
     nodes: nodes.length,
     dataNodes: nodes.filter((n) => n.roles.includes('data')).length,
-    activePrimary: per.reduce((a, i) => a + i.activePrimary, 0),
-    active: per.reduce((a, i) => a + i.active, 0),
-    unassigned: per.reduce((a, i) => a + i.unassigned, 0),
+    activePrimary: sum((i) => i.activePrimary),
+    active: sum((i) => i.active),
+    initializing: sum((i) => i.initializing),
+    relocating: sum((i) => i.relocating),
+    unassigned: sum((i) => i.unassigned),
+    unassignedPrimary: sum((i) => i.perShard.filter((s) => s.copies[0].state === 'UNASSIGNED').length),
     indices: per,
   };
 }
 
-export const activePercent = (h: { active: number; unassigned: number }) =>
-  h.active + h.unassigned ? (100 * h.active) / (h.active + h.unassigned) : 100;
+export const activePercent = (h: { active: number; initializing: number; unassigned: number }) => {
+  const all = h.active + h.initializing + h.unassigned;
+  return all ? (100 * h.active) / all : 100;
+};

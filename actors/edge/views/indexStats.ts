@@ -1,6 +1,5 @@
 import { illegalArgument } from '../../wire/esErrors';
 import type { IndexState } from '../../cluster';
-import type { ShardStore } from '../../shard/engine';
 import type { PagingServices } from '../routes/search';
 
 /**
@@ -51,17 +50,6 @@ export function parseMetrics<T extends string>(given: string | undefined, known:
   return out;
 }
 
-/** Bytes of `_source` per shard store, counted incrementally (stores only ever append). */
-const sized = new WeakMap<ShardStore, { upTo: number; bytes: number }>();
-function sourceBytes(store: ShardStore): number {
-  let c = sized.get(store);
-  if (!c) sized.set(store, (c = { upTo: 0, bytes: 0 }));
-  const sources = store.sources;
-  for (let d = c.upTo; d < sources.length; d++) c.bytes += Buffer.byteLength(sources[d]);
-  c.upTo = sources.length;
-  return c.bytes;
-}
-
 /** Stats of every shard of `indices`, in index then shard order. */
 export async function collectShardStats(s: PagingServices, indices: IndexState[]): Promise<ShardStat[]> {
   const contexts = s.contexts.list();
@@ -69,10 +57,13 @@ export async function collectShardStats(s: PagingServices, indices: IndexState[]
     contexts.filter((r) => (!kind || r.kind === kind) && r.shards.some((p) => p.indexUuid === uuid && p.n === n)).length;
   const jobs = indices.flatMap((idx) =>
     idx.shards.map(async (sh, n): Promise<ShardStat> => {
-      const st = await s.shards.call<{ docs: number; deleted: number; maxDoc: number }>(sh.ref, 'stats', {}).catch(() => ({ docs: 0, deleted: 0, maxDoc: 0 }));
-      const store = (sh as { store?: ShardStore }).store;
-      const maxSeqNo = store ? store.maxSeqNo() : st.maxDoc - 1;
-      const indexTotal = store ? store.sources.length : st.maxDoc;
+      // This node's copy when it holds one, else any copy.
+      const local = s.cluster.localCopy(idx.uuid, n);
+      const st = local
+        ? { ...local.store.stats(), maxSeqNo: local.store.maxSeqNo(), indexTotal: local.store.sources.length, sizeBytes: local.store.sourceBytes() }
+        : await s.shards.call<{ docs: number; deleted: number; maxDoc: number; maxSeqNo: number; indexTotal: number; sizeBytes: number }>(sh.ref, 'stats', {})
+            .catch(() => ({ docs: 0, deleted: 0, maxDoc: 0, maxSeqNo: -1, indexTotal: 0, sizeBytes: 0 }));
+      const { maxSeqNo, indexTotal } = st;
       return {
         index: idx.name,
         uuid: idx.uuid,
@@ -82,7 +73,7 @@ export async function collectShardStats(s: PagingServices, indices: IndexState[]
         indexTotal,
         deleteTotal: Math.max(0, maxSeqNo + 1 - indexTotal),
         maxSeqNo,
-        sizeBytes: store ? sourceBytes(store) : 0,
+        sizeBytes: st.sizeBytes,
         openContexts: pinned(idx.uuid, n),
         scrollContexts: pinned(idx.uuid, n, 'scroll'),
       };

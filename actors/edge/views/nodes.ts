@@ -1,12 +1,15 @@
 import { VERSION } from '../routes/cluster';
 import type { PagingServices } from '../routes/search';
+import type { NodeRecord } from '../../cluster/membership';
+import { callNodes } from '../../cluster/nodeRpc';
+import { simpleMatch } from '../../automaton';
 import { fsStats, httpPort, httpStats, jvmInfo, jvmStats, osInfo, osStats, processInfo, processStats } from './runtime';
 
 /**
  * The nodes of the cluster as every view (`_nodes`, `_nodes/stats`, `_cat/nodes`, cluster state,
  * cluster stats and health) sees them. `clusterNodes` is the one place that knows who they are:
- * today just this node; with cluster membership it lists every member, and a remote member's
- * `runtime()` asks that node (the views need not change).
+ * every live member (actors/cluster/membership.ts); a remote member's `runtime()` asks that node
+ * over NATS (`es.v1.node.<id>.runtime`).
  */
 export interface NodeDescriptor {
   id: string;
@@ -18,8 +21,10 @@ export interface NodeDescriptor {
   roles: string[];
   attributes: Record<string, string>;
   version: string;
-  /** The elected master (the node that writes cluster metadata). */
+  /** The elected master (here: the node holding the shard allocator lease). */
   master: boolean;
+  /** State of each shard copy the node holds, by `<indexUuid>/<n>`. */
+  copies: NodeRecord['copies'];
   /** The node answering this request. */
   local: boolean;
   /** os/process/jvm/fs/http figures of the node, under ES's keys. */
@@ -44,27 +49,44 @@ export interface NodeInfo {
 
 export const NODE_ROLES = ['data', 'ingest', 'master'];
 
-/** Every node of the cluster (today: this one). */
+/** This node's own runtime figures (what it answers to `es.v1.node.<id>.runtime`). */
+export async function localRuntime(s: PagingServices): Promise<NodeRuntime> {
+  return { os: osStats(), process: processStats(), jvm: jvmStats(), fs: fsStats(s.ctx.dataDir), http: await httpStats() };
+}
+
+/** This node's static facts (kept in its membership record for the others' `GET /_nodes`). */
+export const localInfo = (): NodeInfo => ({ os: osInfo(), process: processInfo(), jvm: jvmInfo() });
+
+/** Every live node of the cluster, this one included. */
 export function clusterNodes(s: PagingServices): NodeDescriptor[] {
-  const n = s.ctx.node;
+  const me = s.ctx.node;
   const port = httpPort() ?? 9200;
-  return [
-    {
-      id: n.id,
-      name: n.name,
-      host: n.host,
-      ip: n.host,
-      transportAddress: `${n.host}:9300`,
-      httpAddress: `${n.host}:${port}`,
-      roles: NODE_ROLES,
+  return s.membership.live().map((rec) => {
+    const local = rec.id === me.id;
+    const http = rec.http ? new URL(rec.http) : undefined;
+    return {
+      id: rec.id,
+      name: rec.name,
+      host: rec.host,
+      ip: rec.host,
+      transportAddress: `${rec.host}:9300`,
+      httpAddress: local ? `${me.host}:${port}` : http ? `${http.hostname}:${http.port}` : `${rec.host}:9200`,
+      roles: rec.roles,
       attributes: {},
-      version: VERSION.number,
-      master: true,
-      local: true,
-      runtime: async () => ({ os: osStats(), process: processStats(), jvm: jvmStats(), fs: fsStats(s.ctx.dataDir), http: await httpStats() }),
-      info: () => ({ os: osInfo(), process: processInfo(), jvm: jvmInfo() }),
-    },
-  ];
+      version: rec.version,
+      master: !!rec.master,
+      local,
+      copies: rec.copies,
+      runtime: local
+        ? () => localRuntime(s)
+        : async () => {
+            const a = (await callNodes<NodeRuntime>(s.ctx.nc, [rec.id], 'runtime')).get(rec.id);
+            if (a?.ok) return a.result;
+            return { os: {}, process: {}, jvm: { mem: { heap_max_in_bytes: 0, heap_used_in_bytes: 0 } }, fs: {}, http: { current_open: 0, total_opened: 0 } };
+          },
+      info: () => (local ? localInfo() : ((rec.info as NodeInfo | undefined) ?? { os: {}, process: {}, jvm: {} })),
+    };
+  });
 }
 
 /**
@@ -97,10 +119,8 @@ export function selectNodes(nodes: NodeDescriptor[], filter: string | undefined)
   return nodes.filter((x) => out.has(x));
 }
 
-function globLike(pattern: string, value: string): boolean {
-  if (!pattern.includes('*')) return pattern === value;
-  return new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(value);
-}
+/** `*` patterns in linear time (a node filter is user input). */
+const globLike = (pattern: string, value: string): boolean => simpleMatch(pattern, value);
 
 /** `_nodes` header: how many nodes answered. */
 export const nodesHeader = (n: number) => ({ total: n, successful: n, failed: 0 });

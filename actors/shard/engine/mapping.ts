@@ -326,7 +326,8 @@ function propsJson(props: Map<string, FieldDef>): Record<string, unknown> {
   return out;
 }
 
-function defJson(d: FieldDef): Record<string, unknown> {
+/** A field definition as mapping JSON (`GET _mapping` form, with its multi-fields and properties). */
+export function defJson(d: FieldDef): Record<string, unknown> {
   if (d.type === 'object') {
     const hasProps = d.properties && d.properties.size > 0;
     return { ...(hasProps ? {} : { type: 'object' }), ...d.params, ...(hasProps ? { properties: propsJson(d.properties!) } : {}) };

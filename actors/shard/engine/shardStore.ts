@@ -4,7 +4,8 @@ import type {
   DocValuesReader, DocWrite, FieldType, LoggedOp, SearcherRef, ShardQueryRequest, ShardQueryResult, WriteOutcome,
 } from './types';
 import type { IndexMapping } from './mapping';
-import type { ParsedDoc } from './docParser';
+import { parseDocument, type ParsedDoc } from './docParser';
+import type { MappingView } from './fieldDef';
 import { KeywordColumn, NumericColumn, TextColumn, columnFor, type Column } from './columns';
 import { grow, upperBoundF64 } from './bits';
 import { executeCount, executeQuery, type QueryOptions } from './search';
@@ -66,6 +67,34 @@ export interface LoadedStore {
 
 const conflict = (reason: string): WriteOutcome => ({ ok: false, status: 409, error: { type: 'version_conflict_engine_exception', reason } });
 
+/** A write refused by the mapping: ES's error as a per-item outcome. */
+function failure(e: EsError): WriteOutcome {
+  const cause = e.extra.causedBy;
+  return {
+    ok: false, status: e.status,
+    error: { type: e.type, reason: e.message, ...(cause ? { meta: { caused_by: { type: cause.type, reason: cause.message } } } : {}) },
+  };
+}
+
+/** What a write sees of its id: the store's state, or what an earlier write of the same batch left. */
+interface IdState {
+  live: boolean;
+  version: number | undefined;
+  seqNo: number | undefined;
+}
+
+/** A validated, sequenced batch (see ShardStore.prepare). */
+export interface PreparedBatch {
+  /** One per write, in order; failed writes carry their error and take no seqNo. */
+  outcomes: WriteOutcome[];
+  /** The ops to append to the log, in seqNo order. */
+  ops: LoggedOp[];
+  /** Parsed fields of each op (undefined for deletes): commit indexes them without parsing again. */
+  parsed: Array<ParsedDoc | undefined>;
+  /** The store's seqNo the batch was prepared on; it commits only on that state. */
+  afterSeqNo: number;
+}
+
 /**
  * One shard's documents: append-only doc ids with MVCC (each doc records the seqNo that created
  * and the seqNo that deleted it), `_source` kept as the raw JSON text, columnar doc values and
@@ -112,49 +141,103 @@ export class ShardStore implements StoreView {
 
   // ---- writes ----
 
-  /** Validates, sequences and applies one write; the returned `logged` op is what to append to the log. */
+  /**
+   * Validates, sequences and applies one write at once (tests and tools); the shard write path
+   * uses {@link prepare}, appends, then {@link commit}s.
+   */
   write(w: DocWrite): WriteOutcome {
-    const latest = this.idMap.get(w.id);
-    const live = latest !== undefined && this.delSeq[latest] === Infinity;
-    const tomb = this.tombstones.get(w.id);
-    const curVersion = live ? this.versions[latest] : tomb?.version;
-    if (w.op === 'create' && live) return conflict(`[${w.id}]: version conflict, document already exists (current version [${curVersion}])`);
-    if (w.ifSeqNo !== undefined || w.ifPrimaryTerm !== undefined) {
-      const want = `required seqNo [${w.ifSeqNo ?? -2}], primary term [${w.ifPrimaryTerm ?? 0}]`;
-      if (!live) return conflict(`[${w.id}]: version conflict, ${want}. but no document was found`);
-      const cur = this.seqNos[latest];
-      if (cur !== w.ifSeqNo || (w.ifPrimaryTerm ?? 1) !== 1) {
-        return conflict(`[${w.id}]: version conflict, ${want}. current document has seqNo [${cur}] and primary term [1]`);
-      }
-    }
-    const version = (curVersion ?? 0) + 1;
-    const seqNo = this.seqNo + 1;
-    if (w.op === 'delete') {
-      const logged: LoggedOp = { op: 'delete', id: w.id, seqNo, version, ...(w.routing !== undefined ? { routing: w.routing } : {}) };
-      this.applyLogged(logged);
-      return { ok: true, result: live ? 'deleted' : 'not_found', version, seqNo, logged };
-    }
-    let parsed: ParsedDoc;
-    try {
-      parsed = this.parseSource(w.source, w.id);
-    } catch (e) {
-      if (!(e instanceof EsError)) throw e;
-      const cause = e.extra.causedBy;
-      return {
-        ok: false, status: e.status,
-        error: { type: e.type, reason: e.message, ...(cause ? { meta: { caused_by: { type: cause.type, reason: cause.message } } } : {}) },
-      };
-    }
-    const logged: LoggedOp = { op: 'index', id: w.id, seqNo, version, source: w.source, ...(w.routing !== undefined ? { routing: w.routing } : {}) };
-    this.applyIndex(logged, parsed);
-    return { ok: true, result: live ? 'updated' : 'created', version, seqNo, logged };
+    const p = this.prepare([w]);
+    this.commit(p);
+    return p.outcomes[0];
   }
 
-  /** Applies a sequenced op (log replay); `write` goes through here too, so replay is exact. */
+  /**
+   * Validates and sequences a batch without changing anything: version checks, conflicts and the
+   * parse of every source happen here, against the store plus the effects of the batch's earlier
+   * writes (the same id twice). The result is what to append to the log (`ops`) and, once the
+   * log has acknowledged it, what {@link commit} applies. A write that fails validation gets its
+   * ES error in `outcomes` and takes no seqNo.
+   *
+   * @param view the mapping to parse with (the shard write path passes a recording view, so it can
+   *   see and undo the dynamic fields a batch would add before they reach the log)
+   */
+  prepare(writes: DocWrite[], view: MappingView = this.mapping): PreparedBatch {
+    const overlay = new Map<string, IdState>();
+    const outcomes: WriteOutcome[] = [];
+    const ops: LoggedOp[] = [];
+    const parsed: Array<ParsedDoc | undefined> = [];
+    let seqNo = this.seqNo;
+    for (const w of writes) {
+      const cur = overlay.get(w.id) ?? this.idState(w.id);
+      const refused = this.refusal(w, cur);
+      if (refused) {
+        outcomes.push(refused);
+        continue;
+      }
+      const version = (cur.version ?? 0) + 1;
+      let doc: ParsedDoc | undefined;
+      if (w.op !== 'delete') {
+        try {
+          doc = this.parseSource(w.source, w.id, view);
+        } catch (e) {
+          if (!(e instanceof EsError)) throw e;
+          outcomes.push(failure(e));
+          continue;
+        }
+      }
+      seqNo++;
+      const logged: LoggedOp = {
+        op: w.op === 'delete' ? 'delete' : 'index', id: w.id, seqNo, version,
+        ...(w.op !== 'delete' ? { source: w.source } : {}),
+        ...(w.routing !== undefined ? { routing: w.routing } : {}),
+      };
+      ops.push(logged);
+      parsed.push(doc);
+      const result = w.op === 'delete' ? (cur.live ? 'deleted' : 'not_found') : cur.live ? 'updated' : 'created';
+      outcomes.push({ ok: true, result, version, seqNo, logged });
+      overlay.set(w.id, { live: w.op !== 'delete', version, seqNo });
+    }
+    return { outcomes, ops, parsed, afterSeqNo: this.seqNo };
+  }
+
+  /**
+   * Applies a prepared batch (after the log acknowledged it). All or nothing: a batch prepared on
+   * another state of the store is refused before anything changes.
+   */
+  commit(p: PreparedBatch): void {
+    if (p.afterSeqNo !== this.seqNo) {
+      throw new Error(`batch prepared after seqNo ${p.afterSeqNo} cannot commit after ${this.seqNo} on [${this.index}][${this.shardId}]`);
+    }
+    p.ops.forEach((op, i) => this.applyOp(op, p.parsed[i]));
+  }
+
+  /**
+   * Applies a sequenced op read from the log (replay, replicas). The op was validated when it was
+   * written; if its source no longer parses against this mapping (a log written by an older
+   * version), the document is still kept (id, source, version) without indexed fields: an
+   * acknowledged write is never dropped.
+   */
   applyLogged(op: LoggedOp): void {
     if (op.seqNo <= this.seqNo) throw new Error(`op seqNo ${op.seqNo} is not after ${this.seqNo} on [${this.index}][${this.shardId}]`);
+    let doc: ParsedDoc | undefined;
     if (op.op === 'index') {
-      this.applyIndex(op, this.parseSource(op.source, op.id));
+      try {
+        doc = this.parseSource(op.source, op.id, this.mapping);
+      } catch (e) {
+        if (!(e instanceof EsError)) throw e;
+        doc = [];
+        this.unparsed++;
+      }
+    }
+    this.applyOp(op, doc);
+  }
+
+  /** Logged docs kept without indexed fields because their source no longer parsed (see applyLogged). */
+  unparsed = 0;
+
+  private applyOp(op: LoggedOp, doc: ParsedDoc | undefined): void {
+    if (op.op === 'index') {
+      this.applyIndex(op, doc!);
       return;
     }
     const latest = this.idMap.get(op.id);
@@ -163,14 +246,34 @@ export class ShardStore implements StoreView {
     this.seqNo = op.seqNo;
   }
 
-  private parseSource(source: string | undefined, id: string): ParsedDoc {
+  /** Whether `id` is live, and its version and seqNo (or the tombstone's). */
+  private idState(id: string): IdState {
+    const latest = this.idMap.get(id);
+    if (latest !== undefined && this.delSeq[latest] === Infinity) return { live: true, version: this.versions[latest], seqNo: this.seqNos[latest] };
+    const tomb = this.tombstones.get(id);
+    return { live: false, version: tomb?.version, seqNo: undefined };
+  }
+
+  /** The version-conflict outcome of a write, if it is refused (mirrors InternalEngine's checks). */
+  private refusal(w: DocWrite, cur: IdState): WriteOutcome | undefined {
+    if (w.op === 'create' && cur.live) return conflict(`[${w.id}]: version conflict, document already exists (current version [${cur.version}])`);
+    if (w.ifSeqNo === undefined && w.ifPrimaryTerm === undefined) return undefined;
+    const want = `required seqNo [${w.ifSeqNo ?? -2}], primary term [${w.ifPrimaryTerm ?? 0}]`;
+    if (!cur.live) return conflict(`[${w.id}]: version conflict, ${want}. but no document was found`);
+    if (cur.seqNo !== w.ifSeqNo || (w.ifPrimaryTerm ?? 1) !== 1) {
+      return conflict(`[${w.id}]: version conflict, ${want}. current document has seqNo [${cur.seqNo}] and primary term [1]`);
+    }
+    return undefined;
+  }
+
+  private parseSource(source: string | undefined, id: string, view: MappingView): ParsedDoc {
     let obj: unknown;
     try {
       obj = parseJson(source ?? '');
     } catch (e) {
       throw new EsError('mapper_parsing_exception', 400, 'failed to parse', { causedBy: new EsError('json_parse_exception', 400, (e as Error).message) });
     }
-    return this.mapping.parse(obj, id, source);
+    return parseDocument(view, obj, id, source);
   }
 
   private applyIndex(op: LoggedOp, parsed: ParsedDoc): void {
@@ -270,6 +373,15 @@ export class ShardStore implements StoreView {
     const s = this.refreshed;
     const deleted = this.deletedCount(s);
     return { docs: s.maxDoc - deleted, deleted, maxDoc: s.maxDoc };
+  }
+
+  private sizedUpTo = 0;
+  private sizedBytes = 0;
+  /** UTF-8 bytes of every `_source` kept (what the store holds; counted once per doc). */
+  sourceBytes(): number {
+    for (let d = this.sizedUpTo; d < this.sources.length; d++) this.sizedBytes += Buffer.byteLength(this.sources[d]);
+    this.sizedUpTo = this.sources.length;
+    return this.sizedBytes;
   }
 
   /** @internal number of docs (< s.maxDoc) deleted as seen by s */

@@ -252,6 +252,7 @@ describe('restart from a snapshot and the log tail', () => {
     const live9 = hits.find((h) => h[0] === idOf(9))!;
     expect(live9[5]).toBe(3);
     const a = await raw(t, 'PUT', `/books/_doc/${encodeURIComponent(idOf(9))}?refresh=true`, { n: 1 });
+    if (a.status !== 200) console.log(JSON.stringify(a.json));
     expect(a.status).toBe(200);
     expect([a.json.result, a.json._version]).toEqual(['updated', 4]);
     expect(a.json._seq_no).toBeGreaterThan(maxSeqNo(shardOf(idOf(9))));

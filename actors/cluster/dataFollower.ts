@@ -1,0 +1,132 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages } from '@nats-io/jetstream';
+import type { Logger } from 'pino';
+import { DATA_STREAM, READ_MAX_BYTES, subjects, type LoggedMessage } from '../../streams';
+
+interface Waiter {
+  seq: number;
+  resolve: () => void;
+  reject: (e: Error) => void;
+  timer?: NodeJS.Timeout;
+}
+
+/** The follower did not reach a stream sequence in time. */
+export class FollowTimeout extends Error {
+  constructor(readonly seq: number, readonly position: number) {
+    super(`the document log follower reached ${position}, not ${seq}, in time`);
+    this.name = 'FollowTimeout';
+  }
+}
+
+/**
+ * Follows the whole document log (ES_DATA, `es.v1.data.>`) from a start sequence, forever, with
+ * one ordered consumer: metadata facts and every shard's write batches arrive in stream order, so
+ * each node applies them in exactly the order they were acknowledged. Start-up is the same
+ * follower catching up; {@link caughtUp} resolves once it reached the last message that existed
+ * when it started.
+ *
+ * `dispatch` runs synchronously for each message, in order; it must not throw (a throw is logged
+ * and the message skipped, which would be a bug).
+ */
+export class DataFollower {
+  /** Stream sequence of the last message dispatched. */
+  position = 0;
+  private messages?: ConsumerMessages;
+  private waiters: Waiter[] = [];
+  private stopped = false;
+  private loop?: Promise<void>;
+  private catchUp!: { target: number; resolve: () => void; reject: (e: Error) => void; promise: Promise<void> };
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly dispatch: (m: LoggedMessage) => void,
+    private readonly log: Logger,
+    private readonly onProgress?: (done: number, total: number) => void,
+  ) {}
+
+  /** Starts following after `afterSeq`; returns once the consumer is set up. */
+  async start(afterSeq: number): Promise<void> {
+    this.position = afterSeq;
+    const info = await (await jetstreamManager(this.nc)).streams.info(DATA_STREAM);
+    let resolve!: () => void;
+    let reject!: (e: Error) => void;
+    const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+    promise.catch(() => undefined);
+    this.catchUp = { target: info.state.last_seq, resolve, reject, promise };
+    if (info.state.last_seq <= afterSeq) resolve();
+    const consumer = await jetstream(this.nc).consumers.get(DATA_STREAM, {
+      filter_subjects: subjects.allData,
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: afterSeq + 1,
+    });
+    // Bounded by bytes: write batches reach tens of MB, and the server must never queue more than
+    // its per-client max_pending for us while a big batch is applied (slow-consumer cut).
+    this.messages = await consumer.consume({ max_bytes: READ_MAX_BYTES });
+    this.loop = this.run(this.messages);
+  }
+
+  /** Resolves when the follower reached the log's end as of `start`. */
+  caughtUp(): Promise<void> {
+    return this.catchUp.promise;
+  }
+
+  private async run(messages: ConsumerMessages): Promise<void> {
+    const first = this.position;
+    let n = 0;
+    try {
+      for await (const m of messages) {
+        if (m.seq <= this.position) continue; // redelivered after an ordered-consumer reset
+        try {
+          this.dispatch({ seq: m.seq, subject: m.subject, data: m.data, timeMs: Math.floor(m.info.timestampNanos / 1e6), msgId: m.headers?.get('Nats-Msg-Id') || undefined });
+        } catch (e) {
+          this.log.error({ err: e, seq: m.seq, subject: m.subject }, 'document log message could not be applied');
+        }
+        this.position = m.seq;
+        if (this.onProgress && ++n % 4096 === 0) this.onProgress(m.seq - first, this.catchUp.target - first);
+        if (m.seq >= this.catchUp.target) this.catchUp.resolve();
+        if (this.waiters.length) this.wake();
+      }
+    } catch (e) {
+      if (!this.stopped) {
+        this.log.error({ err: e }, 'document log follower stopped');
+        this.catchUp.reject(e as Error);
+      }
+    }
+  }
+
+  private wake(): void {
+    const still: Waiter[] = [];
+    for (const w of this.waiters) {
+      if (w.seq <= this.position) {
+        clearTimeout(w.timer);
+        w.resolve();
+      } else still.push(w);
+    }
+    this.waiters = still;
+  }
+
+  /** Resolves once every message up to stream sequence `seq` was dispatched. */
+  waitFor(seq: number, timeoutMs = 30_000): Promise<void> {
+    if (seq <= this.position) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const w: Waiter = { seq, resolve, reject };
+      w.timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((x) => x !== w);
+        reject(new FollowTimeout(seq, this.position));
+      }, timeoutMs);
+      w.timer.unref?.();
+      this.waiters.push(w);
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.messages?.stop();
+    await this.loop?.catch(() => undefined);
+    for (const w of this.waiters) {
+      clearTimeout(w.timer);
+      w.reject(new Error('document log follower stopped'));
+    }
+    this.waiters = [];
+  }
+}

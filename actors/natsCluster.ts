@@ -1,0 +1,133 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { MAX_PAYLOAD, natsServerBinary } from './embeddedNats';
+
+/** One nats-server of a local cluster. */
+export interface ClusterServer {
+  name: string;
+  /** `nats://127.0.0.1:<port>` */
+  url: string;
+  port: number;
+  clusterPort: number;
+  dir: string;
+  proc: ChildProcess;
+  /** SIGKILL (hard) or SIGTERM, and wait for the exit. */
+  kill(hard?: boolean): Promise<void>;
+  /** Starts it again on the same ports and store. */
+  restart(): Promise<void>;
+}
+
+export interface NatsCluster {
+  servers: ClusterServer[];
+  /** Every client URL, comma-separated (a NATS_URL). */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** A free loopback port (bound then released: fine on a test machine). */
+export function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const p = (srv.address() as { port: number }).port;
+      srv.close(() => res(p));
+    });
+    srv.on('error', rej);
+  });
+}
+
+function exited(p: ChildProcess): Promise<void> {
+  return p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', () => r()));
+}
+
+/**
+ * Starts `n` nats-servers on loopback that route to each other and form one JetStream cluster
+ * (each with its own `server_name`, client port, cluster port and store under `dir`). Resolves once
+ * JetStream answers (a meta leader is elected). Debian's nats-server 2.9.10 does this.
+ */
+export async function startNatsCluster(opts: { servers?: number; dir: string; clientPorts?: number[]; name?: string }): Promise<NatsCluster> {
+  const n = opts.servers ?? 3;
+  const dir = resolve(opts.dir);
+  const ports = await Promise.all(Array.from({ length: n }, (_, i) => (opts.clientPorts?.[i] ? Promise.resolve(opts.clientPorts[i]) : freePort())));
+  const cports = await Promise.all(Array.from({ length: n }, () => freePort()));
+  const bin = natsServerBinary();
+  const servers: ClusterServer[] = [];
+  for (let i = 0; i < n; i++) {
+    const name = `n${i + 1}`;
+    const sdir = join(dir, name);
+    mkdirSync(join(sdir, 'jetstream'), { recursive: true });
+    const conf = join(sdir, 'nats-server.conf');
+    const routes = cports.filter((_, j) => j !== i).map((p) => `    "nats-route://127.0.0.1:${p}"`);
+    writeFileSync(
+      conf,
+      [
+        `server_name: "${name}"`,
+        `listen: "127.0.0.1:${ports[i]}"`,
+        `max_payload: ${MAX_PAYLOAD}`,
+        'jetstream {',
+        `  store_dir: "${join(sdir, 'jetstream')}"`,
+        '}',
+        'cluster {',
+        `  name: "${opts.name ?? 'es-nats'}"`,
+        `  listen: "127.0.0.1:${cports[i]}"`,
+        '  routes: [',
+        ...routes,
+        '  ]',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    const s: ClusterServer = {
+      name,
+      url: `nats://127.0.0.1:${ports[i]}`,
+      port: ports[i],
+      clusterPort: cports[i],
+      dir: sdir,
+      proc: spawn(bin, ['-c', conf], { stdio: 'ignore' }),
+      async kill(hard = false) {
+        const p = s.proc;
+        p.kill(hard ? 'SIGKILL' : 'SIGTERM');
+        await exited(p);
+      },
+      async restart() {
+        await s.kill();
+        s.proc = spawn(bin, ['-c', conf], { stdio: 'ignore' });
+        await waitForJetStream(s.url, 30_000);
+      },
+    };
+    servers.push(s);
+  }
+  await waitForJetStream(servers.map((s) => s.url).join(','), 30_000);
+  return {
+    servers,
+    url: servers.map((s) => s.url).join(','),
+    async stop() {
+      await Promise.all(servers.map((s) => s.kill()));
+    },
+  };
+}
+
+/** Resolves once JetStream answers through `url` (a cluster needs its meta leader first). */
+export async function waitForJetStream(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const nc = await connect({ servers: url.split(','), timeout: 1_000 });
+      try {
+        await (await jetstreamManager(nc, { timeout: 1_000 })).getAccountInfo();
+        return;
+      } finally {
+        await nc.close();
+      }
+    } catch (e) {
+      last = e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`JetStream did not answer on ${url} within ${timeoutMs} ms: ${(last as Error)?.message}`);
+}
