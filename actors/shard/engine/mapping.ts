@@ -1,8 +1,11 @@
 import { EsError } from '../../wire/esErrors';
 import type { FieldType } from './types';
 import { DEFAULT_DATE_FORMAT, dateFormatter, type DateFormatter } from './dates';
-import { parseDocument, type ParsedDoc } from './docParser';
-import { DEFAULT_DYNAMIC_DATE_FORMATS, mapperParsing, normDynamic, objectDef, leafDef, type Dynamic, type FieldDef, type MappingView } from './fieldDef';
+import { parseDocument, prepareDocument, type ParsedDoc, type PreparedDoc } from './docParser';
+import {
+  DEFAULT_DYNAMIC_DATE_FORMATS, DEFAULT_MAPPING_DEPTH_LIMIT, checkObjectDepth, mapperParsing, normDynamic, objectDef, leafDef,
+  type Dynamic, type FieldDef, type MappingView,
+} from './fieldDef';
 
 export { NUMERIC_TYPES, DEFAULT_DYNAMIC_DATE_FORMATS, mapperParsing, objectDef, leafDef } from './fieldDef';
 export type { Dynamic, FieldDef } from './fieldDef';
@@ -22,6 +25,8 @@ export class IndexMapping implements MappingView {
   dateDetection = true;
   numericDetection = false;
   dynamicDateFormats: string[] = DEFAULT_DYNAMIC_DATE_FORMATS;
+  /** `index.mapping.depth.limit` (ES's default; the setting itself is not configurable here yet). */
+  readonly depthLimit = DEFAULT_MAPPING_DEPTH_LIMIT;
   /** Leaf fields and multi-fields by full path. */
   private readonly leaves = new Map<string, FieldDef>();
   private readonly objects = new Map<string, FieldDef>();
@@ -76,6 +81,11 @@ export class IndexMapping implements MappingView {
    */
   parse(source: unknown, id: string, rawSource?: string): ParsedDoc {
     return parseDocument(this, source, id, rawSource);
+  }
+
+  /** `parse`, also returning the undo of the document's dynamic mapping additions (see prepareDocument). */
+  prepare(source: unknown, id: string, rawSource?: string): PreparedDoc {
+    return prepareDocument(this, source, id, rawSource);
   }
 
   /**
@@ -203,7 +213,10 @@ export class IndexMapping implements MappingView {
       for (const part of parts.slice(0, -1)) {
         // `"a.b": {…}` in a mapping means object a with child b
         let child = p.properties!.get(part);
-        if (!child) this.attach(p, part, (child = objectDef(join(p.path, part), {})));
+        if (!child) {
+          checkObjectDepth(join(p.path, part), this.depthLimit);
+          this.attach(p, part, (child = objectDef(join(p.path, part), {})));
+        }
         p = child;
       }
       const leaf = parts[parts.length - 1];
@@ -218,6 +231,7 @@ export class IndexMapping implements MappingView {
       if (properties === undefined && type === undefined && Object.keys(params).length === 0 && fields === undefined) {
         throw mapperParsing(`No type specified for field [${path.slice(path.lastIndexOf('.') + 1)}]`);
       }
+      checkObjectDepth(path, this.depthLimit); // before recursing into properties
       const def = objectDef(path, params);
       def.properties = new Map();
       if (properties) this.addPropertiesTo(def, properties as Record<string, unknown>);
