@@ -10,6 +10,7 @@ import { ensureNatsServer, startEmbeddedNats, type EmbeddedNats } from './embedd
 import type { NodeContext, NodeIdentity } from './nodeContext';
 import { Router } from './edge/router';
 import { startEdge, type Edge } from './edge/httpEdge';
+import { DEFAULT_MAX_CONTENT_LENGTH, parseByteSize } from './edge/httpBody';
 import { ShardClient } from './edge/shardClient';
 import { IdCodec } from './edge/ids';
 import { newSearchStats } from './edge/services';
@@ -171,6 +172,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       router,
       security: security.enabled ? security.gate : undefined,
       log,
+      maxContentLength: parseByteSize(settings.get('http.max_content_length', DEFAULT_MAX_CONTENT_LENGTH), 'http.max_content_length'),
     });
     stops.push(() => edge.close());
     log.info({ url: edge.url, security: security.enabled }, 'node started');
