@@ -71,19 +71,19 @@ describe('HTTP edge: bodies, parser errors and logs', () => {
     const r = await post(Buffer.alloc(1024 * 1024 + 1, 32));
     expect(r.status).toBe(413);
     expect(r.headers.get('connection')).toBe('close');
-    expect((await r.json()).error.type).toBe('content_too_long_exception');
+    expect(((await r.json()) as { error: { type: string } }).error.type).toBe('content_too_long_exception');
   });
 
   it('answers bodies that do not inflate with a 400, not a 500', async () => {
     const notGzip = await post(Buffer.from('{"plain":"json"}'), 'gzip');
-    expect([notGzip.status, (await notGzip.json()).error]).toEqual([
+    expect([notGzip.status, ((await notGzip.json()) as { error: unknown }).error]).toEqual([
       400,
       { root_cause: [{ type: 'decompression_exception', reason: 'Input is not in the GZIP format' }], type: 'decompression_exception', reason: 'Input is not in the GZIP format' },
     ]);
     const truncated = await post(gzipSync(Buffer.from('{"a":1}')).subarray(0, 12), 'gzip');
-    expect([truncated.status, (await truncated.json()).error.type]).toEqual([400, 'decompression_exception']);
+    expect([truncated.status, ((await truncated.json()) as { error: { type: string } }).error.type]).toEqual([400, 'decompression_exception']);
     const badDeflate = await post(Buffer.from([0x78, 0x9c, 0xff, 0xff, 0xff, 0x00]), 'deflate');
-    const e = (await badDeflate.json()).error;
+    const e = ((await badDeflate.json()) as { error: { type: string; reason: string; caused_by: { type: string } } }).error;
     expect([badDeflate.status, e.type, e.reason, e.caused_by.type]).toEqual([400, 'decompression_exception', 'decompression failure', 'data_format_exception']);
   });
 
