@@ -11,7 +11,7 @@ import type { NodeContext, NodeIdentity } from './nodeContext';
 import { Router } from './edge/router';
 import { startEdge, type Edge } from './edge/httpEdge';
 import { DEFAULT_MAX_CONTENT_LENGTH, parseByteSize } from './edge/httpBody';
-import { ShardClient } from './edge/shardClient';
+import { checkMaxPayload, ShardClient } from './edge/shardClient';
 import { IdCodec } from './edge/ids';
 import { newSearchStats } from './edge/services';
 import { ClusterState } from './cluster';
@@ -102,6 +102,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     }
     const nc: NatsConnection = await connect({ servers: natsUrl, name: 'es-node', maxReconnectAttempts: -1 });
     stops.push(() => nc.drain().catch(() => nc.close()));
+    checkMaxPayload(nc, log); // warns below the README's 8 MB
     await ensureStreams(nc, { eventMaxAgeMs: settings.num('events.retention_ms', 0) });
     const bus = new Bus(nc);
     const nf = nodeFile(dataDir);

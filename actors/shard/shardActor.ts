@@ -4,6 +4,7 @@ import { subjects } from '../../streams';
 import { asEsError, errorToWire, type EsErrorBody } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
+import { ChunkedResponder } from './replyChunks';
 import type { ShardStore } from './engine';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';
 
@@ -70,6 +71,8 @@ export class ShardActor {
   private sub?: Subscription;
   private timer?: NodeJS.Timeout;
   private readonly maxPayload: number;
+  /** Replies over `max_payload` go in parts (replyChunks.ts). */
+  private readonly replies: ChunkedResponder;
 
   constructor(
     readonly ref: ShardRef,
@@ -77,6 +80,7 @@ export class ShardActor {
     private readonly deps: { nc: NatsConnection; docLog: DocLogWriter; log: Logger; refreshIntervalMs: () => number },
   ) {
     this.maxPayload = deps.nc.info?.max_payload ?? 1024 * 1024;
+    this.replies = new ChunkedResponder(deps.nc, () => deps.nc.info?.max_payload ?? this.maxPayload);
   }
 
   start(): this {
@@ -108,19 +112,20 @@ export class ShardActor {
   async stop(): Promise<void> {
     clearTimeout(this.timer);
     if (this.sub && !this.sub.isClosed()) await this.sub.drain().catch(() => undefined);
+    await this.replies.stop();
   }
 
   private async dispatch(op: string, msg: Msg): Promise<void> {
     try {
       switch (op) {
         case 'write':
-          msg.respond(enc.encode(await this.deps.docLog.write(() => this.write(dec.decode(msg.data)))));
+          this.replies.respond(msg, enc.encode(await this.deps.docLog.write(() => this.write(dec.decode(msg.data)))));
           return;
         case 'query':
-          msg.respond(this.query(parseJson<QueryMessage>(dec.decode(msg.data))));
+          this.replies.respond(msg, this.query(parseJson<QueryMessage>(dec.decode(msg.data))));
           return;
         case 'fetch':
-          msg.respond(this.fetch(parseJson<FetchMessage>(dec.decode(msg.data))));
+          this.replies.respond(msg, this.fetch(parseJson<FetchMessage>(dec.decode(msg.data))));
           return;
         case 'get': {
           const { id } = parseJson<{ id: string }>(dec.decode(msg.data));
@@ -143,12 +148,16 @@ export class ShardActor {
     } catch (e) {
       const err = asEsError(e);
       if (err.status >= 500) this.deps.log.error({ err: e, shard: this.ref, op }, 'shard op failed');
-      msg.respond(enc.encode(JSON.stringify({ ok: false, error: errorToWire(err) })));
+      try {
+        this.replies.respond(msg, enc.encode(JSON.stringify({ ok: false, error: errorToWire(err) })));
+      } catch {
+        // the connection is gone: the requester fails on its own
+      }
     }
   }
 
   private ok(msg: Msg, result: unknown) {
-    msg.respond(enc.encode(stringify({ ok: true, result })));
+    this.replies.respond(msg, enc.encode(stringify({ ok: true, result })));
   }
 
   /**
