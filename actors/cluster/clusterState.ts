@@ -3,6 +3,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { DATA_STREAM, READ_MAX_BYTES, readStream, subjects } from '../../streams';
 import type { NodeContext } from '../nodeContext';
 import { EsError, indexNotFound } from '../wire/esErrors';
+import { parseJson, stringify } from '../wire/json';
 import { IndexMapping, ShardStore } from '../shard/engine';
 import type { LoggedOp } from '../shard/engine/types';
 import type { LoadedStore } from '../shard/engine/shardStore';
@@ -115,7 +116,7 @@ export class ClusterState {
   /** Applies one ES_DATA message during start-up; returns the number of ops in it. */
   private applyLogged(subject: string, data: Uint8Array): number {
     if (subject === subjects.dataMeta) {
-      this.applyMeta(JSON.parse(dec.decode(data)) as MetaEvent);
+      this.applyMeta(parseJson<MetaEvent>(dec.decode(data)));
       return 1;
     }
     // es.v1.data.shard.<uuid>.<n>
@@ -188,7 +189,8 @@ export class ClusterState {
 
   /** Call inside `docLog.write` (every metadata change is one write section). */
   private async appendMeta(e: MetaEvent): Promise<void> {
-    await this.docLog.append(subjects.dataMeta, enc.encode(JSON.stringify(e)), 1);
+    // stringify: mappings may carry 64-bit integers (`_meta`, parameters), which JSON.stringify refuses
+    await this.docLog.append(subjects.dataMeta, enc.encode(stringify(e)), 1);
   }
 
   /** PUT /<index> (and auto-create). */

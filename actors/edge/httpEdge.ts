@@ -112,6 +112,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
       send(res, method, e.status, e.body, e.headers, compat, false);
       return;
     }
+    // the client went away mid-request: nobody to answer, nothing went wrong here
+    if ((e as NodeJS.ErrnoException).code === 'ECONNRESET' && req.destroyed) return;
     const err = asEsError(e);
     if (!(e instanceof EsError) || err.status >= 500) {
       // never a raw scroll/PIT id or credential in a log line (issue 10 item 8)

@@ -118,7 +118,14 @@ const one = (q: unknown) => Object.entries(q as Doc)[0] as [string, unknown];
 const valueOf = (v: unknown) => (v && typeof v === 'object' && 'value' in (v as Doc) ? (v as Doc).value : v);
 
 function matches(q: Doc, r: ApiKeyRecord): boolean {
+  // a clause is an object with one query and an object body; anything else is ES's 400, not a TypeError
+  if (q === null || typeof q !== 'object' || Array.isArray(q) || Object.keys(q).length !== 1) {
+    throw new EsError('parsing_exception', 400, '[_na] query malformed, must start with start_object');
+  }
   const [kind, body] = one(q);
+  if (kind !== 'match_all' && (body === null || typeof body !== 'object' || Array.isArray(body) || (kind !== 'exists' && kind !== 'ids' && kind !== 'bool' && Object.keys(body).length === 0))) {
+    throw new EsError('parsing_exception', 400, `[${kind}] query malformed, no start_object after query name`);
+  }
   const b = body as Doc;
   switch (kind) {
     case 'match_all':
@@ -172,9 +179,11 @@ function matches(q: Doc, r: ApiKeyRecord): boolean {
 /** GET|POST /_security/_query/api_key over already-visible keys. */
 export function queryKeys(keys: ApiKeyRecord[], body: Doc): { total: number; count: number; api_keys: unknown[] } {
   const hits = body.query ? keys.filter((r) => matches(body.query as Doc, r)) : keys;
-  const sorts = (Array.isArray(body.sort) ? body.sort : body.sort ? [body.sort] : []).map((s) =>
-    typeof s === 'string' ? { f: s, desc: false } : { f: one(s)[0], desc: JSON.stringify(one(s)[1]).includes('desc') },
-  );
+  const sorts = (Array.isArray(body.sort) ? body.sort : body.sort ? [body.sort] : []).map((s) => {
+    if (typeof s === 'string') return { f: s, desc: false };
+    if (s === null || typeof s !== 'object' || Array.isArray(s) || !Object.keys(s).length) throw validationFailed(['malformed sort format']);
+    return { f: one(s)[0], desc: String(JSON.stringify(one(s)[1], (_k, v) => (typeof v === 'bigint' ? String(v) : v))).includes('desc') };
+  });
   if (sorts.length) {
     hits.sort((a, b) => {
       for (const s of sorts) {
@@ -187,6 +196,8 @@ export function queryKeys(keys: ApiKeyRecord[], body: Doc): { total: number; cou
   }
   const from = Number(body.from ?? 0);
   const size = Number(body.size ?? 10);
+  if (!Number.isSafeInteger(from) || from < 0) throw new EsError('illegal_argument_exception', 400, `[from] parameter cannot be negative, found [${String(body.from)}]`);
+  if (!Number.isSafeInteger(size) || size < 0) throw new EsError('illegal_argument_exception', 400, `[size] parameter cannot be negative, found [${String(body.size)}]`);
   const page = hits.slice(from, from + size);
   return {
     total: hits.length,

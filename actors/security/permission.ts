@@ -1,3 +1,4 @@
+import { EsError } from '../wire/esErrors';
 import type { RoleDescriptor } from './roleDescriptor';
 import { implies, patternCovers, patternsRegExp, resolvePrivilege, type PrivilegeDef } from './privileges';
 
@@ -64,7 +65,14 @@ export function indexNamesRegExp(patterns: string[]): RegExp {
       .join('');
   });
   if (!parts.length) return /(?!)/;
-  return new RegExp(`^(?:${parts.join('|')})$`);
+  try {
+    const re = new RegExp(`^(?:${parts.join('|')})$`);
+    re.test(''); // V8 compiles lazily: a pattern too large fails here, not at construction
+    return re;
+  } catch (e) {
+    // an invalid or oversized pattern from a request is the caller's 400, not a 500
+    throw new EsError('illegal_argument_exception', 400, `invalid pattern: ${(e as Error).message.slice(0, 200)}`);
+  }
 }
 
 /** Compiles role descriptors (already validated) into a permission. */

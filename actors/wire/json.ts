@@ -15,11 +15,12 @@ const LONG_DIGITS = /\d{16}/;
 export const MAX_NESTING_DEPTH = 1000;
 
 /**
- * Bound for JSON the node parses for itself (shard messages wrap a request's query a few levels
- * deeper than the body held it). Nothing the node parses is deeper, so no recursive walk over a
- * parsed value can exhaust the stack.
+ * Bound for JSON the node parses for itself: shard messages wrap a request a few levels deeper than
+ * its body held it, and shard replies nest deeper than the request (each level of sub-aggregations
+ * becomes `{buckets:[{…, sub:{…}}]}`). Bodies are bounded at 1,000, so nothing the node exchanges
+ * comes near this; it is a backstop, well within what the recursive lossless parser can take.
  */
-const INTERNAL_MAX_DEPTH = MAX_NESTING_DEPTH + 100;
+const INTERNAL_MAX_DEPTH = 4 * MAX_NESTING_DEPTH;
 
 /** JSON nested deeper than allowed: Jackson's StreamConstraintsException. */
 export class JsonDepthError extends SyntaxError {
@@ -78,7 +79,13 @@ export function parseJson<T = unknown>(text: string, maxDepth = INTERNAL_MAX_DEP
   checkDepth(text, maxDepth);
   // Fast path: without a run of 16 digits no number can be unsafe.
   if (!LONG_DIGITS.test(text)) return JSON.parse(text) as T;
-  return losslessParse(text, null, parseNumber) as T;
+  try {
+    return losslessParse(text, null, parseNumber) as T;
+  } catch (e) {
+    // the lossless parser recurses: on a stack already deep, report depth rather than crash
+    if (e instanceof RangeError) throw new JsonDepthError(maxDepth + 1, maxDepth, 0);
+    throw e;
+  }
 }
 
 function errorPosition(msg: string): number {

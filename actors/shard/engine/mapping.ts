@@ -213,6 +213,9 @@ export class IndexMapping implements MappingView {
       for (const part of parts.slice(0, -1)) {
         // `"a.b": {…}` in a mapping means object a with child b
         let child = p.properties!.get(part);
+        if (child && child.type !== 'object') {
+          throw new EsError('illegal_argument_exception', 400, `can't merge a non object mapping [${child.path}] with an object mapping`);
+        }
         if (!child) {
           checkObjectDepth(join(p.path, part), this.depthLimit);
           this.attach(p, part, (child = objectDef(join(p.path, part), {})));
@@ -220,7 +223,12 @@ export class IndexMapping implements MappingView {
         p = child;
       }
       const leaf = parts[parts.length - 1];
-      this.attach(p, leaf, this.buildDef(join(p.path, leaf), spec as Record<string, unknown>));
+      const def = this.buildDef(join(p.path, leaf), spec as Record<string, unknown>);
+      const existing = p.properties!.get(leaf); // `"a.b"` and then `"a"` name the same field twice
+      if (existing && (existing.type === 'object') !== (def.type === 'object')) {
+        throw new EsError('illegal_argument_exception', 400, `can't merge a non object mapping [${existing.type === 'object' ? def.path : existing.path}] with an object mapping`);
+      }
+      this.attach(p, leaf, def);
     }
   }
 
