@@ -1,4 +1,5 @@
 import { EsError } from '../../wire/esErrors';
+import { stringify } from '../../wire/json';
 import type { FieldType } from './types';
 import { DEFAULT_DATE_FORMAT, dateFormatter, type DateFormatter } from './dates';
 import { parseDocument, prepareDocument, type ParsedDoc, type PreparedDoc } from './docParser';
@@ -327,7 +328,7 @@ function checkMerge(cur: FieldDef, inc: FieldDef): void {
       throw new EsError('illegal_argument_exception', 400, `mapper [${existing.path}] cannot be changed from type [${existing.type}] to [${def.type}]`);
     }
     const changed = [...new Set([...Object.keys(existing.params), ...Object.keys(def.params)])]
-      .filter((k) => !MERGEABLE.has(k) && JSON.stringify(existing.params[k]) !== JSON.stringify(def.params[k]));
+      .filter((k) => !MERGEABLE.has(k) && stringify(existing.params[k]) !== stringify(def.params[k])); // 64-bit values too
     if (changed.length) {
       const k = changed[0];
       throw new EsError('illegal_argument_exception', 400,

@@ -80,6 +80,9 @@ describe('what the fuzz found (each was a 500)', () => {
     const idx = await call('PUT', '/bigmeta', '{"mappings":{"_meta":{"v":18446744073709551616},"properties":{"d":{"type":"date","format":"yyyy"}}}}');
     expect(idx.status).toBe(200);
     expect((await call('GET', '/bigmeta/_mapping')).text).toContain('18446744073709551616');
+    const twice = '{"properties":{"d2":{"type":"date","format":-9223372036854775809}}}';
+    expect((await call('PUT', '/bigmeta/_mapping', twice)).status).toBeLessThan(500);
+    expect((await call('PUT', '/bigmeta/_mapping', twice)).status).toBeLessThan(500); // compared with the existing field
     const cs = await call('PUT', '/_cluster/settings', '{"transient":{"search.max_open_scroll_context":9223372036854775808}}');
     expect([cs.status, cs.json.error.reason]).toEqual([400, 'Failed to parse value [9223372036854775808] for setting [search.max_open_scroll_context] must be <= 2147483647']);
     const ka = await call('PUT', '/_cluster/settings', { persistent: { 'search.max_keep_alive': 5 } });
