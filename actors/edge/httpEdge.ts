@@ -114,7 +114,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
     }
     // the client went away mid-request: nobody to answer, nothing went wrong here
     if ((e as NodeJS.ErrnoException).code === 'ECONNRESET' && req.destroyed) return;
-    const err = asEsError(e);
+    const err = natsUnavailable(e) ?? asEsError(e);
     if (!(e instanceof EsError) || err.status >= 500) {
       // never a raw scroll/PIT id or credential in a log line (issue 10 item 8)
       const secrets = [...secretsOf(uri), ...bodySecrets(esReq)].sort((a, b) => b.length - a.length);
@@ -203,4 +203,18 @@ function answerClientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, 
     `HTTP/1.1 ${e.status} ${reason}\r\nx-elastic-product: Elasticsearch\r\ncontent-type: application/json\r\n` +
       `content-length: ${body.length}\r\nconnection: close\r\n\r\n${body.toString()}`,
   );
+}
+
+/** Errors of the NATS client itself (a request or a JetStream append that got no answer, a closed connection). */
+const NATS_ERRORS = new Set(['TimeoutError', 'ConnectionError', 'ClosedConnectionError', 'DrainingConnectionError', 'RequestError', 'NoResponders']);
+
+/**
+ * The node lost its NATS connection (or JetStream did not answer): ES's 503 for a node cut off from
+ * its cluster (the no-master block), instead of a 500 `exception`.
+ */
+function natsUnavailable(e: unknown): EsError | undefined {
+  if (!(e instanceof Error) || e instanceof EsError) return undefined;
+  const names = [e.name, (e.cause as Error | undefined)?.name];
+  if (!names.some((n) => n !== undefined && NATS_ERRORS.has(n))) return undefined;
+  return new EsError('cluster_block_exception', 503, 'blocked by: [SERVICE_UNAVAILABLE/2/no master];');
 }

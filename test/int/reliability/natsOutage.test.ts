@@ -64,6 +64,9 @@ it('answers 503 at once while NATS is down, and serves again once it is back', a
     expect(ms).toBeLessThan(2_000); // was: 60 s
     if (res.status === 503) expect(res.json.error.root_cause[0].type).toBe('no_shard_available_action_exception');
   }
+  // what needs a JetStream append (here: creating an index) waits for JetStream's own timeout, then ES's 503
+  const [create, createMs] = await timed(() => raw(t, 'PUT', '/later', {}));
+  expect([create.status, create.json.error.type, createMs < 20_000]).toEqual([503, 'cluster_block_exception', true]);
   // broadcast APIs report the shards they could not reach
   const [refresh, ms] = await timed(() => raw(t, 'POST', '/o/_refresh'));
   expect([refresh.status, refresh.json._shards.failed, ms < 2_000]).toEqual([200, 2, true]);
