@@ -154,7 +154,7 @@ async function main(): Promise<number> {
     if (values.replay !== undefined) {
       const c = caseAt(seed, num('replay'), fixtures);
       console.log(c.kind === 'raw' ? c.bytes.toString('latin1') : { ...c, body: c.body?.toString('utf8', 0, 5000) });
-      const rep = await runFuzz({ url, seed, requests: 1, concurrency: 1, timeoutMs: num('timeout'), maxSeconds: 60, fixtures, labels: [c.label] });
+      const rep = await runFuzz({ url, seed, first: num('replay'), requests: 1, concurrency: 1, timeoutMs: num('timeout'), maxSeconds: 60, fixtures });
       console.log(formatReport(rep));
       return rep.fiveXX || rep.hangs ? 1 : 0;
     }

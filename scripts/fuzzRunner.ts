@@ -124,6 +124,8 @@ export interface RunOptions {
   onProgress?: (sent: number, report: RunReport) => void;
   /** Only cases whose label is listed (all when absent). */
   labels?: string[];
+  /** Index of the first case (default 0): cases `first .. first + requests - 1`. */
+  first?: number;
 }
 
 /** Runs cases 0..requests-1 of the seed against the node at `url`. */
@@ -132,11 +134,12 @@ export async function runFuzz(o: RunOptions): Promise<RunReport> {
   const agent = new Agent({ keepAlive: true, maxSockets: o.concurrency });
   const started = Date.now();
   const report: RunReport = { seed: o.seed, sent: 0, byStatus: {}, byLabel: {}, fiveXX: 0, hangs: 0, findings: [], seconds: 0 };
-  let next = 0;
+  const first = o.first ?? 0;
+  let next = first;
   const worker = async () => {
     for (;;) {
       const i = next++;
-      if (i >= o.requests || Date.now() - started > o.maxSeconds * 1000) return;
+      if (i >= first + o.requests || Date.now() - started > o.maxSeconds * 1000) return;
       const c = caseAt(o.seed, i, o.fixtures);
       if (o.labels && !o.labels.includes(c.label)) continue;
       const r = c.kind === 'raw' ? await sendRaw(port, c, o.timeoutMs) : await sendHttp(o.url, c, o.timeoutMs, agent);

@@ -89,7 +89,7 @@ export function applySettings(base: IndexSettings, changes: Record<string, strin
 export const defaultIndexSettings = (): IndexSettings => ({ ...DEFAULTS, raw: {} });
 
 /** Names the rendered `index` object holds itself. */
-const RENDERED = ['number_of_shards', 'provided_name', 'creation_date', 'number_of_replicas', 'uuid', 'version'];
+const RENDERED = ['number_of_shards', 'provided_name', 'creation_date', 'number_of_replicas', 'uuid', 'version', 'max_result_window', 'max_slices_per_scroll', 'refresh_interval'];
 
 /** `index.a.b` next to `index.a` (either way round) has no place in the nested view: refused, not a 500 later. */
 function conflicts(key: string, raw: Record<string, string>): boolean {
