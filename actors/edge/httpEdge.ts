@@ -176,7 +176,9 @@ function bodySecrets(req: EsRequest | undefined): string[] {
 
 /** Node's HTTP parser errors in ES's shape (ES answers Netty decoder failures with 400). */
 function answerClientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
+  // as Node's own handler: nothing can be written while another response is under way on the socket
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
     socket.destroy();
     return;
   }
