@@ -121,3 +121,21 @@ describe('what the fuzz found (each was a 500)', () => {
     expect(long.status).toBeLessThan(500);
   });
 });
+
+describe('numbers above 2^53 in shard replies (fuzz, seed 5)', () => {
+  it('metric aggregations over longs near 2^63 answer on one and on several shards', async () => {
+    for (const shards of [1, 2]) {
+      const index = `huge${shards}`;
+      expect((await call('PUT', `/${index}`, { settings: { number_of_shards: shards }, mappings: { properties: { n: { type: 'long' }, k: { type: 'keyword' } } } })).status).toBe(200);
+      const lines = ['9223372036854775807', '9223372036854775000', '9007199254740993', '5'].map((n, i) => `{"index":{"_id":"${i}"}}\n{"n":${n},"k":"k${i % 2}"}\n`).join('');
+      expect((await call('POST', `/${index}/_bulk?refresh=true`, lines)).json.errors).toBe(false);
+      const metrics = { mx: { max: { field: 'n' } }, mn: { min: { field: 'n' } }, s: { sum: { field: 'n' } }, a: { avg: { field: 'n' } } };
+      const res = await call('POST', `/${index}/_search`, { size: 0, aggs: { ...metrics, t: { terms: { field: 'k' }, aggs: metrics }, tn: { terms: { field: 'n' } } } });
+      expect([shards, res.status]).toEqual([shards, 200]);
+      expect(Number(res.json.aggregations.mx.value)).toBeCloseTo(9.223372036854776e18, -5);
+      expect(res.json.aggregations.mn.value).toBe(5);
+      expect(res.json.aggregations.t.buckets).toHaveLength(2);
+      expect(res.text).toContain('"key":9223372036854775807'); // long keys stay exact
+    }
+  });
+});
