@@ -1,8 +1,8 @@
 import { EsError } from '../../wire/esErrors';
-import { JsonDepthError, MAX_NESTING_DEPTH, nestingOverflow } from '../../wire/json';
 import type { FieldType } from './types';
 import { DEFAULT_DATE_FORMAT, dateFormatter, type Instant } from './dates';
 import { analyze } from './analysis';
+import { checkNesting, checkTermLength, MAX_TERM_BYTES } from './docLimits';
 import { checkObjectDepth, leafDef, mapperParsing, objectDef, type Dynamic, type FieldDef, type MappingView } from './fieldDef';
 
 /**
@@ -33,9 +33,6 @@ const LIMITS: Partial<Record<FieldType, [bigint, bigint, string]>> = {
 };
 
 const MAX_NANOS = 2n ** 63n - 1n;
-
-/** Lucene's `IndexWriter.MAX_TERM_LENGTH`: the longest term, in UTF-8 bytes. */
-export const MAX_TERM_BYTES = 32766;
 
 class Ctx {
   readonly out = new Map<string, ParsedField>();
@@ -93,25 +90,6 @@ export function prepareDocument(m: MappingView, source: unknown, id: string, raw
 
 function undoAll(undo: Array<() => void>): void {
   for (let i = undo.length - 1; i >= 0; i--) undo[i]();
-}
-
-/** A document deeper than the JSON parser allows (ES: Jackson's nesting limit while parsing it). */
-function checkNesting(raw: string): void {
-  const at = nestingOverflow(raw, MAX_NESTING_DEPTH);
-  if (at < 0) return;
-  const e = new JsonDepthError(MAX_NESTING_DEPTH + 1, MAX_NESTING_DEPTH, at);
-  const [line, col] = lineCol(raw, at);
-  throw mapperParsing('failed to parse', new EsError('x_content_parse_exception', 400, `[${line}:${col}] ${e.message}`, { meta: { line, col } }));
-}
-
-function lineCol(text: string, pos: number): [number, number] {
-  let line = 1;
-  let start = 0;
-  for (let i = text.indexOf('\n'); i >= 0 && i < pos; i = text.indexOf('\n', i + 1)) {
-    line++;
-    start = i + 1;
-  }
-  return [line, pos - start + 1];
 }
 
 function walkObject(ctx: Ctx, obj: FieldDef, value: Record<string, unknown>, dyn: Dynamic, isRoot = false): void {
@@ -235,21 +213,6 @@ function convert(ctx: Ctx, def: FieldDef, v: unknown): FieldValue | undefined {
   } catch (e) {
     throw failedToParse(ctx, def, preview(v), e instanceof EsError ? e : new EsError('illegal_argument_exception', 400, (e as Error).message));
   }
-}
-
-/** Lucene refuses a term over 32,766 UTF-8 bytes; ES reports its message (IndexingChain). */
-function checkTermLength(def: FieldDef, s: string): void {
-  const bytes = Buffer.from(s, 'utf8');
-  if (bytes.length <= MAX_TERM_BYTES) return;
-  const prefix = [...bytes.subarray(0, 30)].map((b) => (b > 127 ? b - 256 : b)).join(', ');
-  const original = `bytes can be at most ${MAX_TERM_BYTES} in length; got ${bytes.length}`;
-  throw new EsError(
-    'illegal_argument_exception',
-    400,
-    `Document contains at least one immense term in field="${def.path}" (whose UTF8 encoding is longer than the max length ${MAX_TERM_BYTES}), ` +
-      `all of which were skipped.  Please correct the analyzer to not produce such terms.  The prefix of the first immense term is: '[${prefix}]...', original message: ${original}`,
-    { causedBy: new EsError('max_bytes_length_exceeded_exception', 400, original) },
-  );
 }
 
 function toBoolean(v: unknown): number {
