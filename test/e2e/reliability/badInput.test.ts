@@ -139,3 +139,32 @@ describe('numbers above 2^53 in shard replies (fuzz, seed 5)', () => {
     }
   });
 });
+
+describe('a document with a single 8 MiB token (item 9)', () => {
+  it('is refused alone in a keyword field; its neighbours stay intact, also after a restart', async () => {
+    expect((await call('PUT', '/tok', { mappings: { properties: { k: { type: 'keyword' }, t: { type: 'text' } } } })).status).toBe(200);
+    const huge = 'x'.repeat(8 * 1024 * 1024);
+    const body = [
+      ['a', { t: 'first doc', k: 'a' }],
+      ['bad', { t: 'bad doc', k: huge }],
+      ['b', { t: 'second doc', k: 'b' }],
+      ['text', { t: huge }],
+      ['c', { t: 'third doc', k: 'c' }],
+    ].map(([id, doc]) => `{"index":{"_id":"${id}"}}\n${JSON.stringify(doc)}\n`).join('');
+    const bulk = await call('POST', '/tok/_bulk?refresh=true', body);
+    expect(bulk.status).toBe(200);
+    expect(bulk.json.items.map((i: { index: { status: number } }) => i.index.status)).toEqual([201, 400, 201, 201, 201]);
+    expect(bulk.json.items[1].index.error.type).toBe('illegal_argument_exception');
+    expect(bulk.json.items[1].index.error.caused_by).toEqual({ type: 'max_bytes_length_exceeded_exception', reason: 'bytes can be at most 32766 in length; got 8388608' });
+    const check = async () => {
+      for (const id of ['a', 'b', 'c']) expect((await call('GET', `/tok/_doc/${id}`)).json._source.k).toBe(id);
+      expect((await call('GET', '/tok/_doc/bad')).status).toBe(404);
+      const hits = (await call('POST', '/tok/_search', { query: { match: { t: 'doc' } }, _source: false })).json.hits.hits.map((h: { _id: string }) => h._id).sort();
+      expect(hits).toEqual(['a', 'b', 'c']);
+      expect((await call('POST', '/tok/_search', { query: { match: { t: 'x'.repeat(255) } }, _source: false })).json.hits.hits.map((h: { _id: string }) => h._id)).toEqual(['text']);
+    };
+    await check();
+    await t.restart(); // snapshot on clean shutdown, then start from it
+    await check();
+  });
+});
