@@ -139,6 +139,16 @@ describe('npm run cluster -- --nodes 2', () => {
     expect(envs.map((e) => e.ELASTIC_PASSWORD)).toEqual([password, password]);
   });
 
+  it('connects each node to the first server of its NATS_URL', () => {
+    const established = spawnSync('ss', ['-tnpH'], { encoding: 'utf8' }).stdout.split('\n');
+    for (const c of children.filter((x) => x.args.includes('scripts/start.ts'))) {
+      const [first, ...others] = environ(c.pid).NATS_URL.split(',').map((u: string) => new URL(u).port);
+      const peers = established.filter((l) => l.includes(`pid=${c.pid},`)).map((l) => l.trim().split(/\s+/)[4]?.split(':').pop());
+      expect(peers).toContain(first);
+      for (const o of others) expect(peers).not.toContain(o);
+    }
+  });
+
   it('has nodes that answer with one cluster uuid and see each other', async () => {
     const infos = await Promise.all([0, 1].map((i) => get(`${url(i)}/`, password)));
     expect(infos.map((r) => r.status)).toEqual([200, 200]);
