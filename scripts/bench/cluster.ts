@@ -8,7 +8,8 @@
  *   comes from two child loaders (each half the documents): on `one` and `r3` both send to the one
  *   node, on `two` each sends to its own node, so the client side costs the same everywhere.
  * - search rate (`match` top 10, an index of 3 shards with 1 replica): `two` / `one`, again from two
- *   child loaders with 8 connections each.
+ *   child loaders with 8 connections each; with the CPU time the deployment's processes (nodes and
+ *   nats-servers, from /proc) spent per search, which tells a slower cluster from a starved one.
  * - failover on `two`: an index of 1 shard and 1 replica; the node holding the primary is killed with
  *   SIGKILL while writers keep writing through the other node; the figure is the time from the kill to
  *   the first acknowledged write sent after it (nodes leave after `cluster.node_timeout_ms`, 5 s).
@@ -42,13 +43,19 @@ async function ingest(d: Deployment, index: string, from: number, docs: number):
   return (docs / Math.max(...got.map((g) => g.ms))) * 1000;
 }
 
-/** Search requests/s from two loaders of 8 connections, to the first two nodes (or twice the one node). */
-async function searchRate(d: Deployment, index: string, seconds: number): Promise<number> {
+/**
+ * Search requests/s from two loaders of 8 connections, to the first two nodes (or twice the one
+ * node), and the CPU ms its nodes and nats-servers spent per search meanwhile.
+ */
+async function searchRate(d: Deployment, index: string, seconds: number): Promise<{ rate: number; cpuPerReq: number }> {
   const targets = [d.nodes[0], d.nodes[1] ?? d.nodes[0]];
+  const cpu0 = d.cpuMs();
   const got = await Promise.all(targets.map((n) => httpRate(portOf(n.url), { method: 'POST', path: `/${index}/_search`, body: QUERY, seconds, conc: 8 })));
+  const cpu = d.cpuMs() - cpu0;
   const bad = got.reduce((a, g) => a + g.bad, 0);
   if (bad) throw new Error(`${d.name}: ${bad} searches did not answer 200`);
-  return got.reduce((a, g) => a + g.n, 0) / (Math.max(...got.map((g) => g.ms)) / 1000);
+  const n = got.reduce((a, g) => a + g.n, 0);
+  return { rate: n / (Math.max(...got.map((g) => g.ms)) / 1000), cpuPerReq: cpu / n };
 }
 
 interface Failover {
@@ -56,8 +63,8 @@ interface Failover {
   ms: number;
   /** Writes sent after the kill that failed before that first acknowledgement. */
   failed: number;
-  /** Writes in flight at the kill: how long the slowest took to end (capped), and how many failed. */
-  inFlight: { n: number; failed: number; slowestMs: number };
+  /** Writes in flight at the kill: how many were acknowledged, failed, or still unanswered after 30 s; the slowest's time. */
+  inFlight: { n: number; acked: number; failed: number; unanswered: number; slowestMs: number };
 }
 
 /**
@@ -136,7 +143,13 @@ async function failover(d: Deployment, index: string, note: (l: string) => void)
     ms: firstAck - killedAt,
     failed,
     // Infinity: one was still running when the follow-up ended (30 s).
-    inFlight: { n: inFlight.length, failed: ended.filter((e) => e === 'cap' || !e.ok).length, slowestMs: Math.max(0, ...ended.map((e) => (e === 'cap' ? Infinity : e.ms))) },
+    inFlight: {
+      n: inFlight.length,
+      acked: ended.filter((e) => e !== 'cap' && e.ok).length,
+      failed: ended.filter((e) => e !== 'cap' && !e.ok).length,
+      unanswered: ended.filter((e) => e === 'cap').length,
+      slowestMs: Math.max(0, ...ended.map((e) => (e === 'cap' ? Infinity : e.ms))),
+    },
   };
   // Back to two nodes for the next round.
   await victim.start();
@@ -198,16 +211,25 @@ export async function run(o: BenchOptions): Promise<Row[]> {
     await two.health('green', 2, 180);
     const seconds = o.quick ? 3 : 5;
     const search: Record<'one' | 'two', number[]> = { one: [], two: [] };
+    const cpu: Record<'one' | 'two', number[]> = { one: [], two: [] };
     o.note(`cluster: search rate, ${o.rounds} interleaved rounds of ${seconds} s ...`);
     await searchRate(one, 'search', 1); // warm-up
     await searchRate(two, 'search', 1);
     for (let r = 0; r < o.rounds; r++) {
-      for (const name of r % 2 ? (['two', 'one'] as const) : (['one', 'two'] as const)) search[name].push(await searchRate(name === 'one' ? one : two, 'search', seconds));
+      for (const name of r % 2 ? (['two', 'one'] as const) : (['one', 'two'] as const)) {
+        const got = await searchRate(name === 'one' ? one : two, 'search', seconds);
+        search[name].push(got.rate);
+        cpu[name].push(got.cpuPerReq);
+      }
     }
     rows.push(
       row(S, 'search rate, match top-10, 1 node (2 loaders x 8 connections)', median(search.one), 'req/s'),
       row(S, 'search rate, 2 nodes serving (one loader per node)', median(search.two), 'req/s'),
       row(S, 'search rate 2 nodes / 1 node', pairedRatio(search.two, search.one), 'ratio', { min: 1.25 }),
+      row(S, 'CPU per search (nodes + nats-servers), 1 node', median(cpu.one), 'ms'),
+      row(S, 'CPU per search (nodes + nats-servers), 2 nodes', median(cpu.two), 'ms'),
+      row(S, 'CPU used by the deployment while searching, 1 node', (median(cpu.one) * median(search.one)) / 1000, 'cores'),
+      row(S, 'CPU used by the deployment while searching, 2 nodes', (median(cpu.two) * median(search.two)) / 1000, 'cores'),
     );
     await one.stop();
     deps.splice(deps.indexOf(one), 1);
@@ -221,7 +243,12 @@ export async function run(o: BenchOptions): Promise<Row[]> {
     rows.push(
       row(S, `failover: primary's node SIGKILLed -> first acknowledged write sent after it (median of ${fo.length}; node_timeout_ms 5000)`, median(fo.map((f) => f.ms)), 'ms'),
       row(S, 'failover: writes sent after the kill that failed before that (one every 25 ms, median)', median(fo.map((f) => f.failed)), 'requests'),
-      row(S, `failover: writes in flight at the kill (${fo.map((f) => `${f.inFlight.n} sent, ${f.inFlight.failed} failed`).join('; ')}): the slowest ended after`, Number.isFinite(slowest) ? slowest : 30_000, Number.isFinite(slowest) ? 'ms' : 'ms (≥, cut)'),
+      row(
+        S,
+        `failover: writes in flight at the kill (${fo.map((f) => `${f.inFlight.n}: ${f.inFlight.acked} acknowledged, ${f.inFlight.failed} failed, ${f.inFlight.unanswered} unanswered after 30 s`).join('; ')}): the slowest took`,
+        Number.isFinite(slowest) ? slowest : 30_000,
+        Number.isFinite(slowest) ? 'ms' : 'ms (≥, cut)',
+      ),
     );
   } catch (e) {
     for (const r of rows) o.note(`measured before the failure: ${r.metric} = ${r.value} ${r.unit}`);

@@ -4,7 +4,7 @@
  * `npm run cluster` run them) with a given `cluster.stream_replicas`, security off, in a temp folder.
  * Nodes are real processes so that two of them use two cores and one can be killed with SIGKILL.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, fstatSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -33,6 +33,8 @@ export interface Deployment {
   name: string;
   nats: NatsCluster;
   nodes: BenchNode[];
+  /** CPU time used so far by its node processes and nats-servers (user + system, ms; Linux /proc). */
+  cpuMs(): number;
   /** Health through the first live node, waiting for `nodes` nodes and `status`. */
   health(status: 'green' | 'yellow', nodes?: number, timeoutS?: number): Promise<void>;
   stop(): Promise<void>;
@@ -45,6 +47,21 @@ function nodeEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     if (!/^(NATS_URL|DATA_DIR|CONFIG|CONFIG_DIR|PORT|HOST|ELASTIC_PASSWORD|NODE_NAME|CLUSTER_NAME|LOG_LEVEL|ES_SETTING_.*)$/.test(k)) env[k] = v;
   }
   return { ...env, ...extra };
+}
+
+/** Clock ticks per second of /proc/<pid>/stat times. */
+let ticks: number | undefined;
+/** CPU ms (user + system) a process has used, from /proc; 0 when it is gone or there is no /proc. */
+function cpuOf(pid: number | undefined): number {
+  if (!pid) return 0;
+  ticks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from 3 (state) on
+    return ((Number(f[11]) + Number(f[12])) / ticks) * 1000; // utime (14), stime (15)
+  } catch {
+    return 0;
+  }
 }
 
 const exited = (p: ChildProcess) => (p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => p.once('exit', () => r())));
@@ -89,6 +106,7 @@ export async function startDeployment(o: { root: string; name: string; nodes: nu
       name: o.name,
       nats,
       nodes,
+      cpuMs: () => [...nodes.map((n) => n.proc?.pid), ...nats!.servers.map((sv) => sv.proc.pid)].reduce<number>((a, pid) => a + cpuOf(pid), 0),
       async health(status, want = nodes.length, timeoutS = 120) {
         const end = Date.now() + timeoutS * 1000;
         for (;;) {
