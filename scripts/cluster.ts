@@ -112,7 +112,14 @@ function natsServersOn(dir: string): number[] {
 // ---- state and orderly stop ----
 mkdirSync(opts.dir, { recursive: true });
 const markerPath = join(opts.dir, 'cluster.json');
-const marker = existsSync(markerPath) ? (JSON.parse(readFileSync(markerPath, 'utf8')) as { elasticPasswordStored?: boolean }) : {};
+/** What earlier runs left to know (no secret): whether elastic's password is already in the log. */
+const marker = ((): { elasticPasswordStored?: boolean } => {
+  try {
+    return JSON.parse(readFileSync(markerPath, 'utf8')) as { elasticPasswordStored?: boolean };
+  } catch {
+    return {}; // absent or damaged: as on a first start (a stored password is then detected at the first request)
+  }
+})();
 let nats: NatsCluster | undefined;
 /** The NATS cluster while it starts (a stop then waits for it, so its servers are not left behind). */
 let natsStarting: Promise<NatsCluster> | undefined;
