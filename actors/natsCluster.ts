@@ -49,7 +49,16 @@ function exited(p: ChildProcess): Promise<void> {
  * (each with its own `server_name`, client port, cluster port and store under `dir`). Resolves once
  * JetStream answers (a meta leader is elected). Debian's nats-server 2.9.10 does this.
  */
-export async function startNatsCluster(opts: { servers?: number; dir: string; clientPorts?: number[]; name?: string }): Promise<NatsCluster> {
+export async function startNatsCluster(opts: {
+  servers?: number;
+  dir: string;
+  clientPorts?: number[];
+  name?: string;
+  /** Each server in its own process group, so a Ctrl-C to the caller's group does not stop it first (`npm run cluster`). */
+  detached?: boolean;
+  /** Each server logs to `<dir>/<name>/nats-server.log` (default: no log). */
+  logFiles?: boolean;
+}): Promise<NatsCluster> {
   const n = opts.servers ?? 3;
   const dir = resolve(opts.dir);
   const ports = await Promise.all(Array.from({ length: n }, (_, i) => (opts.clientPorts?.[i] ? Promise.resolve(opts.clientPorts[i]) : freePort())));
@@ -68,6 +77,7 @@ export async function startNatsCluster(opts: { servers?: number; dir: string; cl
         `server_name: "${name}"`,
         `listen: "127.0.0.1:${ports[i]}"`,
         `max_payload: ${MAX_PAYLOAD}`,
+        ...(opts.logFiles ? [`log_file: "${join(sdir, 'nats-server.log')}"`, 'logfile_size_limit: 10MB'] : []),
         'jetstream {',
         `  store_dir: "${join(sdir, 'jetstream')}"`,
         '}',
@@ -87,7 +97,7 @@ export async function startNatsCluster(opts: { servers?: number; dir: string; cl
       port: ports[i],
       clusterPort: cports[i],
       dir: sdir,
-      proc: spawn(bin, ['-c', conf], { stdio: 'ignore' }),
+      proc: spawn(bin, ['-c', conf], { stdio: 'ignore', detached: opts.detached ?? false }),
       async kill(hard = false) {
         const p = s.proc;
         p.kill(hard ? 'SIGKILL' : 'SIGTERM');
@@ -95,13 +105,19 @@ export async function startNatsCluster(opts: { servers?: number; dir: string; cl
       },
       async restart() {
         await s.kill();
-        s.proc = spawn(bin, ['-c', conf], { stdio: 'ignore' });
+        s.proc = spawn(bin, ['-c', conf], { stdio: 'ignore', detached: opts.detached ?? false });
         await waitForJetStream(s.url, 30_000);
       },
     };
     servers.push(s);
   }
-  await waitForJetStream(servers.map((s) => s.url).join(','), 30_000);
+  try {
+    await waitForJetStream(servers.map((s) => s.url).join(','), 30_000);
+  } catch (e) {
+    // Do not leave servers running behind a failed start.
+    await Promise.all(servers.map((s) => s.kill(true)));
+    throw e;
+  }
   return {
     servers,
     url: servers.map((s) => s.url).join(','),

@@ -114,9 +114,10 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       natsUrl = nats.url;
       log.info({ url: natsUrl }, 'embedded nats-server started');
     }
-    // NATS_URL may list several servers of a NATS cluster (comma-separated).
+    // NATS_URL may list several servers of a NATS cluster (comma-separated), in order of preference:
+    // the client shuffles them unless told not to (a node on a machine lists its local server first).
     const servers = natsUrl.split(',').map((u) => u.trim()).filter(Boolean);
-    const nc: NatsConnection = await connect({ servers, name: 'es-node', maxReconnectAttempts: -1 });
+    const nc: NatsConnection = await connect({ servers, name: 'es-node', maxReconnectAttempts: -1, noRandomize: true });
     stops.push(() => nc.drain().catch(() => nc.close()));
     checkMaxPayload(nc, log); // warns below the README's 8 MB
     const replicas = settings.get<number | undefined>('cluster.stream_replicas', undefined);

@@ -129,9 +129,9 @@ function ndjson(index, from, n, rand) {
 }
 
 const modes = {
-  /** Bulk-loads `docs` documents in NDJSON batches of `batch`, `conc` batches in flight. */
+  /** Bulk-loads `docs` documents (ids from `from`) in NDJSON batches of `batch`, `conc` batches in flight. */
   async bulk() {
-    const { index, docs, batch = 5000, conc = 2, seed = 42, refresh } = cfg;
+    const { index, docs, batch = 5000, conc = 2, seed = 42, refresh, from = 0 } = cfg;
     const rand = rng(seed);
     const batches = Math.ceil(docs / batch);
     // Bodies are generated one ahead of sending (in order, one generator): generation is not timed
@@ -140,7 +140,7 @@ const modes = {
     let errors = 0;
     const t0 = now();
     await pool(batches, conc, async (b) => {
-      const body = ndjson(index, b * batch, Math.min(batch, docs - b * batch), rand);
+      const body = ndjson(index, from + b * batch, Math.min(batch, docs - b * batch), rand);
       bytes += Buffer.byteLength(body);
       const res = await request('POST', '/_bulk', body, cfg.auth, 'application/x-ndjson');
       if (res.status !== 200) fail('bulk', res);

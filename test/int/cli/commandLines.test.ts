@@ -46,6 +46,7 @@ describe('--help and -h', () => {
     ['snapshotBench', ['--help']],
     ['securityBench', ['--help']],
     ['securitySearchBench', ['-h']],
+    ['cluster', ['--help']],
   ];
   let results: CliResult[];
   beforeAll(async () => {
@@ -91,6 +92,10 @@ describe('bad command lines exit 64 with the usage', () => {
     ['start', ['now'], /unexpected argument \[now\]/],
     ['benchReplay', ['--windows', '3'], /Unknown option '--windows'/],
     ['snapshotBench', ['lots'], /N must be a number/],
+    ['cluster', ['--nodes', '0'], /--nodes must be a whole number from 1 to 9, got \[0\]/],
+    ['cluster', ['--port', '65535'], /--port must be a port number with room for 3 nodes/],
+    ['cluster', ['--node', '2'], /Unknown option '--node'/],
+    ['cluster', ['now'], /unexpected argument \[now\]/],
   ];
   let results: CliResult[];
   beforeAll(async () => {
