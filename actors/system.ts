@@ -115,7 +115,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     }
     // NATS_URL may list several servers of a NATS cluster (comma-separated).
     const servers = natsUrl.split(',').map((u) => u.trim()).filter(Boolean);
-    const nc: NatsConnection = await connect({ servers, name: 'es-node', maxReconnectAttempts: -1 });
+    const nc: NatsConnection = await connect({ servers, name: 'es-node', maxReconnectAttempts: -1, reconnectTimeWait: 250 });
     stops.push(() => nc.drain().catch(() => nc.close()));
     const replicas = settings.get<number | undefined>('cluster.stream_replicas', undefined);
     await ensureStreams(nc, { eventMaxAgeMs: settings.num('events.retention_ms', 0), replicas: replicas === undefined ? undefined : Number(replicas) });
@@ -150,7 +150,6 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     const membership = new Membership(nc, record, log, {
       heartbeatMs: settings.num('cluster.heartbeat_interval_ms', 1_000),
       nodeTimeoutMs: settings.num('cluster.node_timeout_ms', 5_000),
-      replicas: Number(replicas ?? 1),
     });
     cluster.remoteCopyStarted = (id, uuid, n) => membership.record(id)?.copies[`${uuid}/${n}`] === 'started';
     membership.onChange(() => cluster.notify());

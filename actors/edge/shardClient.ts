@@ -13,8 +13,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Nobody answers the subject (no started copy / no primary right now). */
 class NoCopy extends Error {}
 
+const isTimeout = (e: unknown) => (e as { name?: string })?.name === 'TimeoutError' || /timeout/i.test((e as Error)?.message ?? '');
+
 export interface ShardClientOptions {
-  /** Per-request reply timeout. */
+  /**
+   * Per-attempt reply timeout. A copy that dies with a request in hand never answers: the request
+   * is asked again (a write then reaches the new primary; writes carry their ids, so a write that
+   * did land is applied again as an update of the same document, as ES's retry on a new primary).
+   */
   timeoutMs?: number;
   /**
    * How long a request waits for a copy to appear (a primary being elected, a copy recovering)
@@ -37,7 +43,7 @@ export class ShardClient {
 
   constructor(private readonly nc: NatsConnection, opts: ShardClientOptions | number = {}) {
     const o = typeof opts === 'number' ? { timeoutMs: opts } : opts;
-    this.timeoutMs = o.timeoutMs ?? 60_000;
+    this.timeoutMs = o.timeoutMs ?? 15_000;
     this.writeWaitMs = o.writeWaitMs ?? 60_000;
     this.readWaitMs = o.readWaitMs ?? 5_000;
   }
@@ -70,6 +76,7 @@ export class ShardClient {
     const deadline = Date.now() + waitMs;
     const subject = this.subjectOf(ref, op, opts.node);
     let delay = 20;
+    let timeouts = 0;
     for (;;) {
       try {
         return await this.once(subject, payload, this.timeoutMs);
@@ -79,6 +86,9 @@ export class ShardClient {
           delay = Math.min(delay * 2, 500);
           continue;
         }
+        // No answer in time: the copy may have died holding it. Ask again (writes until their
+        // wait is over, reads once).
+        if (isTimeout(e) && (op === 'write' ? Date.now() < deadline : timeouts++ < 1)) continue;
         if (e instanceof NoCopy) {
           throw PRIMARY_OPS.has(op)
             ? shardUnavailable(ref, `primary shard is not active Timeout: [${Math.round(waitMs / 1000)}s]`)
