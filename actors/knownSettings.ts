@@ -47,6 +47,8 @@ export const NODE_SETTINGS: Readonly<Record<string, SettingDef>> = {
   'xpack.security.authc.password_hashing.algorithm': str,
   'xpack.security.authc.service_token_hashing.algorithm': str,
   'console.feed.revalidate_interval_ms': { type: 'int', min: 1 },
+  // A byte size (100mb), parsed where it is read (parseByteSize in actors/system.ts).
+  'http.max_content_length': str,
   // Clustering (actors/cluster): JetStream replicas of the streams and buckets, membership timing,
   // and an id-signing key kept out of JetStream (base64 of 32 bytes).
   'cluster.stream_replicas': { type: 'int', min: 1, max: 5 },

@@ -10,7 +10,8 @@ import { ensureNatsServer, startEmbeddedNats, type EmbeddedNats } from './embedd
 import type { NodeContext, NodeIdentity } from './nodeContext';
 import { Router } from './edge/router';
 import { startEdge, type Edge } from './edge/httpEdge';
-import { ShardClient } from './edge/shardClient';
+import { DEFAULT_MAX_CONTENT_LENGTH, parseByteSize } from './edge/httpBody';
+import { checkMaxPayload, ShardClient } from './edge/shardClient';
 import { IdCodec } from './edge/ids';
 import { newSearchStats } from './edge/services';
 import { ClusterState } from './cluster';
@@ -117,6 +118,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     const servers = natsUrl.split(',').map((u) => u.trim()).filter(Boolean);
     const nc: NatsConnection = await connect({ servers, name: 'es-node', maxReconnectAttempts: -1, reconnectTimeWait: 250 });
     stops.push(() => nc.drain().catch(() => nc.close()));
+    checkMaxPayload(nc, log); // warns below the README's 8 MB
     const replicas = settings.get<number | undefined>('cluster.stream_replicas', undefined);
     await ensureStreams(nc, { eventMaxAgeMs: settings.num('events.retention_ms', 0), replicas: replicas === undefined ? undefined : Number(replicas) });
     const bus = new Bus(nc);
@@ -243,6 +245,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       router,
       security: security.enabled ? security.gate : undefined,
       log,
+      maxContentLength: parseByteSize(settings.get('http.max_content_length', DEFAULT_MAX_CONTENT_LENGTH), 'http.max_content_length'),
     });
     stops.push(() => edge.close());
     viewsAttach(edge.server);

@@ -3,6 +3,7 @@ import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jets
 import { AppendUncertain, DATA_STREAM, Fenced, fencedAppend, subjects, type LoggedMessage } from '../../streams';
 import type { NodeContext } from '../nodeContext';
 import { EsError, indexNotFound } from '../wire/esErrors';
+import { parseJson, stringify } from '../wire/json';
 import { IndexMapping, ShardStore } from '../shard/engine';
 import { ShardActor, type ShardRef } from '../shard/shardActor';
 import { applySettings, defaultIndexSettings, normalizeSettings, validateCreate, type IndexSettings } from './indexSettings';
@@ -166,7 +167,7 @@ export class ClusterState {
     if (m.subject === subjects.dataMeta) {
       if (m.seq <= this.metaSeq) return;
       this.metaSeq = m.seq;
-      const e = JSON.parse(dec.decode(m.data)) as MetaFact;
+      const e = parseJson<MetaFact>(dec.decode(m.data));
       if (e.after !== undefined && e.after !== this.metaAccepted) {
         this.refusedMeta.add(m.seq);
         if (this.refusedMeta.size > 1000) this.refusedMeta.delete(this.refusedMeta.values().next().value!);
@@ -363,7 +364,8 @@ export class ClusterState {
         if (!ev) return undefined;
         try {
           const fact: MetaFact = { ...ev, after: this.metaAccepted };
-          const ack = await fencedAppend(this.js, subjects.dataMeta, enc.encode(JSON.stringify(fact)), {
+          // stringify: mappings may carry 64-bit integers (`_meta`, parameters), which JSON.stringify refuses
+          const ack = await fencedAppend(this.js, subjects.dataMeta, enc.encode(stringify(fact)), {
             msgID: uuidv4(),
             expectedLastSubjectSeq: purgedTo ?? this.metaSeq,
           });

@@ -101,7 +101,7 @@ export function applySettings(base: IndexSettings, changes: Record<string, strin
         next.refreshIntervalMs = timeMs(key, v);
         break;
       default:
-        if (!/^index\.[a-z0-9_.]+$/.test(key)) throw new EsError('illegal_argument_exception', 400, `unknown setting [${key}]`);
+        if (!/^index\.[a-z0-9_.]+$/.test(key) || conflicts(key, next.raw)) throw new EsError('illegal_argument_exception', 400, `unknown setting [${key}]`);
     }
     next.raw[key] = v;
   }
@@ -209,6 +209,18 @@ export function validateCreate(changes: Record<string, string>, settings: IndexS
   if (hasMappings && partition > 1 && !routingRequired(mappings)) throw partitionNeedsRequiredRouting(name);
 }
 export const defaultIndexSettings = (): IndexSettings => ({ ...DEFAULTS, raw: {} });
+
+/** Names the rendered `index` object holds itself. */
+const RENDERED = ['number_of_shards', 'provided_name', 'creation_date', 'number_of_replicas', 'uuid', 'version', 'max_result_window', 'max_slices_per_scroll', 'refresh_interval'];
+
+/** `index.a.b` next to `index.a` (either way round) has no place in the nested view: refused, not a 500 later. */
+function conflicts(key: string, raw: Record<string, string>): boolean {
+  const parts = key.slice('index.'.length).split('.');
+  if (parts.some((p) => p === '') || (parts.length > 1 && RENDERED.includes(parts[0]))) return true;
+  const rel = parts.join('.'); // the view's own `routing.allocation.include._tier_preference` path
+  if (['routing', 'routing.allocation', 'routing.allocation.include'].includes(rel) || rel.startsWith('routing.allocation.include._tier_preference.')) return true;
+  return Object.keys(raw).some((k) => k !== key && (k.startsWith(`${key}.`) || key.startsWith(`${k}.`)));
+}
 
 /** ES's GET _settings view: nested `index` object with string values. */
 export function renderSettings(s: IndexSettings, meta: { uuid: string; name: string; creationDate: number }): Record<string, unknown> {

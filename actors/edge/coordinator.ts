@@ -2,6 +2,7 @@ import { allShardsFailed, asEsError, EsError } from '../wire/esErrors';
 import { stringify } from '../wire/json';
 import { RawJson } from './router';
 import type { EdgeServices } from './services';
+import { ShardTimeoutError } from './shardClient';
 import type { ShardRef } from '../shard/shardActor';
 import { filterSource, reduceAggs, reduceHits, renderAggs, type SearchRequest } from '../shard/engine';
 import type { LocalSlice, SearcherRef, ShardHit, ShardQueryRequest, ShardQueryResult } from '../shard/engine/types';
@@ -40,6 +41,14 @@ export interface SearchOutcome {
   aggregations?: Record<string, unknown>;
   shards: { total: number; successful: number; skipped: number; failed: number; failures?: ShardFailure[] };
   tookMs: number;
+  /** A shard did not answer within the search's `timeout`: its hits are missing (ES: partial results). */
+  timedOut?: boolean;
+}
+
+/** Options of one search execution. */
+export interface ExecuteOptions {
+  /** The search's `timeout`: shards that have not answered by then are left out and `timed_out` is true. */
+  timeoutMs?: number;
 }
 
 export interface RenderExtra {
@@ -86,7 +95,7 @@ function failureOf(t: ShardTarget, e: unknown, node: string): ShardFailure {
  * sources (inline when there is a single shard), and reduces aggregations. Partial failures go in
  * `_shards.failures`; when every shard fails, ES's `all shards failed` error.
  */
-export async function executeSearch(s: EdgeServices, req: SearchRequest, targets: ShardTarget[]): Promise<SearchOutcome> {
+export async function executeSearch(s: EdgeServices, req: SearchRequest, targets: ShardTarget[], opts: ExecuteOptions = {}): Promise<SearchOutcome> {
   if (targets.length > 1 && isShardDocWalk(req)) return walkShardDocOrder(s, req, targets);
   const start = Date.now();
   const single = targets.length === 1;
@@ -107,7 +116,7 @@ export async function executeSearch(s: EdgeServices, req: SearchRequest, targets
   });
   s.stats.queryCurrent += targets.length;
   const settled = await Promise.allSettled(
-    targets.map((t) => s.shards.query(t.ref, { req: shardReq(t), searcher: t.searcher, fetch: single })),
+    targets.map((t) => s.shards.query(t.ref, { req: shardReq(t), searcher: t.searcher, fetch: single }, { timeoutMs: opts.timeoutMs })),
   );
   s.stats.queryCurrent -= targets.length;
   const qTime = Date.now() - start;
@@ -115,19 +124,22 @@ export async function executeSearch(s: EdgeServices, req: SearchRequest, targets
   const errors: EsError[] = [];
   const ok: Array<{ t: ShardTarget; searcher: SearcherRef; result: ShardQueryResult; sources: string[]; fetched: number }> = [];
   const searchers: Array<SearcherRef | undefined> = [];
+  let timedOut = 0;
   settled.forEach((r, i) => {
     s.stats.queryTotal++;
     s.stats.queryTimeMs += qTime;
     if (r.status === 'fulfilled') {
       ok.push({ t: targets[i], searcher: r.value.head.searcher, result: r.value.head.result, sources: r.value.sources, fetched: r.value.head.fetched ?? 0 });
       searchers[i] = r.value.head.searcher;
+    } else if (r.reason instanceof ShardTimeoutError) {
+      timedOut++; // ES: a shard past the search timeout contributes what it has (here: nothing), not a failure
     } else {
       s.stats.queryFailure++;
       errors.push(asEsError(r.reason));
       failures.push(failureOf(targets[i], r.reason, s.ctx.node.id));
     }
   });
-  if (!ok.length && targets.length) {
+  if (!ok.length && targets.length && !timedOut) {
     throw allShardsFailed(errors, 'query', failures.map((f) => ({ ...f })));
   }
   const merged = reduceHits(
@@ -175,12 +187,13 @@ export async function executeSearch(s: EdgeServices, req: SearchRequest, targets
     aggregations,
     shards: {
       total: targets.length,
-      successful: ok.length,
+      successful: ok.length + timedOut,
       skipped: 0,
       failed: failures.length,
       ...(failures.length ? { failures } : {}),
     },
     tookMs: Date.now() - start,
+    ...(timedOut ? { timedOut: true } : {}),
   };
 }
 
@@ -269,7 +282,7 @@ export function renderSearch(
   const chunks: string[] = ['{'];
   if (extra.scrollId !== undefined) chunks.push(`"_scroll_id":${JSON.stringify(extra.scrollId)},`);
   if (extra.pitId !== undefined) chunks.push(`"pit_id":${JSON.stringify(extra.pitId)},`);
-  chunks.push(`"took":${out.tookMs},"timed_out":false,"_shards":${JSON.stringify(out.shards)},"hits":{`);
+  chunks.push(`"took":${out.tookMs},"timed_out":${out.timedOut === true},"_shards":${JSON.stringify(out.shards)},"hits":{`);
   const total = extra.total ?? out.total;
   if (!extra.noTotal && total) {
     chunks.push(extra.restTotalHitsAsInt ? `"total":${total.value},` : `"total":${JSON.stringify(total)},`);

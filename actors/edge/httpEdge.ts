@@ -1,12 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { gunzipSync, inflateSync } from 'node:zlib';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { asEsError, EsError, HttpBodyError, toErrorBody } from '../wire/esErrors';
 import { stringify } from '../wire/json';
 import { checkCompatibility, hasContent } from './compatibility';
 import { makeRequest, RawJson, type EsRequest, type EsResponse, type Route, type Router } from './router';
+import { DEFAULT_MAX_CONTENT_LENGTH, readBody } from './httpBody';
+import { redactError, redactUri, secretsOf } from './logRedaction';
 
 /** The security gate the edge consults (actors/security implements it). */
 export interface SecurityGate {
@@ -40,10 +41,16 @@ const PRODUCT = { 'x-elastic-product': 'Elasticsearch' };
  * every response carries X-elastic-product, which the official clients require.
  */
 export async function startEdge(opts: EdgeOptions): Promise<Edge> {
-  const max = opts.maxContentLength ?? 100 * 1024 * 1024;
+  const max = opts.maxContentLength ?? DEFAULT_MAX_CONTENT_LENGTH;
   const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
-    void handle(req, res, opts, max);
+    handle(req, res, opts, max).catch((e: unknown) => {
+      // last resort: a failure while answering must never become an unhandled rejection
+      opts.log.error({ err: redactError(e, secretsOf(req.url ?? '/')), uri: redactUri(req.url ?? '/') }, 'response failed');
+      res.destroy();
+    });
   });
+  // Node's own parser errors (431, bad method, malformed framing) get ES-shaped bodies too.
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => answerClientError(err, socket));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => resolve());
@@ -62,22 +69,6 @@ export async function startEdge(opts: EdgeOptions): Promise<Edge> {
   };
 }
 
-async function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > max) throw new HttpBodyError(413, { error: 'Request Entity Too Large', status: 413 });
-    chunks.push(c as Buffer);
-  }
-  if (!chunks.length) return undefined;
-  let body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-  const enc = req.headers['content-encoding'];
-  if (enc === 'gzip') body = gunzipSync(body);
-  else if (enc === 'deflate') body = inflateSync(body);
-  return body;
-}
-
 function parseQuery(search: string): Record<string, string> {
   const out: Record<string, string> = {};
   if (!search) return out;
@@ -93,6 +84,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
   const query = parseQuery(q < 0 ? '' : uri.slice(q + 1));
   const compat = compatibleType(req.headers);
   let route: Route | undefined;
+  let esReq: EsRequest | undefined;
   try {
     checkCompatibility(req.headers, hasContent(req.headers)); // before routing, as ES
     const m = opts.router.match(method, path);
@@ -109,7 +101,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
     route = m.route;
     let body = await readBody(req, max);
     if (!body && query.source) body = Buffer.from(query.source); // ES's `source=` body-in-URL form
-    const esReq = makeRequest({ method, path, uri, params: m.params, query, headers: req.headers, body });
+    esReq = makeRequest({ method, path, uri, params: m.params, query, headers: req.headers, body });
     if (opts.security && !route.anonymous) {
       esReq.auth = await opts.security.authenticate(esReq);
       const a = route.authz;
@@ -123,12 +115,18 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
       send(res, method, e.status, e.body, e.headers, compat, false);
       return;
     }
-    const err = asEsError(e);
+    // the client went away mid-request: nobody to answer, nothing went wrong here
+    if ((e as NodeJS.ErrnoException).code === 'ECONNRESET' && req.destroyed) return;
+    const err = natsUnavailable(e) ?? asEsError(e);
     if (!(e instanceof EsError) || err.status >= 500) {
-      opts.log.error({ err: e, method, path, route: route?.pattern }, 'request failed');
+      // never a raw scroll/PIT id or credential in a log line (issue 10 item 8)
+      const secrets = [...secretsOf(uri), ...bodySecrets(esReq)].sort((a, b) => b.length - a.length);
+      opts.log.error({ err: redactError(e, secrets), method, uri: redactUri(uri), route: route?.pattern }, 'request failed');
     }
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(err.extra.header ?? {})) headers[k] = v;
+    // a body left unread (413) must not be parsed as the next request: close the connection
+    if (err.status === 413) headers.connection = 'close';
     send(res, method, err.status, toErrorBody(err), headers, compat, query.pretty !== undefined);
   }
 }
@@ -172,4 +170,65 @@ function send(
     ...(headers ?? {}),
   });
   res.end(method === 'HEAD' ? undefined : payload);
+}
+
+/** Ids a request body may carry (`scroll_id`, PIT `id`), so that an error echoing one is scrubbed. */
+function bodySecrets(req: EsRequest | undefined): string[] {
+  if (!req?.body || req.body.length > 1024 * 1024) return [];
+  try {
+    const b = req.json<Record<string, unknown>>();
+    if (!b || typeof b !== 'object') return [];
+    const pit = b.pit as { id?: unknown } | undefined;
+    const ids = [b.scroll_id, b.id, pit?.id].flat();
+    return ids.filter((x): x is string => typeof x === 'string' && x.length >= 4);
+  } catch {
+    return [];
+  }
+}
+
+/** Node's HTTP parser errors in ES's shape (ES answers Netty decoder failures with 400). */
+function answerClientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket): void {
+  // as Node's own handler: nothing can be written while another response is under way on the socket
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  let e: EsError;
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      e = new EsError('too_long_http_header_exception', 400, 'HTTP header is larger than 16384 bytes.');
+      break;
+    case 'HPE_INVALID_METHOD': {
+      const method = (err.rawPacket?.toString('latin1') ?? '').split(/[\s/]/, 1)[0].replace(/[^\x21-\x7e]/g, '?').slice(0, 64);
+      e = new EsError('illegal_argument_exception', 400, `Unexpected http method: ${method}`);
+      break;
+    }
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+    case 'ERR_HTTP_HEADERS_TIMEOUT':
+      e = new EsError('timeout_exception', 408, 'request timed out before it was received completely');
+      break;
+    default:
+      e = new EsError('illegal_argument_exception', 400, `invalid HTTP request: ${err.message.replace(/[^\x20-\x7e]/g, '?')}`);
+  }
+  const body = Buffer.from(stringify(toErrorBody(e)));
+  const reason = e.status === 408 ? 'Request Timeout' : 'Bad Request';
+  socket.end(
+    `HTTP/1.1 ${e.status} ${reason}\r\nx-elastic-product: Elasticsearch\r\ncontent-type: application/json\r\n` +
+      `content-length: ${body.length}\r\nconnection: close\r\n\r\n${body.toString()}`,
+  );
+}
+
+/** Errors of the NATS client itself (a request or a JetStream append that got no answer, a closed connection). */
+const NATS_ERRORS = new Set(['TimeoutError', 'ConnectionError', 'ClosedConnectionError', 'DrainingConnectionError', 'RequestError', 'NoResponders']);
+
+/**
+ * The node lost its NATS connection (or JetStream did not answer): ES's 503 for a node cut off from
+ * its cluster (the no-master block), instead of a 500 `exception`.
+ */
+function natsUnavailable(e: unknown): EsError | undefined {
+  if (!(e instanceof Error) || e instanceof EsError) return undefined;
+  const names = [e.name, (e.cause as Error | undefined)?.name];
+  if (!names.some((n) => n !== undefined && NATS_ERRORS.has(n))) return undefined;
+  return new EsError('cluster_block_exception', 503, 'blocked by: [SERVICE_UNAVAILABLE/2/no master];');
 }

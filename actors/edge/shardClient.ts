@@ -1,26 +1,37 @@
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import { TimeoutError, type NatsConnection } from '@nats-io/transport-node';
 import { PRIMARY_OPS, subjects, type ShardOp } from '../../streams';
 import { EsError, errorFromWire } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { encodeBatch } from '../shard/opCodec';
+import { assembleReply, HEADER_ROOM } from '../shard/replyChunks';
 import { decodeFramed, shardUnavailable, type FetchReplyHead, type QueryMessage, type QueryReplyHead, type ShardRef, type ShardReply, type WriteReply } from '../shard/shardActor';
-import type { DocWrite, SearcherRef } from '../shard/engine/types';
+import type { DocWrite, SearcherRef, WriteOutcome } from '../shard/engine/types';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Nobody answers the subject (no started copy / no primary right now). */
-class NoCopy extends Error {}
+/**
+ * Per-attempt reply timeout when the request names none. A copy that dies with a request in hand
+ * never answers: the request is asked again (a write then reaches the new primary; writes carry
+ * their ids, so a write that did land is applied again as an update of the same document, as ES's
+ * retry on a new primary does).
+ */
+export const DEFAULT_SHARD_TIMEOUT_MS = 15_000;
 
-const isTimeout = (e: unknown) => (e as { name?: string })?.name === 'TimeoutError' || /timeout/i.test((e as Error)?.message ?? '');
+/** The `max_payload` the README asks of a nats-server (large pages and bulk chunks travel in one message). */
+export const RECOMMENDED_MAX_PAYLOAD = 8 * 1024 * 1024;
+
+/** Per-request options: `timeoutMs` (a search's `timeout`) bounds the wait for the shard's answer. */
+export interface ShardCallOptions {
+  timeoutMs?: number;
+  /** Ask this node's copy (`es.v1.shard.<uuid>.<n>.c.<node>.<op>`). */
+  node?: string;
+}
 
 export interface ShardClientOptions {
-  /**
-   * Per-attempt reply timeout. A copy that dies with a request in hand never answers: the request
-   * is asked again (a write then reaches the new primary; writes carry their ids, so a write that
-   * did land is applied again as an update of the same document, as ES's retry on a new primary).
-   */
+  /** Per-attempt reply timeout. */
   timeoutMs?: number;
   /**
    * How long a request waits for a copy to appear (a primary being elected, a copy recovering)
@@ -30,26 +41,69 @@ export interface ShardClientOptions {
   readWaitMs?: number;
 }
 
+/** A shard that did not answer within the request's own `timeout` (the search reports `timed_out`). */
+export class ShardTimeoutError extends EsError {
+  constructor(ref: ShardRef, ms: number) {
+    super('timeout_exception', 504, `[${ref.index}][${ref.n}] no answer within [${ms}ms]`, { meta: { index: ref.index, shard: String(ref.n) } });
+    this.name = 'ShardTimeoutError';
+  }
+}
+
+/** Warns at start-up when the server's `max_payload` is below what the README asks. */
+export function checkMaxPayload(nc: NatsConnection, log: Logger): number {
+  const max = nc.info?.max_payload ?? 0;
+  if (max < RECOMMENDED_MAX_PAYLOAD) {
+    log.warn(
+      { max_payload: max, recommended: RECOMMENDED_MAX_PAYLOAD },
+      'nats-server max_payload is below 8 MB: documents larger than it are refused (413), large replies are split into several messages',
+    );
+  }
+  return max;
+}
+
+/** Nobody answers the subject (no started copy / no primary right now). */
+class NoCopy extends Error {}
+const CONNECTION_LOST = Symbol('connection lost');
+const isTimeout = (e: unknown) => e instanceof TimeoutError || (e as Error)?.cause instanceof TimeoutError || (e as { name?: string })?.name === 'TimeoutError';
+
 /**
  * Talks to shard copies over NATS request/reply; replies are data, errors become EsError again.
  * Writes, real-time gets and refreshes go to the shard's primary; searches to any started copy
  * (the queue group picks one, preferring copies on the same NATS server); a copy can also be
  * addressed by node (refresh every copy).
+ *
+ * While the NATS connection is down every request fails at once with ES's 503 (and requests in
+ * flight when it drops fail with it); after the reconnect requests flow again. While no copy
+ * answers (failover, recovery) a request is asked again until its wait is over. Replies split by
+ * the shard (replyChunks.ts) are reassembled here.
  */
 export class ShardClient {
+  private connected = true;
+  /** Rejecters of the requests in flight, called when the connection drops. */
+  private readonly inFlight = new Set<(e: unknown) => void>();
   private readonly timeoutMs: number;
   private readonly writeWaitMs: number;
   private readonly readWaitMs: number;
 
   constructor(private readonly nc: NatsConnection, opts: ShardClientOptions | number = {}) {
     const o = typeof opts === 'number' ? { timeoutMs: opts } : opts;
-    this.timeoutMs = o.timeoutMs ?? 15_000;
+    this.timeoutMs = o.timeoutMs ?? DEFAULT_SHARD_TIMEOUT_MS;
     this.writeWaitMs = o.writeWaitMs ?? 60_000;
     this.readWaitMs = o.readWaitMs ?? 5_000;
+    void this.watchConnection();
   }
 
   private get maxPayload() {
     return this.nc.info?.max_payload ?? 1024 * 1024;
+  }
+
+  private async watchConnection(): Promise<void> {
+    for await (const s of this.nc.status()) {
+      if (s.type === 'disconnect') {
+        this.connected = false;
+        for (const fail of [...this.inFlight]) fail(CONNECTION_LOST);
+      } else if (s.type === 'reconnect') this.connected = true;
+    }
   }
 
   private subjectOf(ref: ShardRef, op: ShardOp, node?: string): string {
@@ -57,52 +111,69 @@ export class ShardClient {
     return PRIMARY_OPS.has(op) ? subjects.shardPrimary(ref.indexUuid, ref.n, op) : subjects.shard(ref.indexUuid, ref.n, op);
   }
 
-  private async once(subject: string, payload: Uint8Array, timeout: number): Promise<Uint8Array> {
+  /** One request, failing at once when the connection drops under it. */
+  private async once(ref: ShardRef, subject: string, payload: Uint8Array, timeout: number): Promise<Uint8Array> {
+    if (!this.connected || this.nc.isClosed()) throw unavailable(ref, 'the node is not connected to NATS');
+    let fail!: (e: unknown) => void;
+    const lost = new Promise<never>((_, reject) => (fail = reject));
+    this.inFlight.add(fail);
     try {
-      return (await this.nc.request(subject, payload, { timeout })).data;
+      const ask = async () => assembleReply(this.nc, await this.nc.request(subject, payload, { timeout }), timeout);
+      return await Promise.race([ask(), lost]);
     } catch (e) {
+      if (e === CONNECTION_LOST) throw unavailable(ref, 'the node lost its NATS connection');
       const err = e as { message?: string; isNoResponders?: () => boolean };
       if (err.isNoResponders?.() || /no responders/i.test(err.message ?? '')) throw new NoCopy(err.message);
       throw e;
+    } finally {
+      this.inFlight.delete(fail);
     }
   }
 
   /**
-   * One request; while no copy answers the subject (failover, recovery), asks again until
-   * `waitMs` has passed, then ES's 503.
+   * One request; while no copy answers the subject (failover, recovery), asks again until the
+   * wait is over, then ES's 503. A request with its own `timeoutMs` (a search's `timeout`) is not
+   * asked again: it reports the shard as timed out.
    */
-  private async raw(ref: ShardRef, op: ShardOp, payload: Uint8Array, opts: { node?: string; waitMs?: number } = {}): Promise<Uint8Array> {
-    const waitMs = opts.waitMs ?? (op === 'write' ? this.writeWaitMs : this.readWaitMs);
+  private async raw(ref: ShardRef, op: ShardOp, payload: Uint8Array, opts: ShardCallOptions = {}): Promise<Uint8Array> {
+    if (payload.length > this.maxPayload - HEADER_ROOM) {
+      throw new EsError('content_too_long_exception', 413, `request of [${payload.length}] bytes to [${ref.index}][${ref.n}] is larger than the transport allows [${this.maxPayload - HEADER_ROOM}] (NATS max_payload)`);
+    }
+    const waitMs = op === 'write' ? this.writeWaitMs : this.readWaitMs;
     const deadline = Date.now() + waitMs;
     const subject = this.subjectOf(ref, op, opts.node);
+    const timeout = Math.max(1, Math.round(opts.timeoutMs ?? this.timeoutMs));
     let delay = 20;
     let timeouts = 0;
     for (;;) {
       try {
-        return await this.once(subject, payload, this.timeoutMs);
+        return await this.once(ref, subject, payload, timeout);
       } catch (e) {
-        if (e instanceof NoCopy && Date.now() + delay < deadline) {
-          await sleep(delay);
-          delay = Math.min(delay * 2, 500);
-          continue;
-        }
-        // No answer in time: the copy may have died holding it. Ask again (writes until their
-        // wait is over, reads once).
-        if (isTimeout(e) && (op === 'write' ? Date.now() < deadline : timeouts++ < 1)) continue;
         if (e instanceof NoCopy) {
+          if (Date.now() + delay < deadline) {
+            await sleep(delay);
+            delay = Math.min(delay * 2, 500);
+            continue;
+          }
           throw PRIMARY_OPS.has(op)
             ? shardUnavailable(ref, `primary shard is not active Timeout: [${Math.round(waitMs / 1000)}s]`)
-            : new EsError('no_shard_available_action_exception', 503, `[${ref.index}][${ref.n}] no started copy answered: ${e.message}`, { meta: { index: ref.index, shard: String(ref.n) } });
+            : unavailable(ref, `no started copy answered: ${e.message}`);
         }
-        const msg = (e as Error).message ?? String(e);
-        throw new EsError('no_shard_available_action_exception', 503, `[${ref.index}][${ref.n}] ${msg}`, { meta: { index: ref.index, shard: String(ref.n) } });
+        if (isTimeout(e)) {
+          if (opts.timeoutMs !== undefined) throw new ShardTimeoutError(ref, timeout);
+          // No answer: the copy may have died holding it. Ask again (writes until their wait is over, reads once).
+          if (op === 'write' ? Date.now() < deadline : timeouts++ < 1) continue;
+        }
+        if (e instanceof EsError) throw e;
+        throw unavailable(ref, (e as Error).message ?? String(e));
       }
     }
   }
 
-  /** A plain JSON request/reply (to one copy's node when `node` is given). */
-  async call<T>(ref: ShardRef, op: ShardOp, body: unknown, node?: string): Promise<T> {
-    const data = await this.raw(ref, op, enc.encode(stringify(body)), { node });
+  /** A plain JSON request/reply. */
+  async call<T>(ref: ShardRef, op: ShardOp, body: unknown, opts?: ShardCallOptions | string): Promise<T> {
+    const o = typeof opts === 'string' ? { node: opts } : opts;
+    const data = await this.raw(ref, op, enc.encode(stringify(body)), o);
     const reply = parseJson<ShardReply<T>>(dec.decode(data));
     if (!reply.ok) throw errorFromWire(reply.error);
     return reply.result;
@@ -111,10 +182,20 @@ export class ShardClient {
   /** Sends writes in chunks that fit a NATS message; outcomes come back in order. */
   async write(ref: ShardRef, writes: DocWrite[], refresh?: string): Promise<WriteReply> {
     const budget = Math.floor(this.maxPayload * 0.4);
+    const head = JSON.stringify({ refresh });
+    // A document that cannot travel in one message is refused on its own (ES's 413), never sent.
+    const refused = new Map<number, WriteOutcome>();
+    writes.forEach((w, i) => {
+      const worst = (w.source?.length ?? 0) * 3 + 128;
+      if (worst <= budget) return;
+      const bytes = enc.encode(`${head}\n${encodeBatch([w], (x) => x.source)}`).length;
+      if (bytes > this.maxPayload - HEADER_ROOM) refused.set(i, tooLargeDoc(bytes, this.maxPayload - HEADER_ROOM));
+    });
     const chunks: DocWrite[][] = [];
     let cur: DocWrite[] = [];
     let size = 0;
-    for (const w of writes) {
+    for (const [i, w] of writes.entries()) {
+      if (refused.has(i)) continue;
       const s = (w.source?.length ?? 0) * 3 + 128; // worst-case UTF-8 growth
       if (cur.length && size + s > budget) {
         chunks.push(cur);
@@ -125,17 +206,19 @@ export class ShardClient {
       size += s;
     }
     if (cur.length) chunks.push(cur);
-    const head = JSON.stringify({ refresh });
     // Chunks go in order: a later chunk may depend on an earlier one (same id twice).
+    const sent: WriteOutcome[] = [];
     const out: WriteReply = { outcomes: [], refreshed: false, maxSeqNo: -1 };
     for (const c of chunks) {
       const data = await this.raw(ref, 'write', enc.encode(`${head}\n${encodeBatch(c, (w) => w.source)}`));
       const reply = parseJson<ShardReply<WriteReply>>(dec.decode(data));
       if (!reply.ok) throw errorFromWire(reply.error);
-      out.outcomes.push(...reply.result.outcomes);
+      sent.push(...reply.result.outcomes);
       out.refreshed ||= reply.result.refreshed;
       out.maxSeqNo = Math.max(out.maxSeqNo, reply.result.maxSeqNo);
     }
+    let next = 0;
+    out.outcomes = refused.size ? writes.map((_, i) => refused.get(i) ?? sent[next++]) : sent;
     return out;
   }
 
@@ -146,23 +229,23 @@ export class ShardClient {
   async refresh(ref: ShardRef, replicas: string[], minSeqNo?: number): Promise<{ total: number; successful: number }> {
     const p = await this.call<{ maxSeqNo: number }>(ref, 'refresh', {});
     const at = Math.max(p.maxSeqNo, minSeqNo ?? -1);
-    const res = await Promise.allSettled(replicas.map((node) => this.call(ref, 'refresh', { minSeqNo: at }, node)));
+    const res = await Promise.allSettled(replicas.map((node) => this.call(ref, 'refresh', { minSeqNo: at }, { node })));
     return { total: 1 + replicas.length, successful: 1 + res.filter((r) => r.status === 'fulfilled').length };
   }
 
-  async query(ref: ShardRef, msg: QueryMessage): Promise<{ head: QueryReplyHead; sources: string[] }> {
-    const data = await this.raw(ref, 'query', enc.encode(stringify(msg)));
+  async query(ref: ShardRef, msg: QueryMessage, opts?: ShardCallOptions): Promise<{ head: QueryReplyHead; sources: string[] }> {
+    const data = await this.raw(ref, 'query', enc.encode(stringify(msg)), opts);
     const { head, sources } = decodeFramed<QueryReplyHead>(data, (h) => h.lens);
     if (!head.ok) throw errorFromWire(head.error);
     return { head: head.result, sources };
   }
 
   /** Fetches sources of docs (seen by `searcher`), asking again until every doc came back. */
-  async fetch(ref: ShardRef, docs: number[], searcher?: SearcherRef): Promise<string[]> {
+  async fetch(ref: ShardRef, docs: number[], searcher?: SearcherRef, opts?: ShardCallOptions): Promise<string[]> {
     const out: string[] = [];
     let rest = docs;
     while (rest.length) {
-      const data = await this.raw(ref, 'fetch', enc.encode(stringify({ docs: rest, ...(searcher ? { searcher } : {}) })));
+      const data = await this.raw(ref, 'fetch', enc.encode(stringify({ docs: rest, ...(searcher ? { searcher } : {}) })), opts);
       const { head, sources } = decodeFramed<FetchReplyHead>(data, (h) => h.lens);
       if (!head.ok) throw errorFromWire(head.error);
       out.push(...sources);
@@ -170,4 +253,21 @@ export class ShardClient {
     }
     return out;
   }
+}
+
+function unavailable(ref: ShardRef, why: string): EsError {
+  return new EsError('no_shard_available_action_exception', 503, `[${ref.index}][${ref.n}] ${why}`, {
+    meta: { index: ref.index, shard: String(ref.n) },
+  });
+}
+
+function tooLargeDoc(bytes: number, max: number): WriteOutcome {
+  return {
+    ok: false,
+    status: 413,
+    error: {
+      type: 'content_too_long_exception',
+      reason: `document of [${bytes}] bytes is larger than the largest message the node's transport accepts [${max}] (NATS max_payload)`,
+    },
+  };
 }

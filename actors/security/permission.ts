@@ -1,3 +1,4 @@
+import { EsError } from '../wire/esErrors';
 import type { RoleDescriptor } from './roleDescriptor';
 import { subsetOf } from './actionSets';
 import { compileApplications, grantsApplication, type AppEntry, type StoredAppPrivileges } from './appPrivileges';

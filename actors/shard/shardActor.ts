@@ -6,6 +6,7 @@ import { AppendUncertain, DATA_STREAM, Fenced, READ_MAX_BYTES, fencedAppend, rea
 import { asEsError, EsError, errorToWire, type EsErrorBody } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
+import { ChunkedResponder } from './replyChunks';
 import type { ShardStore } from './engine';
 import type { PreparedBatch } from './engine/shardStore';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';
@@ -149,6 +150,8 @@ export class ShardActor {
   private queue: PendingWrite[] = [];
   private pumping = false;
   private started = false;
+  /** Replies over `max_payload` go in parts (replyChunks.ts). */
+  private readonly replies: ChunkedResponder;
 
   constructor(
     readonly ref: ShardRef,
@@ -157,6 +160,7 @@ export class ShardActor {
   ) {
     this.maxPayload = deps.nc.info?.max_payload ?? 1024 * 1024;
     this.subject = subjects.dataShard(ref.indexUuid, ref.n);
+    this.replies = new ChunkedResponder(deps.nc, () => deps.nc.info?.max_payload ?? this.maxPayload);
   }
 
   /** Subscribes to searches and copy requests, and starts the refresh timer. */
@@ -232,6 +236,7 @@ export class ShardActor {
     await Promise.all(subs.map((s) => (s.isClosed() ? undefined : s.drain().catch(() => undefined))));
     for (const w of this.waiters) w.resolve();
     this.waiters = [];
+    await this.replies.stop();
   }
 
   // ---- the log ----
@@ -354,13 +359,13 @@ export class ShardActor {
         case 'query': {
           const m = parseJson<QueryMessage>(dec.decode(msg.data));
           if (m.searcher) await this.reach(m.searcher.seqNo);
-          msg.respond(this.query(m));
+          this.replies.respond(msg, this.query(m));
           return;
         }
         case 'fetch': {
           const m = parseJson<FetchMessage>(dec.decode(msg.data));
           if (m.searcher) await this.reach(m.searcher.seqNo);
-          msg.respond(this.fetch(m));
+          this.replies.respond(msg, this.fetch(m));
           return;
         }
         case 'get': {
@@ -396,11 +401,15 @@ export class ShardActor {
   private replyError(msg: Msg, e: unknown, op: string): void {
     const err = asEsError(e);
     if (err.status >= 500 && !(e instanceof EsError)) this.deps.log.error({ err: e, shard: this.ref, op }, 'shard op failed');
-    msg.respond(enc.encode(JSON.stringify({ ok: false, error: errorToWire(err) })));
+    try {
+      this.replies.respond(msg, enc.encode(JSON.stringify({ ok: false, error: errorToWire(err) })));
+    } catch {
+      // the connection is gone: the requester fails on its own
+    }
   }
 
   private ok(msg: Msg, result: unknown) {
-    msg.respond(enc.encode(stringify({ ok: true, result })));
+    this.replies.respond(msg, enc.encode(stringify({ ok: true, result })));
   }
 
   private enqueueWrite(msg: Msg): void {
@@ -453,7 +462,7 @@ export class ShardActor {
       const mine = outcomes.slice(at, at + g.writes.length).map((o) => (o.ok ? { ...o, logged: undefined } : o));
       at += g.writes.length;
       const reply: WriteReply = { outcomes: mine, refreshed: refreshed && g.refresh === 'true', maxSeqNo: this.store.maxSeqNo() };
-      g.msg.respond(enc.encode(stringify({ ok: true, result: reply })));
+      this.replies.respond(g.msg, enc.encode(stringify({ ok: true, result: reply })));
     }
   }
 

@@ -55,9 +55,19 @@ export function parseBulk(text: string, defaultIndex: string | undefined): Item[
       throw illegalArgument(`Malformed action/metadata line [${line}], expected field [create], [delete], [index] or [update] but found [${keys[0]}]`);
     }
     const m = meta[action] ?? {};
-    const index = (m._index as string | undefined) ?? defaultIndex;
+    if (typeof m !== 'object' || Array.isArray(m)) {
+      throw illegalArgument(`Malformed action/metadata line [${line}], expected START_OBJECT but found [${Array.isArray(m) ? 'START_ARRAY' : typeof m === 'string' ? 'VALUE_STRING' : typeof m === 'boolean' ? 'VALUE_BOOLEAN' : 'VALUE_NUMBER'}]`);
+    }
+    // metadata values are simple values, read as text (BulkRequestParser)
+    const text = (k: string): string | undefined => {
+      const v = m[k];
+      if (v === undefined || v === null) return undefined;
+      if (typeof v === 'object') throw illegalArgument(`Malformed action/metadata line [${line}], expected a simple value for field [${k}] but found [${Array.isArray(v) ? 'START_ARRAY' : 'START_OBJECT'}]`);
+      return String(v);
+    };
+    const index = text('_index') ?? defaultIndex;
     if (!index) throw validationFailed(['index is missing']);
-    const item: Item = { action, index, id: m._id !== undefined ? String(m._id) : undefined, routing: (m.routing ?? m._routing) as string | undefined, meta: m };
+    const item: Item = { action, index, id: text('_id'), routing: text('routing') ?? text('_routing'), meta: m };
     if (action !== 'delete') {
       const src = next();
       // ES BulkRequestParser: an action line that ends the body has no source line; it is dropped

@@ -1,5 +1,6 @@
 import { flatten } from '../../config';
 import { illegalArgument } from '../../wire/esErrors';
+import { parseTimeValue } from '../../shard/engine/timeValue';
 import type { Router } from '../router';
 import type { PagingServices } from './search';
 
@@ -54,6 +55,17 @@ export function clusterRoutes(r: Router, s: PagingServices): void {
       if (!DYNAMIC.has(k)) throw illegalArgument(`${s.ctx.settings.get(k, undefined) === undefined ? 'persistent' : 'persistent'} setting [${k}], not recognized`);
       if (k === 'search.max_open_scroll_context' && v !== null && !(Number.isInteger(Number(v)) && Number(v) >= 0)) {
         throw illegalArgument(`Failed to parse value [${String(v)}] for setting [${k}] must be >= 0`);
+      }
+      if (k === 'search.max_open_scroll_context' && v !== null && Number(v) > 2 ** 31 - 1) {
+        throw illegalArgument(`Failed to parse value [${String(v)}] for setting [${k}] must be <= 2147483647`);
+      }
+      // time settings are checked when set, as ES does, not at every later search
+      if (k.endsWith('keep_alive') || k.endsWith('keep_alive_interval')) {
+        if (v !== null && (typeof v === 'object' || typeof v === 'bigint')) throw illegalArgument(`Failed to parse value [${String(v)}] for setting [${k}]`);
+        if (v !== null) parseTimeValue(String(v), k);
+      }
+      if (k === 'action.destructive_requires_name' && v !== null && !['true', 'false'].includes(String(v))) {
+        throw illegalArgument(`Failed to parse value [${String(v)}] as only [true] or [false] are allowed.`);
       }
     }
     await s.cluster.putClusterSettings(changes);

@@ -1,4 +1,4 @@
-import { EsError, illegalArgument } from '../../wire/esErrors';
+import { EsError, illegalArgument, parseException } from '../../wire/esErrors';
 import type { EsRequest, Router } from '../router';
 import type { EdgeServices } from '../services';
 import { renderSettings, type IndexState, type ResolveOptions } from '../../cluster';
@@ -86,8 +86,11 @@ export function indexRoutes(r: Router, s: EdgeServices): void {
   r.add('GET', '/{index}/_mapping', mapping, { kind: 'indices', action: 'indices:admin/mappings/get', indices: named });
   r.add('GET', '/_mapping', mapping, { kind: 'indices', action: 'indices:admin/mappings/get', indices: () => ['*'] });
   r.add(['PUT', 'POST'], '/{index}/_mapping', async (req) => {
+    if (!req.body?.length) throw parseException('request body is required');
+    // ES reads the body as a map: blank text or a non-object value is an empty mapping update
     const body = req.json();
-    for (const i of s.cluster.resolve(req.params.index, resolveOptions(req))) await s.cluster.putMapping(i, body);
+    const mappings = body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {};
+    for (const i of s.cluster.resolve(req.params.index, resolveOptions(req))) await s.cluster.putMapping(i, mappings);
     return { body: { acknowledged: true } };
   }, { kind: 'indices', action: 'indices:admin/mapping/put', indices: named });
 

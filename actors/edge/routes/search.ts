@@ -198,7 +198,7 @@ export function scrollFromFact(request: { body?: string; params: Record<string, 
 async function plainSearch(s: PagingServices, req: SearchCall, sr: SearchRequest): Promise<EsResponse> {
   const indices = await searchIndices(s, req);
   const targets = withAliasFilters(s, req.params.index, orderedTargets(indices, sr.routing));
-  const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets);
+  const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs });
   return {
     body: renderSearch(out, sr, indexNames(targets), { restTotalHitsAsInt: sr.restTotalHitsAsInt, noTotal: sr.trackTotalHits === false }),
   };
@@ -288,7 +288,7 @@ async function pitSearch(s: PagingServices, req: SearchCall, sr: SearchRequest):
       sr.slice,
       'pit',
     );
-    const out = await executeSearch(s, { ...sr, sort, checkWindow: 'search' }, targets);
+    const out = await executeSearch(s, { ...sr, sort, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs });
     if (keepAliveMs !== undefined) await rec.appended; // the extension is logged before the answer
     return {
       body: renderSearch(out, sr, indexNames(targets), {

@@ -142,6 +142,7 @@ function hasPrivileges(s: SecurityServices, req: EsRequest) {
   for (const k of Object.keys(body)) {
     if (!['cluster', 'index', 'application'].includes(k)) throw new EsError('parse_exception', 400, `failed to parse privileges check. unexpected field [${k}]`);
   }
+  checkPrivilegesShape(body, auth.user.username);
   const p = auth.permission;
   const clusterNames = stringList(body.cluster, 'cluster', 'privileges check');
   const indexEntries = body.index === undefined || body.index === null ? [] : Array.isArray(body.index) ? body.index : [body.index];
@@ -195,4 +196,24 @@ function hasPrivileges(s: SecurityServices, req: EsRequest) {
     }
   }
   return { username: auth.user.username, has_all_requested: all, cluster, index, application };
+}
+
+/** Bad shapes in a privileges check are ES's 400 parse error, never a TypeError (fuzz, issue 10). */
+function checkPrivilegesShape(body: Record<string, unknown>, user: string): void {
+  const token = (v: unknown) => (v === null ? 'VALUE_NULL' : Array.isArray(v) ? 'START_ARRAY' : typeof v === 'object' ? 'START_OBJECT' : typeof v === 'string' ? 'VALUE_STRING' : typeof v === 'boolean' ? 'VALUE_BOOLEAN' : 'VALUE_NUMBER');
+  const fail = (field: string, v: unknown, want: string) =>
+    new EsError('parse_exception', 400, `failed to parse privileges check [${user}]. could not parse [${field}] field. expected ${want} but found [${token(v)}] instead`);
+  const strings = (field: string, v: unknown) => {
+    if (v !== undefined && !(Array.isArray(v) && v.every((x) => typeof x === 'string'))) throw fail(field, v, 'a string array');
+  };
+  strings('cluster', body.cluster);
+  for (const [field, keys] of [['index', ['names', 'privileges']], ['application', ['resources', 'privileges']]] as const) {
+    const v = body[field];
+    if (v === undefined) continue;
+    if (!Array.isArray(v) || !v.every((e) => e !== null && typeof e === 'object' && !Array.isArray(e))) throw fail(field, v, 'an array of objects');
+    for (const e of v as Array<Record<string, unknown>>) {
+      for (const k of keys) if (!(k === 'names' && typeof e[k] === 'string')) strings(`${field}.${k}`, e[k]);
+      if (field === 'application' && typeof e.application !== 'string') throw fail('application.application', e.application, 'a string');
+    }
+  }
 }

@@ -43,11 +43,13 @@ function mergeMetric(a: MetricPartial, b: MetricPartial): MetricPartial {
     return { t: 'value_count', count: (a as { count: number }).count + (b as { count: number }).count };
   }
   const kind = a.kind === 'unmapped' ? b.kind : a.kind;
-  if (a.t === 'avg' && b.t === 'avg') return { t: 'avg', kind, sum: a.sum + b.sum, count: a.count + b.count };
-  if (a.t === 'sum' && b.t === 'sum') return { t: 'sum', kind, value: a.value + b.value };
+  // Metric values are doubles; one above 2^53 comes back from a shard as a bigint (lossless JSON).
+  const n = (v: number | bigint) => Number(v);
+  if (a.t === 'avg' && b.t === 'avg') return { t: 'avg', kind, sum: n(a.sum) + n(b.sum), count: a.count + b.count };
+  if (a.t === 'sum' && b.t === 'sum') return { t: 'sum', kind, value: n(a.value) + n(b.value) };
   const x = (a as { value: number | null }).value;
   const y = (b as { value: number | null }).value;
-  const pick = a.t === 'min' ? Math.min : Math.max;
+  const pick = (p: number, q: number) => (a.t === 'min' ? Math.min(n(p), n(q)) : Math.max(n(p), n(q)));
   return { t: a.t as 'min' | 'max', kind, value: x === null ? y : y === null ? x : pick(x, y) };
 }
 
@@ -125,15 +127,15 @@ function renderOne(s: AggSpec, p: AggPartial | undefined, typedKeys: boolean, bu
       return { value: (p as { count: number } | undefined)?.count ?? 0 };
     case 'sum': {
       const q = p as Extract<MetricPartial, { t: 'sum' }> | undefined;
-      return valueWithString(q?.value ?? 0, q?.kind ?? 'unmapped', format);
+      return valueWithString(Number(q?.value ?? 0), q?.kind ?? 'unmapped', format); // doubles (a bigint when over 2^53)
     }
     case 'avg': {
       const q = p as Extract<MetricPartial, { t: 'avg' }> | undefined;
-      return valueWithString(q && q.count > 0 ? q.sum / q.count : null, q?.kind ?? 'unmapped', format);
+      return valueWithString(q && q.count > 0 ? Number(q.sum) / q.count : null, q?.kind ?? 'unmapped', format);
     }
     default: {
       const q = p as Extract<MetricPartial, { t: 'min' | 'max' }> | undefined;
-      return valueWithString(q?.value ?? null, q?.kind ?? 'unmapped', format);
+      return valueWithString(q?.value === null || q?.value === undefined ? null : Number(q.value), q?.kind ?? 'unmapped', format);
     }
   }
 }

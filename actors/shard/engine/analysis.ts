@@ -3,27 +3,96 @@
  * 255) and Lucene's BM25 arithmetic (float32, one-byte length norms), so scores and ordering match ES.
  */
 
-// A word char: letters (except Han/Hiragana, which are one token per char), marks, digits, connectors.
-const W = String.raw`(?:[^\P{L}\p{Script=Han}\p{Script=Hiragana}]|[\p{M}\p{Nd}\p{Nl}\p{No}\p{Pc}])`;
-const L = String.raw`[^\P{L}\p{Script=Han}\p{Script=Hiragana}]`;
-// UAX#29 WB6/7 (letter [:.'’] letter) and WB11/12 (digit [.,;'’] digit) do not break.
-const TOKEN = new RegExp(
-  String.raw`[\p{Script=Han}\p{Script=Hiragana}]|${W}+(?:(?:(?<=${L})[:.'’·](?=${L})|(?<=\p{Nd})[.,;'’](?=\p{Nd}))${W}+)*`,
-  'gu',
-);
+// Character classes of the tokenizer, one bit each, per code point.
+const WORD = 1; // letters (except Han/Hiragana), marks, digits, number letters, connectors
+const LETTER = 2; // letters except Han/Hiragana
+const DIGIT = 4; // \p{Nd}
+const IDEO = 8; // Han/Hiragana: one token per character
+const MID_LETTER = 16; // UAX#29 WB6/7: letter [:.'’·] letter does not break
+const MID_NUM = 32; // UAX#29 WB11/12: digit [.,;'’] digit does not break
+const KNOWN = 128;
+
+const RE_IDEO = /[\p{Script=Han}\p{Script=Hiragana}]/u;
+const RE_LETTER = /\p{L}/u;
+const RE_WORD_OTHER = /[\p{M}\p{Nd}\p{Nl}\p{No}\p{Pc}]/u;
+const RE_DIGIT = /\p{Nd}/u;
+
+function computeClass(cp: number): number {
+  const ch = String.fromCodePoint(cp);
+  let c = KNOWN;
+  if (RE_IDEO.test(ch)) c |= IDEO;
+  else if (RE_LETTER.test(ch)) c |= LETTER | WORD;
+  // Han numerals (\p{Nl}, \p{No}) start a token of their own but continue a word run
+  if (RE_WORD_OTHER.test(ch)) c |= WORD;
+  if (RE_DIGIT.test(ch)) c |= DIGIT;
+  if (cp === 0x3a || cp === 0x2e || cp === 0x27 || cp === 0x2019 || cp === 0xb7) c |= MID_LETTER;
+  if (cp === 0x2e || cp === 0x2c || cp === 0x3b || cp === 0x27 || cp === 0x2019) c |= MID_NUM;
+  return c;
+}
+
+// Filled lazily (one byte per code point): the class tests run once per distinct character.
+const CLASSES = new Uint8Array(0x110000);
+
+function classOf(cp: number): number {
+  const c = CLASSES[cp];
+  return c !== 0 ? c : (CLASSES[cp] = computeClass(cp));
+}
 
 const MAX_TOKEN_LENGTH = 255;
 
-/** Tokens of `text` as the `standard` analyzer emits them. */
+/**
+ * Tokens of `text` as the `standard` analyzer emits them. A linear scan (no backtracking regexp), so
+ * a single multi-megabyte token costs time proportional to its length and a constant stack.
+ */
 export function analyze(text: string): string[] {
   const out: string[] = [];
-  TOKEN.lastIndex = 0;
-  for (let m = TOKEN.exec(text); m !== null; m = TOKEN.exec(text)) {
-    const t = m[0].toLowerCase();
-    if (t.length <= MAX_TOKEN_LENGTH) out.push(t);
-    else for (let i = 0; i < t.length; i += MAX_TOKEN_LENGTH) out.push(t.slice(i, i + MAX_TOKEN_LENGTH));
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const cp = text.codePointAt(i)!;
+    const w = cp > 0xffff ? 2 : 1;
+    const c = classOf(cp);
+    if (c & IDEO) {
+      push(out, text.slice(i, i + w));
+      i += w;
+      continue;
+    }
+    if (!(c & WORD)) {
+      i += w;
+      continue;
+    }
+    const start = i;
+    let prev = c;
+    i += w;
+    for (;;) {
+      // the rest of a run of word characters
+      while (i < n) {
+        const p = text.codePointAt(i)!;
+        const pc = classOf(p);
+        if (!(pc & WORD)) break;
+        prev = pc;
+        i += p > 0xffff ? 2 : 1;
+      }
+      if (i >= n) break;
+      // a mid character joins two runs when the characters on both sides allow it
+      const mid = text.codePointAt(i)!;
+      const mc = classOf(mid);
+      const mw = mid > 0xffff ? 2 : 1;
+      if (!(mc & (MID_LETTER | MID_NUM)) || i + mw >= n) break;
+      const next = classOf(text.codePointAt(i + mw)!);
+      const joins = (mc & MID_LETTER && prev & LETTER && next & LETTER) || (mc & MID_NUM && prev & DIGIT && next & DIGIT);
+      if (!joins) break;
+      i += mw;
+    }
+    push(out, text.slice(start, i));
   }
   return out;
+}
+
+function push(out: string[], token: string): void {
+  const t = token.toLowerCase();
+  if (t.length <= MAX_TOKEN_LENGTH) out.push(t);
+  else for (let i = 0; i < t.length; i += MAX_TOKEN_LENGTH) out.push(t.slice(i, i + MAX_TOKEN_LENGTH));
 }
 
 // ---- Lucene SmallFloat int4 / byte4 (norm encoding of field lengths) ----

@@ -3,6 +3,7 @@
  * (memcpy both ways) and arrays of strings packed in chunks, so loading a million `_source` texts
  * costs a few large decodes instead of a million small ones.
  */
+import { parseJson, stringify } from '../../wire/json';
 
 type Typed = Float64Array<ArrayBuffer> | Int32Array<ArrayBuffer> | Uint32Array<ArrayBuffer> | Uint16Array<ArrayBuffer> | Uint8Array<ArrayBuffer>;
 type AnyTyped = Float64Array | Int32Array | Uint32Array | Uint16Array | Uint8Array;
@@ -79,7 +80,7 @@ export class ByteWriter {
     this.pos += this.cur.write(s, this.pos, 'utf16le');
   }
   json(v: unknown): void {
-    this.str(JSON.stringify(v));
+    this.str(stringify(v)); // 64-bit integers (mapping `_meta`, parameters) as digits
   }
 
   /** The first `n` elements of a typed array. */
@@ -205,7 +206,7 @@ export class ByteReader {
   }
   json<T>(): T {
     try {
-      return JSON.parse(this.str()) as T;
+      return parseJson<T>(this.str());
     } catch (e) {
       if (e instanceof SnapshotFormatError) throw e;
       throw new SnapshotFormatError('bad JSON in snapshot', { cause: e });

@@ -217,9 +217,9 @@ export class TextColumn {
   readonly docCount = new Cumulative();
   readonly sumLen = new Cumulative();
 
-  add(doc: number, values: FieldValue[]): void {
-    const tokens: string[] = [];
-    for (const v of values) for (const t of analyze(v as string)) tokens.push(t);
+  /** @param analyzed the values' tokens when the document parser already analyzed them */
+  add(doc: number, values: FieldValue[], analyzed?: string[]): void {
+    const tokens = analyzed ? [...analyzed] : values.flatMap((v) => analyze(v as string));
     this.lens = grow(this.lens, doc + 1);
     this.lens[doc] = tokens.length + 1;
     this.sumLen.add(doc, tokens.length);

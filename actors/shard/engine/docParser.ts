@@ -1,7 +1,9 @@
 import { EsError } from '../../wire/esErrors';
 import type { FieldType } from './types';
 import { DEFAULT_DATE_FORMAT, dateFormatter, type Instant } from './dates';
-import { leafDef, mapperParsing, objectDef, type Dynamic, type FieldDef, type MappingView } from './fieldDef';
+import { analyze } from './analysis';
+import { checkNesting, checkTermLength, MAX_TERM_BYTES } from './docLimits';
+import { checkObjectDepth, leafDef, mapperParsing, objectDef, type Dynamic, type FieldDef, type MappingView } from './fieldDef';
 
 /**
  * A field value after mapping: keyword/text -> string; integer types -> number (bigint beyond 2^53);
@@ -13,6 +15,8 @@ export type FieldValue = string | number | bigint | Instant;
 export interface ParsedField {
   def: FieldDef;
   values: FieldValue[];
+  /** `text` fields: the analyzed tokens of all values, so indexing the doc is a plain append. */
+  tokens?: string[];
 }
 
 /** A document flattened into leaf field values (one entry per field path). */
@@ -50,17 +54,42 @@ class Ctx {
 
 /** See MappingView.parse. */
 export function parseDocument(m: MappingView, source: unknown, id: string, raw?: string): ParsedDoc {
+  return prepareDocument(m, source, id, raw).fields;
+}
+
+/** A validated, analyzed document and the undo of the dynamic mapping additions it made. */
+export interface PreparedDoc {
+  fields: ParsedDoc;
+  /** Removes the fields this document added to the mapping (when the write is abandoned later). */
+  undo(): void;
+}
+
+/**
+ * Validates and analyzes a document: everything that can fail fails here, as ES's 4xx, with the
+ * mapping as it was; afterwards indexing the result cannot fail. New dynamic fields are attached to
+ * the mapping (later documents of the same batch see them); `undo` detaches them again.
+ */
+export function prepareDocument(m: MappingView, source: unknown, id: string, raw?: string): PreparedDoc {
   if (source === null || typeof source !== 'object' || Array.isArray(source)) {
     throw mapperParsing('failed to parse', new EsError('not_x_content_exception', 400, 'Compressor detection can only be called on some xcontent bytes or compressed xcontent bytes'));
   }
+  if (raw !== undefined) checkNesting(raw);
   const ctx = new Ctx(m, id, raw);
+  let fields: ParsedDoc;
   try {
     walkObject(ctx, m.root, source as Record<string, unknown>, m.root.dynamic ?? 'true', true);
+    fields = [...ctx.out.values()];
+    // Analysis belongs to validation: whatever fails here fails before the store changes.
+    for (const f of fields) if (f.def.type === 'text') f.tokens = f.values.flatMap((v) => analyze(v as string));
   } catch (e) {
-    for (let i = ctx.undo.length - 1; i >= 0; i--) ctx.undo[i]();
+    undoAll(ctx.undo);
     throw e;
   }
-  return [...ctx.out.values()];
+  return { fields, undo: () => undoAll(ctx.undo.splice(0)) };
+}
+
+function undoAll(undo: Array<() => void>): void {
+  for (let i = undo.length - 1; i >= 0; i--) undo[i]();
 }
 
 function walkObject(ctx: Ctx, obj: FieldDef, value: Record<string, unknown>, dyn: Dynamic, isRoot = false): void {
@@ -90,7 +119,9 @@ function resolveObject(ctx: Ctx, parent: FieldDef, name: string, dyn: Dynamic): 
     return cur;
   }
   if (!allowNew(dyn, parent, name)) return undefined;
-  const def = objectDef(join(parent.path, name), {});
+  const path = join(parent.path, name);
+  checkObjectDepth(path, ctx.m.depthLimit);
+  const def = objectDef(path, {});
   ctx.undo.push(ctx.m.attach(parent, name, def));
   return def;
 }
@@ -167,7 +198,11 @@ function convert(ctx: Ctx, def: FieldDef, v: unknown): FieldValue | undefined {
   const t = def.type;
   if (t === 'keyword' || t === 'text') {
     const s = typeof v === 'string' ? v : String(v);
-    return t === 'keyword' && def.ignoreAbove !== undefined && s.length > def.ignoreAbove ? undefined : s;
+    if (t === 'text') return s;
+    if (def.ignoreAbove !== undefined && s.length > def.ignoreAbove) return undefined;
+    // a keyword is one term; at most 3 UTF-8 bytes per UTF-16 unit, so only long values need counting
+    if (s.length > MAX_TERM_BYTES / 3) checkTermLength(def, s);
+    return s;
   }
   if (typeof v === 'string' && v.length === 0 && t !== 'date' && t !== 'date_nanos') return undefined; // "" = null for numbers/booleans
   try {

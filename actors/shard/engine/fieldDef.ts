@@ -43,6 +43,21 @@ export const DEFAULT_DYNAMIC_DATE_FORMATS = ['strict_date_optional_time', 'yyyy/
 export const mapperParsing = (reason: string, causedBy?: EsError) =>
   new EsError('mapper_parsing_exception', 400, reason, causedBy ? { causedBy } : {});
 
+/** ES's `index.mapping.depth.limit` default. */
+export const DEFAULT_MAPPING_DEPTH_LIMIT = 20;
+
+/**
+ * An object at `path` must not be deeper than the mapping depth limit (the root is depth 1); mirrors
+ * MappingLookup.checkObjectDepthLimit, which ES runs on every mapping update, dynamic ones included.
+ */
+export function checkObjectDepth(path: string, limit = DEFAULT_MAPPING_DEPTH_LIMIT): void {
+  let dots = 0;
+  for (let i = path.indexOf('.'); i >= 0; i = path.indexOf('.', i + 1)) dots++;
+  if (dots + 2 > limit) {
+    throw new EsError('illegal_argument_exception', 400, `Limit of mapping depth [${limit}] has been exceeded due to object field [${path}]`);
+  }
+}
+
 export function normDynamic(v: unknown): Dynamic | undefined {
   if (v === undefined || v === null) return undefined;
   const s = String(v);
@@ -75,6 +90,8 @@ export interface MappingView {
   readonly dateDetection: boolean;
   readonly numericDetection: boolean;
   readonly dynamicDateFormats: string[];
+  /** `index.mapping.depth.limit`: deepest object level (the root is 1). */
+  readonly depthLimit?: number;
   /** Adds `def` under `parent` as `name`; returns the undo. */
   attach(parent: FieldDef, name: string, def: FieldDef): () => void;
   formatterOf(def: FieldDef): DateFormatter;

@@ -1,8 +1,12 @@
 import { EsError } from '../../wire/esErrors';
+import { stringify } from '../../wire/json';
 import type { FieldType } from './types';
 import { DEFAULT_DATE_FORMAT, dateFormatter, type DateFormatter } from './dates';
-import { parseDocument, type ParsedDoc } from './docParser';
-import { DEFAULT_DYNAMIC_DATE_FORMATS, mapperParsing, normDynamic, objectDef, leafDef, type Dynamic, type FieldDef, type MappingView } from './fieldDef';
+import { parseDocument, prepareDocument, type ParsedDoc, type PreparedDoc } from './docParser';
+import {
+  DEFAULT_DYNAMIC_DATE_FORMATS, DEFAULT_MAPPING_DEPTH_LIMIT, checkObjectDepth, mapperParsing, normDynamic, objectDef, leafDef,
+  type Dynamic, type FieldDef, type MappingView,
+} from './fieldDef';
 
 export { NUMERIC_TYPES, DEFAULT_DYNAMIC_DATE_FORMATS, mapperParsing, objectDef, leafDef } from './fieldDef';
 export type { Dynamic, FieldDef } from './fieldDef';
@@ -22,6 +26,8 @@ export class IndexMapping implements MappingView {
   dateDetection = true;
   numericDetection = false;
   dynamicDateFormats: string[] = DEFAULT_DYNAMIC_DATE_FORMATS;
+  /** `index.mapping.depth.limit` (ES's default; the setting itself is not configurable here yet). */
+  readonly depthLimit = DEFAULT_MAPPING_DEPTH_LIMIT;
   /** Leaf fields and multi-fields by full path. */
   private readonly leaves = new Map<string, FieldDef>();
   private readonly objects = new Map<string, FieldDef>();
@@ -76,6 +82,11 @@ export class IndexMapping implements MappingView {
    */
   parse(source: unknown, id: string, rawSource?: string): ParsedDoc {
     return parseDocument(this, source, id, rawSource);
+  }
+
+  /** `parse`, also returning the undo of the document's dynamic mapping additions (see prepareDocument). */
+  prepare(source: unknown, id: string, rawSource?: string): PreparedDoc {
+    return prepareDocument(this, source, id, rawSource);
   }
 
   /**
@@ -203,11 +214,22 @@ export class IndexMapping implements MappingView {
       for (const part of parts.slice(0, -1)) {
         // `"a.b": {…}` in a mapping means object a with child b
         let child = p.properties!.get(part);
-        if (!child) this.attach(p, part, (child = objectDef(join(p.path, part), {})));
+        if (child && child.type !== 'object') {
+          throw new EsError('illegal_argument_exception', 400, `can't merge a non object mapping [${child.path}] with an object mapping`);
+        }
+        if (!child) {
+          checkObjectDepth(join(p.path, part), this.depthLimit);
+          this.attach(p, part, (child = objectDef(join(p.path, part), {})));
+        }
         p = child;
       }
       const leaf = parts[parts.length - 1];
-      this.attach(p, leaf, this.buildDef(join(p.path, leaf), spec as Record<string, unknown>));
+      const def = this.buildDef(join(p.path, leaf), spec as Record<string, unknown>);
+      const existing = p.properties!.get(leaf); // `"a.b"` and then `"a"` name the same field twice
+      if (existing && (existing.type === 'object') !== (def.type === 'object')) {
+        throw new EsError('illegal_argument_exception', 400, `can't merge a non object mapping [${existing.type === 'object' ? def.path : existing.path}] with an object mapping`);
+      }
+      this.attach(p, leaf, def);
     }
   }
 
@@ -218,6 +240,7 @@ export class IndexMapping implements MappingView {
       if (properties === undefined && type === undefined && Object.keys(params).length === 0 && fields === undefined) {
         throw mapperParsing(`No type specified for field [${path.slice(path.lastIndexOf('.') + 1)}]`);
       }
+      checkObjectDepth(path, this.depthLimit); // before recursing into properties
       const def = objectDef(path, params);
       def.properties = new Map();
       if (properties) this.addPropertiesTo(def, properties as Record<string, unknown>);
@@ -305,7 +328,7 @@ function checkMerge(cur: FieldDef, inc: FieldDef): void {
       throw new EsError('illegal_argument_exception', 400, `mapper [${existing.path}] cannot be changed from type [${existing.type}] to [${def.type}]`);
     }
     const changed = [...new Set([...Object.keys(existing.params), ...Object.keys(def.params)])]
-      .filter((k) => !MERGEABLE.has(k) && JSON.stringify(existing.params[k]) !== JSON.stringify(def.params[k]));
+      .filter((k) => !MERGEABLE.has(k) && stringify(existing.params[k]) !== stringify(def.params[k])); // 64-bit values too
     if (changed.length) {
       const k = changed[0];
       throw new EsError('illegal_argument_exception', 400,

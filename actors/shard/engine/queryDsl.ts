@@ -43,6 +43,24 @@ type Parser = (body: Record<string, unknown>, loc: Locator, path: JsonPath) => R
  *   `named_object_not_found_exception` cause), and ES's per-query texts.
  */
 export function parseQuery(v: unknown, loc: Locator = new Locator(), path: JsonPath = ['query']): Query {
+  // mirrors AbstractQueryBuilder.parseTopLevelQuery: every named query one level deeper
+  if (nestedDepth >= MAX_NESTED_DEPTH) {
+    throw illegalArgument('The nested depth of the query exceeds the maximum nested depth for queries set in [indices.query.bool.max_nested_depth]');
+  }
+  nestedDepth++;
+  try {
+    return parseClause(v, loc, path);
+  } finally {
+    nestedDepth--;
+  }
+}
+
+/** ES's `indices.query.bool.max_nested_depth` default (a static node setting there). */
+export const MAX_NESTED_DEPTH = 30;
+// Parsing is synchronous, so one counter for the clause being parsed is exact.
+let nestedDepth = 0;
+
+function parseClause(v: unknown, loc: Locator, path: JsonPath): Query {
   if (!isObject(v)) throw loc.parsing(path, '[_na] query malformed, must start with start_object');
   const names = Object.keys(v);
   if (names.length === 0) {

@@ -71,7 +71,9 @@ function parseFieldSort(field: string, o: Record<string, unknown>, loc: Locator,
         spec.order = setter(loc, at, 'field_sort', () => parseSortOrder(text(v)));
         break;
       case 'missing':
-        spec.missing = v as SortValue;
+        // ObjectParser ValueType.VALUE: a string, number, boolean or null (null = the default, _last)
+        if (v !== null && typeof v === 'object') throw loc.xContent(at, `[field_sort] missing doesn't support values of type: ${tokenName(v)}`);
+        if (v !== null) spec.missing = v as SortValue;
         break;
       case 'unmapped_type':
         spec.unmappedType = text(v);

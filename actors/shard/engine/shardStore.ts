@@ -296,7 +296,7 @@ export class ShardStore implements StoreView {
     for (const f of parsed) {
       let col = this.columns.get(f.def.path);
       if (!col) this.columns.set(f.def.path, (col = columnFor(f.def.type)));
-      col.add(doc, f.values);
+      col.add(doc, f.values, f.tokens);
     }
     this.docCount = n;
     this.seqNo = op.seqNo;
