@@ -26,7 +26,7 @@ afterAll(async () => {
   await c?.stop();
 }, 120_000);
 
-const live = () => c.nodes.filter((n) => n.proc && n.proc.exitCode === null);
+const live = () => c.nodes.filter((n) => n.proc && n.proc.exitCode === null && n.proc.signalCode === null);
 
 async function health(n: ClusterNode, nodes: number, status = 'green') {
   return until(async () => {
@@ -77,8 +77,14 @@ function load(via: ClusterNode, from: number) {
 /** Every seq present in the index, read through `via` after a refresh. */
 async function present(via: ClusterNode): Promise<Set<number>> {
   await via.es.indices.refresh({ index: INDEX });
-  const r = await via.es.search({ index: INDEX, size: 10_000, sort: [{ seq: 'asc' }], _source: false, docvalue_fields: ['seq'] });
-  return new Set(r.hits.hits.map((h) => Number((h.fields as { seq: number[] }).seq[0])));
+  const out = new Set<number>();
+  let after: number[] | undefined;
+  for (;;) {
+    const r = await via.es.search<{ seq: number }>({ index: INDEX, size: 5_000, sort: [{ seq: 'asc' }], ...(after ? { search_after: after } : {}) });
+    for (const h of r.hits.hits) out.add(h._source!.seq);
+    if (r.hits.hits.length < 5_000) return out;
+    after = r.hits.hits[r.hits.hits.length - 1].sort as number[];
+  }
 }
 
 async function checkEveryNode(outcomes: Outcomes[]) {
