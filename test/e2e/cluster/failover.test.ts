@@ -100,8 +100,30 @@ async function checkEveryNode(outcomes: Outcomes[]) {
     expect({ node: n.name, lost: lost.length, phantom: phantom.length }).toEqual({ node: n.name, lost: 0, phantom: 0 });
     seen.push(p);
   }
+  if (seen.some((p) => p.size !== seen[0].size)) console.log(JSON.stringify(await copyStates()));
   for (const p of seen) expect([...p].sort((a, b) => a - b)).toEqual([...seen[0]].sort((a, b) => a - b));
   return { acked: acked.size, refused: refused.size, unknown: unknown.size };
+}
+
+/** Every copy's own figures (asked copy by copy over NATS), to tell which one differs. */
+async function copyStates() {
+  const nc = await connect({ servers: c.nats.url.split(',') });
+  const state = (await live()[0].es.cluster.state({ metric: 'routing_table', index: INDEX })) as any;
+  const uuid = (await live()[0].es.indices.getSettings({ index: INDEX }))[INDEX].settings!.index!.uuid!;
+  const out: unknown[] = [];
+  for (const [n, copies] of Object.entries(state.routing_table.indices[INDEX].shards as Record<string, Array<{ node: string | null; primary: boolean }>>)) {
+    for (const cp of copies) {
+      if (!cp.node) continue;
+      try {
+        const m = await nc.request(`es.v1.shard.${uuid}.${n}.c.${cp.node}.stats`, new TextEncoder().encode('{}'), { timeout: 3000 });
+        out.push({ n, primary: cp.primary, node: cp.node, ...JSON.parse(new TextDecoder().decode(m.data)).result });
+      } catch (e) {
+        out.push({ n, node: cp.node, err: String(e) });
+      }
+    }
+  }
+  await nc.close();
+  return out;
 }
 
 /** A node holding at least one primary of the index, other than `not`. */
