@@ -117,7 +117,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     // NATS_URL may list several servers of a NATS cluster (comma-separated), in order of preference:
     // the client shuffles them unless told not to (a node on a machine lists its local server first).
     const servers = natsUrl.split(',').map((u) => u.trim()).filter(Boolean);
-    const nc: NatsConnection = await connect({ servers, name: 'es-node', maxReconnectAttempts: -1, noRandomize: true });
+    // Servers in the order given (each node prefers its own), reconnecting fast to another when one dies.
+    const nc: NatsConnection = await connect({ servers, name: 'es-node', maxReconnectAttempts: -1, noRandomize: true, reconnectTimeWait: 250 });
     stops.push(() => nc.drain().catch(() => nc.close()));
     checkMaxPayload(nc, log); // warns below the README's 8 MB
     const replicas = settings.get<number | undefined>('cluster.stream_replicas', undefined);
@@ -153,7 +154,6 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     const membership = new Membership(nc, record, log, {
       heartbeatMs: settings.num('cluster.heartbeat_interval_ms', 1_000),
       nodeTimeoutMs: settings.num('cluster.node_timeout_ms', 5_000),
-      replicas: Number(replicas ?? 1),
     });
     cluster.remoteCopyStarted = (id, uuid, n) => membership.record(id)?.copies[`${uuid}/${n}`] === 'started';
     membership.onChange(() => cluster.notify());

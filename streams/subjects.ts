@@ -59,6 +59,8 @@ export const subjects = {
   allData: 'es.v1.data.>',
   /** es.v1.node.<nodeId>.<op>: request/reply to one node (its stats, its contexts). */
   node: (nodeId: string, op: string) => `es.v1.node.${nodeId}.${op}`,
+  /** es.v1.members.<nodeId>.heartbeat|left: membership over core NATS (cluster/membership.ts). */
+  member: (nodeId: string, what: 'heartbeat' | 'left') => `es.v1.members.${nodeId}.${what}`,
   /** Edge -> authenticator chain. */
   authenticate: 'es.v1.auth.authenticate',
   /** Credential cache invalidation broadcast (core NATS, every node). */

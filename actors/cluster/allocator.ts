@@ -33,6 +33,7 @@ export class Allocator {
   private readonly lease: Lease;
   private timer?: NodeJS.Timeout;
   private dueTimer?: NodeJS.Timeout;
+  private warmTimer?: NodeJS.Timeout;
   private running = false;
   private again = false;
   private stopped = false;
@@ -64,6 +65,9 @@ export class Allocator {
     void tick();
     this.timer = setInterval(() => void tick(), this.renewMs);
     this.timer.unref();
+    // Once this node has listened long enough to know who is alive, decide again without the doubt.
+    this.warmTimer = setTimeout(() => this.kick(), this.membership.timeoutMs + 50);
+    this.warmTimer.unref();
   }
 
   /** Something changed: run the allocation (coalesced). */
@@ -86,6 +90,12 @@ export class Allocator {
   }
 
   private input(): AllocationInput {
+    // Until this node has listened for one timeout, a node the allocation names but that has not
+    // been heard from yet gets the benefit of the doubt (it is not taken for dead).
+    const live = new Set(this.membership.liveIds());
+    if (!this.membership.warm) {
+      for (const idx of this.cluster.indices()) for (const a of idx.allocation ?? []) for (const id of [a.primary, ...a.replicas]) if (id) live.add(id);
+    }
     return {
       indices: this.cluster.indices().map((idx) => ({
         uuid: idx.uuid,
@@ -94,7 +104,7 @@ export class Allocator {
         delayMs: nodeLeftDelayMs(idx),
         allocation: idx.allocation,
       })),
-      live: this.membership.liveIds(),
+      live: [...live],
       started: (node, uuid, n) => this.cluster.copyStarted(node, uuid, n),
       leftAt: this.membership.leftAt,
       now: Date.now(),
@@ -132,6 +142,7 @@ export class Allocator {
     this.stopped = true;
     clearInterval(this.timer);
     clearTimeout(this.dueTimer);
+    clearTimeout(this.warmTimer);
     await this.lease.release();
   }
 }

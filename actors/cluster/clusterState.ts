@@ -368,6 +368,8 @@ export class ClusterState {
           const ack = await fencedAppend(this.js, subjects.dataMeta, enc.encode(stringify(fact)), {
             msgID: uuidv4(),
             expectedLastSubjectSeq: purgedTo ?? this.metaSeq,
+            // long enough for a JetStream leader election, short of ES's 30 s master timeout
+            deadlineMs: 15_000,
           });
           await this.follower.waitFor(ack.seq);
           if (this.refusedMeta.has(ack.seq)) continue; // another node's fact came first: decide again

@@ -54,15 +54,21 @@ export class DataFollower {
     promise.catch(() => undefined);
     this.catchUp = { target: info.state.last_seq, resolve, reject, promise };
     if (info.state.last_seq <= afterSeq) resolve();
+    const first = await this.subscribe();
+    this.loop = this.run(first);
+  }
+
+  /** An ordered consumer from the message after `position`. */
+  private async subscribe(): Promise<ConsumerMessages> {
     const consumer = await jetstream(this.nc).consumers.get(DATA_STREAM, {
       filter_subjects: subjects.allData,
       deliver_policy: DeliverPolicy.StartSequence,
-      opt_start_seq: afterSeq + 1,
+      opt_start_seq: this.position + 1,
     });
     // Bounded by bytes: write batches reach tens of MB, and the server must never queue more than
     // its per-client max_pending for us while a big batch is applied (slow-consumer cut).
     this.messages = await consumer.consume({ max_bytes: READ_MAX_BYTES });
-    this.loop = this.run(this.messages);
+    return this.messages;
   }
 
   /** Resolves when the follower reached the log's end as of `start`. */
@@ -70,27 +76,37 @@ export class DataFollower {
     return this.catchUp.promise;
   }
 
-  private async run(messages: ConsumerMessages): Promise<void> {
-    const first = this.position;
+  /**
+   * Dispatches messages in order, forever. If the consumer ends (its server died, the connection
+   * was closed and reopened), follows again from the message after the last one dispatched: a
+   * node must never silently stop applying the log.
+   */
+  private async run(first: ConsumerMessages): Promise<void> {
+    const from = this.position;
     let n = 0;
-    try {
-      for await (const m of messages) {
-        if (m.seq <= this.position) continue; // redelivered after an ordered-consumer reset
-        try {
-          this.dispatch({ seq: m.seq, subject: m.subject, data: m.data, timeMs: Math.floor(m.info.timestampNanos / 1e6), msgId: m.headers?.get('Nats-Msg-Id') || undefined });
-        } catch (e) {
-          this.log.error({ err: e, seq: m.seq, subject: m.subject }, 'document log message could not be applied');
+    let messages: ConsumerMessages | undefined = first;
+    while (!this.stopped) {
+      try {
+        messages ??= await this.subscribe();
+        for await (const m of messages) {
+          if (m.seq <= this.position) continue; // redelivered after an ordered-consumer reset
+          try {
+            this.dispatch({ seq: m.seq, subject: m.subject, data: m.data, timeMs: Math.floor(m.info.timestampNanos / 1e6), msgId: m.headers?.get('Nats-Msg-Id') || undefined });
+          } catch (e) {
+            this.log.error({ err: e, seq: m.seq, subject: m.subject }, 'document log message could not be applied');
+          }
+          this.position = m.seq;
+          if (this.onProgress && ++n % 4096 === 0) this.onProgress(m.seq - from, this.catchUp.target - from);
+          if (m.seq >= this.catchUp.target) this.catchUp.resolve();
+          if (this.waiters.length) this.wake();
         }
-        this.position = m.seq;
-        if (this.onProgress && ++n % 4096 === 0) this.onProgress(m.seq - first, this.catchUp.target - first);
-        if (m.seq >= this.catchUp.target) this.catchUp.resolve();
-        if (this.waiters.length) this.wake();
+        if (!this.stopped) this.log.warn({ position: this.position }, 'document log follower ended; following again');
+      } catch (e) {
+        if (this.stopped) break;
+        this.log.warn({ err: (e as Error).message, position: this.position }, 'document log follower failed; following again');
       }
-    } catch (e) {
-      if (!this.stopped) {
-        this.log.error({ err: e }, 'document log follower stopped');
-        this.catchUp.reject(e as Error);
-      }
+      messages = undefined;
+      if (!this.stopped) await new Promise((r) => setTimeout(r, 250));
     }
   }
 

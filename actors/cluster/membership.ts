@@ -1,9 +1,6 @@
-import type { NatsConnection } from '@nats-io/transport-node';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
-
-/** Nodes announce themselves here (one key per node id). */
-export const NODES_BUCKET = 'ES_NODES';
+import { subjects } from '../../streams';
 
 /** What a node tells the others about itself, every heartbeat and whenever its copies change. */
 export interface NodeRecord {
@@ -26,12 +23,10 @@ export interface NodeRecord {
 }
 
 export interface MembershipOptions {
-  /** How often a node puts its record (default 1 s). */
+  /** How often a node publishes its record (default 1 s). */
   heartbeatMs?: number;
   /** A node not heard from for this long has left (default 5 s). */
   nodeTimeoutMs?: number;
-  /** Stream replicas of the bucket. */
-  replicas?: number;
 }
 
 interface Seen {
@@ -43,30 +38,35 @@ const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 /**
- * Cluster membership over a JetStream KV bucket: each node puts its record every heartbeat and
- * watches everyone's. A node is live while its heartbeats keep arriving (judged by this node's own
- * clock at receipt, so clock skew between machines does not matter); one not heard from for
- * `nodeTimeoutMs` has left, and one that stops cleanly deletes its key and leaves at once. Records
- * found at start-up get the benefit of the doubt for one timeout, so a starting node never takes a
- * running one for dead.
+ * Cluster membership over core NATS: each node publishes its record on
+ * `es.v1.members.<id>.heartbeat` every heartbeat and listens to everyone's. A node is live while its
+ * heartbeats keep arriving (judged by this node's own clock at receipt, so clock skew between
+ * machines does not matter); one not heard from for `nodeTimeoutMs` has left, and one that stops
+ * cleanly says so (`…left`) and leaves at once.
+ *
+ * Core NATS, not a JetStream bucket: heartbeats must keep flowing while JetStream elects a stream
+ * leader (seconds), or every node would take every other for dead at the same moment.
+ *
+ * A node that just started has heard from nobody yet: until one timeout has passed it is `warm`
+ * false, and the allocator gives the nodes it has not heard from the benefit of the doubt.
  */
 export class Membership {
-  private kv?: KV;
   private readonly seen = new Map<string, Seen>();
   /** Nodes that left, with when they were last heard from. */
   readonly leftAt = new Map<string, number>();
   private readonly listeners: Array<() => void> = [];
   private timer?: NodeJS.Timeout;
-  private watch?: { stop(): void };
+  private sub?: Subscription;
   private stopped = false;
-  private readonly heartbeatMs: number;
-  private readonly timeoutMs: number;
+  private startedAt = 0;
+  readonly heartbeatMs: number;
+  readonly timeoutMs: number;
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly self: () => NodeRecord,
     private readonly log: Logger,
-    private readonly opts: MembershipOptions = {},
+    opts: MembershipOptions = {},
   ) {
     this.heartbeatMs = opts.heartbeatMs ?? 1_000;
     this.timeoutMs = opts.nodeTimeoutMs ?? 5_000;
@@ -76,38 +76,47 @@ export class Membership {
     return this.self().id;
   }
 
+  /** Whether this node has listened long enough to know who is alive. */
+  get warm(): boolean {
+    return Date.now() - this.startedAt >= this.timeoutMs;
+  }
+
   async start(): Promise<void> {
-    this.kv = await new Kvm(this.nc).create(NODES_BUCKET, { history: 1, ttl: Math.max(10_000, this.timeoutMs * 3), replicas: this.opts.replicas ?? 1 });
-    await this.beat();
-    const w = await this.kv.watch();
-    this.watch = w;
-    void (async () => {
-      for await (const e of w) {
-        if (e.key === this.id) continue;
-        if (e.operation === 'PUT') {
-          try {
-            const rec = JSON.parse(dec.decode(e.value)) as NodeRecord;
-            const joined = !this.seen.has(e.key);
-            this.seen.set(e.key, { rec, at: Date.now() });
-            this.leftAt.delete(e.key);
-            if (joined) this.log.info({ node: rec.id, name: rec.name }, 'node joined');
+    this.startedAt = Date.now();
+    this.sub = this.nc.subscribe(subjects.member('*', 'heartbeat').replace('.heartbeat', '.*'), {
+      callback: (err, msg) => {
+        if (err) return;
+        const [, , , id, what] = msg.subject.split('.');
+        if (id === this.id || (what !== 'heartbeat' && what !== 'left')) return;
+        if (what === 'left') {
+          if (this.seen.delete(id)) {
+            this.leftAt.set(id, Date.now());
+            this.log.info({ node: id }, 'node left');
             this.emit();
-          } catch {
-            /* not a record */
           }
-        } else if (this.seen.delete(e.key)) {
-          this.leftAt.set(e.key, Date.now());
-          this.log.info({ node: e.key }, 'node left');
-          this.emit();
+          return;
         }
-      }
-    })().catch((e) => this.stopped || this.log.warn({ err: e }, 'membership watch ended'));
-    this.timer = setInterval(() => void this.tick(), this.heartbeatMs);
+        try {
+          const rec = JSON.parse(dec.decode(msg.data)) as NodeRecord;
+          const joined = !this.seen.has(id);
+          const before = joined ? '' : JSON.stringify(this.seen.get(id)!.rec.copies);
+          this.seen.set(id, { rec, at: Date.now() });
+          this.leftAt.delete(id);
+          if (joined) this.log.info({ node: rec.id, name: rec.name }, 'node joined');
+          if (joined || before !== JSON.stringify(rec.copies)) this.emit();
+        } catch {
+          /* not a record */
+        }
+      },
+    });
+    await this.nc.flush();
+    this.beat();
+    this.timer = setInterval(() => this.tick(), this.heartbeatMs);
     this.timer.unref();
   }
 
-  private async tick(): Promise<void> {
-    await this.beat();
+  private tick(): void {
+    this.beat();
     const now = Date.now();
     for (const [id, s] of this.seen) {
       if (now - s.at > this.timeoutMs) {
@@ -119,18 +128,18 @@ export class Membership {
     }
   }
 
-  private async beat(): Promise<void> {
-    if (this.stopped || !this.kv) return;
+  private beat(): void {
+    if (this.stopped || this.nc.isClosed()) return;
     try {
-      await this.kv.put(this.id, enc.encode(JSON.stringify(this.self())));
+      this.nc.publish(subjects.member(this.id, 'heartbeat'), enc.encode(JSON.stringify(this.self())));
     } catch (e) {
-      this.log.debug({ err: (e as Error).message }, 'heartbeat not stored');
+      this.log.debug({ err: (e as Error).message }, 'heartbeat not sent');
     }
   }
 
-  /** Puts this node's record now (its copies changed). */
+  /** Publishes this node's record now (its copies changed). */
   publishNow(): void {
-    void this.beat();
+    this.beat();
   }
 
   /** Live nodes, this one included, by id. */
@@ -151,11 +160,18 @@ export class Membership {
     for (const fn of this.listeners) fn();
   }
 
-  /** Leaves: deletes this node's key, so the others see it go at once. */
+  /** Leaves: tells the others at once. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    this.watch?.stop();
-    await this.kv?.delete(this.id).catch(() => undefined);
+    try {
+      if (!this.nc.isClosed()) {
+        this.nc.publish(subjects.member(this.id, 'left'));
+        await this.nc.flush();
+      }
+    } catch {
+      /* closing anyway */
+    }
+    this.sub?.unsubscribe();
   }
 }

@@ -62,7 +62,7 @@ const envKey = (k: string) => `ES_SETTING_${k.replace(/_/g, '__').replace(/\./g,
 async function untilUp(url: string, proc: ChildProcess | undefined, out: () => string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (proc && proc.exitCode !== null) throw new Error(`node exited with ${proc.exitCode}: ${out()}`);
+    if (proc && (proc.exitCode !== null || proc.signalCode !== null)) throw new Error(`node exited with ${proc.exitCode}: ${out()}`);
     try {
       const r = await fetch(`${url}/`, { headers: { authorization: `Basic ${Buffer.from(`elastic:${CLUSTER_PASSWORD}`).toString('base64')}` } });
       if (r.status === 200) return;
@@ -98,7 +98,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
         if (asProcess) {
           out = '';
           const env: Record<string, string> = {
-            NATS_URL: natsUrl, DATA_DIR: dataDir, CONFIG: join(dataDir, 'absent.yml'), CONFIG_DIR: join(dataDir, 'config'),
+            NATS_URL: natsUrl, DATA_DIR: dataDir, CONFIG: '/dev/null', CONFIG_DIR: join(dataDir, 'config'),
             HOST: '127.0.0.1', PORT: String(port), ELASTIC_PASSWORD: CLUSTER_PASSWORD, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
           };
           for (const [k, v] of Object.entries({ ...settings, 'node.name': name })) if (k !== 'bootstrap.password') env[envKey(k)] = String(v);
@@ -120,7 +120,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
           n.sys = undefined;
           await s.stop();
         }
-        if (n.proc && n.proc.exitCode === null) {
+        if (n.proc && n.proc.exitCode === null && n.proc.signalCode === null) {
           const p = n.proc;
           const gone = new Promise((r) => p.once('exit', r));
           p.kill('SIGTERM');
@@ -130,7 +130,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
       async kill() {
         if (!n.proc) throw new Error('only process nodes can be killed');
         const p = n.proc;
-        if (p.exitCode !== null) return;
+        if (p.exitCode !== null || p.signalCode !== null) return;
         const gone = new Promise((r) => p.once('exit', r));
         p.kill('SIGKILL');
         await gone;
@@ -140,7 +140,20 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
     return n;
   };
 
-  for (let i = 0; i < (opts.nodes ?? 3); i++) nodes.push(await makeNode(i, opts.process ?? false));
+  const stopAll = async () => {
+    for (const n of [...nodes].reverse()) {
+      await n.es.close().catch(() => undefined);
+      await n.stop().catch(() => undefined);
+    }
+    await nats.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < (opts.nodes ?? 3); i++) nodes.push(await makeNode(i, opts.process ?? false));
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
   return {
     nats,
     dir,
@@ -150,14 +163,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
       nodes.push(n);
       return n;
     },
-    async stop() {
-      for (const n of [...nodes].reverse()) {
-        await n.es.close().catch(() => undefined);
-        await n.stop().catch(() => undefined);
-      }
-      await nats.stop();
-      await rm(dir, { recursive: true, force: true });
-    },
+    stop: stopAll,
   };
 }
 
