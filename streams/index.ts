@@ -7,3 +7,4 @@ export { ensureStreams, readStream, readFacts, READ_MAX_BYTES } from './eventLog
 export type { Envelope, MakeEnvelope } from './envelope';
 export type { LoggedMessage, ReadOptions, LogOptions } from './eventLog';
 export type { Slice, ReleaseReason, Owner, ScrollFact, PitFact } from './events';
+export { StreamFollower, FollowTimeout } from './follower';

@@ -1,6 +1,6 @@
 import { v4 as uuidv4 } from 'uuid';
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
-import { AppendUncertain, DATA_STREAM, Fenced, fencedAppend, subjects, type LoggedMessage } from '../../streams';
+import { AppendUncertain, DATA_STREAM, Fenced, StreamFollower, fencedAppend, subjects, type LoggedMessage } from '../../streams';
 import type { NodeContext } from '../nodeContext';
 import { EsError, indexNotFound } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
@@ -8,7 +8,7 @@ import { IndexMapping, ShardStore } from '../shard/engine';
 import { ShardActor, type ShardRef } from '../shard/shardActor';
 import { applySettings, defaultIndexSettings, normalizeSettings, validateCreate, type IndexSettings } from './indexSettings';
 import { resolveExpression, validateIndexName, type ResolveOptions } from './indexNames';
-import { DataFollower } from './dataFollower';
+
 import { Snapshotter, type ClusterImage, type RestoredCluster } from './snapshots';
 import type { ShardAllocation } from './allocation';
 import { ClusterMetadata, type MetadataEvent } from './clusterMetadata';
@@ -78,7 +78,7 @@ const copyKey = (uuid: string, n: number) => `${uuid}/${n}`;
 
 /**
  * This node's view of the cluster's indices, built by following the document log (ES_DATA) in
- * stream order with one consumer ({@link DataFollower}): index metadata, mappings (dynamic fields
+ * stream order with one consumer ({@link StreamFollower}): index metadata, mappings (dynamic fields
  * included: they reach the log as `mapping_updated` before any document using them), settings,
  * and the allocation of shard copies to nodes. Every node follows the same log, so a change made
  * through any node is seen by every node.
@@ -116,7 +116,7 @@ export class ClusterState {
   /** Start-up without a snapshot: hold a copy of every shard until the allocation is known. */
   private buildAll = false;
   private readonly js: JetStreamClient;
-  readonly follower: DataFollower;
+  readonly follower: StreamFollower;
   /** What the last `start` did (snapshot used, ops replayed). */
   startResult?: StartResult;
   readonly snapshots: Snapshotter;
@@ -124,7 +124,7 @@ export class ClusterState {
 
   constructor(private readonly ctx: NodeContext, private readonly onReplayProgress?: (done: number, total: number) => void) {
     this.js = jetstream(ctx.nc);
-    this.follower = new DataFollower(ctx.nc, (m) => this.dispatch(m), ctx.log, onReplayProgress);
+    this.follower = new StreamFollower(ctx.nc, DATA_STREAM, subjects.allData, (m) => this.dispatch(m), ctx.log, onReplayProgress);
     this.snapshots = new Snapshotter(ctx, this, () => this.capture());
   }
 

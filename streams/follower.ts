@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
-import { DATA_STREAM, READ_MAX_BYTES, subjects, type LoggedMessage } from '../../streams';
+import { READ_MAX_BYTES, type LoggedMessage } from './eventLog';
 
 interface Waiter {
   seq: number;
@@ -12,23 +12,23 @@ interface Waiter {
 
 /** The follower did not reach a stream sequence in time. */
 export class FollowTimeout extends Error {
-  constructor(readonly seq: number, readonly position: number) {
-    super(`the document log follower reached ${position}, not ${seq}, in time`);
+  constructor(readonly stream: string, readonly seq: number, readonly position: number) {
+    super(`the ${stream} follower reached ${position}, not ${seq}, in time`);
     this.name = 'FollowTimeout';
   }
 }
 
 /**
- * Follows the whole document log (ES_DATA, `es.v1.data.>`) from a start sequence, forever, with
- * one ordered consumer: metadata facts and every shard's write batches arrive in stream order, so
- * each node applies them in exactly the order they were acknowledged. Start-up is the same
- * follower catching up; {@link caughtUp} resolves once it reached the last message that existed
- * when it started.
+ * Follows a stream (the document log ES_DATA, the lifecycle log ES_EVT) from a start sequence,
+ * forever, with one ordered consumer: every message arrives in stream order, so each node applies
+ * them in exactly the order they were acknowledged. Start-up is the same follower catching up;
+ * {@link caughtUp} resolves once it reached the last message that existed when it started. A node
+ * that lost its connection (or its server) follows again from the last message it dispatched.
  *
  * `dispatch` runs synchronously for each message, in order; it must not throw (a throw is logged
  * and the message skipped, which would be a bug).
  */
-export class DataFollower {
+export class StreamFollower {
   /** Stream sequence of the last message dispatched. */
   position = 0;
   private messages?: ConsumerMessages;
@@ -39,6 +39,8 @@ export class DataFollower {
 
   constructor(
     private readonly nc: NatsConnection,
+    private readonly stream: string,
+    private readonly filter: string,
     private readonly dispatch: (m: LoggedMessage) => void,
     private readonly log: Logger,
     private readonly onProgress?: (done: number, total: number) => void,
@@ -47,7 +49,7 @@ export class DataFollower {
   /** Starts following after `afterSeq`; returns once the consumer is set up. */
   async start(afterSeq: number): Promise<void> {
     this.position = afterSeq;
-    const info = await (await jetstreamManager(this.nc)).streams.info(DATA_STREAM);
+    const info = await (await jetstreamManager(this.nc)).streams.info(this.stream);
     let resolve!: () => void;
     let reject!: (e: Error) => void;
     const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
@@ -60,8 +62,8 @@ export class DataFollower {
 
   /** An ordered consumer from the message after `position`. */
   private async subscribe(): Promise<ConsumerMessages> {
-    const consumer = await jetstream(this.nc).consumers.get(DATA_STREAM, {
-      filter_subjects: subjects.allData,
+    const consumer = await jetstream(this.nc).consumers.get(this.stream, {
+      filter_subjects: this.filter,
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: this.position + 1,
     });
@@ -93,17 +95,17 @@ export class DataFollower {
           try {
             this.dispatch({ seq: m.seq, subject: m.subject, data: m.data, timeMs: Math.floor(m.info.timestampNanos / 1e6), msgId: m.headers?.get('Nats-Msg-Id') || undefined });
           } catch (e) {
-            this.log.error({ err: e, seq: m.seq, subject: m.subject }, 'document log message could not be applied');
+            this.log.error({ err: e, seq: m.seq, subject: m.subject }, `${this.stream} message could not be applied`);
           }
           this.position = m.seq;
           if (this.onProgress && ++n % 4096 === 0) this.onProgress(m.seq - from, this.catchUp.target - from);
           if (m.seq >= this.catchUp.target) this.catchUp.resolve();
           if (this.waiters.length) this.wake();
         }
-        if (!this.stopped) this.log.warn({ position: this.position }, 'document log follower ended; following again');
+        if (!this.stopped) this.log.warn({ position: this.position }, `${this.stream} follower ended; following again`);
       } catch (e) {
         if (this.stopped) break;
-        this.log.warn({ err: (e as Error).message, position: this.position }, 'document log follower failed; following again');
+        this.log.warn({ err: (e as Error).message, position: this.position }, `${this.stream} follower failed; following again`);
       }
       messages = undefined;
       if (!this.stopped) await new Promise((r) => setTimeout(r, 250));
@@ -121,6 +123,12 @@ export class DataFollower {
     this.waiters = still;
   }
 
+  /** Resolves once every message up to the stream's last sequence (asked now) was dispatched. */
+  async reachEnd(timeoutMs = 10_000): Promise<void> {
+    const info = await (await jetstreamManager(this.nc)).streams.info(this.stream);
+    await this.waitFor(info.state.last_seq, timeoutMs);
+  }
+
   /** Resolves once every message up to stream sequence `seq` was dispatched. */
   waitFor(seq: number, timeoutMs = 30_000): Promise<void> {
     if (seq <= this.position) return Promise.resolve();
@@ -128,7 +136,7 @@ export class DataFollower {
       const w: Waiter = { seq, resolve, reject };
       w.timer = setTimeout(() => {
         this.waiters = this.waiters.filter((x) => x !== w);
-        reject(new FollowTimeout(seq, this.position));
+        reject(new FollowTimeout(this.stream, seq, this.position));
       }, timeoutMs);
       w.timer.unref?.();
       this.waiters.push(w);
@@ -141,7 +149,7 @@ export class DataFollower {
     await this.loop?.catch(() => undefined);
     for (const w of this.waiters) {
       clearTimeout(w.timer);
-      w.reject(new Error('document log follower stopped'));
+      w.reject(new Error(`${this.stream} follower stopped`));
     }
     this.waiters = [];
   }
