@@ -14,14 +14,16 @@ export type PitFactBody =
   | { type: 'pit.extended'; keepAliveMs: number }
   | { type: 'pit.released'; reason: PitReleaseReason }
   | { type: 'pit.expired' }
-  | { type: 'pit.closed'; by?: string };
+  | { type: 'pit.closed'; by?: string }
+  | { type: 'pit.adopted'; from: string; to: string };
 
 export type PointInTimeEvent =
   | { type: 'extend'; keepAliveMs: number } // a search with pit.keep_alive
   | { type: 'touch' } // a search without keep_alive: in use, expiry unchanged
   | { type: 'used' }
   | { type: 'release'; reason: PitReleaseReason }
-  | { type: 'close'; by?: string };
+  | { type: 'close'; by?: string }
+  | { type: 'adopt'; from: string; to: string }; // its owner node died: another node runs it now
 
 /**
  * A point in time: open -> (extend)* -> closed | expired | released. Like the scroll context, the
@@ -63,6 +65,8 @@ export const pointInTimeMachine = setup({
           target: 'closed',
           actions: emit(({ event }) => ({ type: 'pit.closed' as const, ...(event.by ? { by: event.by } : {}) })),
         },
+        // A new owner takes the context over; its keep-alive runs on as before (no re-entry).
+        adopt: { actions: emit(({ event }) => ({ type: 'pit.adopted' as const, from: event.from, to: event.to })) },
       },
       states: {
         idle: { after: { keepAlive: '#pointInTime.expired' } },

@@ -18,13 +18,15 @@ export type ScrollFactBody =
   | { type: 'scroll.extended'; keepAliveMs: number }
   | { type: 'scroll.released'; reason: ScrollReleaseReason }
   | { type: 'scroll.expired' }
-  | { type: 'scroll.cleared'; by?: string };
+  | { type: 'scroll.cleared'; by?: string }
+  | { type: 'scroll.adopted'; from: string; to: string };
 
 export type ScrollContextEvent =
   | { type: 'extend'; keepAliveMs: number } // a scroll call touched us
   | { type: 'used' } // the shards finished
   | { type: 'release'; reason: ScrollReleaseReason }
-  | { type: 'clear'; by?: string };
+  | { type: 'clear'; by?: string }
+  | { type: 'adopt'; from: string; to: string }; // its owner node died: another node runs it now
 
 /**
  * A scroll search context. Expiry follows ES ReaderContext: no timer while shards use it; the
@@ -65,6 +67,8 @@ export const scrollContextMachine = setup({
           target: 'cleared',
           actions: emit(({ event }) => ({ type: 'scroll.cleared' as const, ...(event.by ? { by: event.by } : {}) })),
         },
+        // A new owner takes the context over; its keep-alive runs on as before (no re-entry).
+        adopt: { actions: emit(({ event }) => ({ type: 'scroll.adopted' as const, from: event.from, to: event.to })) },
       },
       states: {
         idle: { after: { keepAlive: '#scrollContext.expired' } },

@@ -17,6 +17,8 @@ export interface Envelope<T extends string = string, D = unknown> {
   readonly time: string;
   /** X-Opaque-Id of the request that caused it. */
   readonly correlationId?: string;
+  /** Node that appended it (facts of a scroll or PIT come from its owner node). */
+  readonly node?: string;
   readonly data: D;
 }
 
@@ -28,6 +30,7 @@ export interface MakeEnvelope<T extends string, D> {
   schema?: number;
   time?: number | Date;
   correlationId?: string;
+  node?: string;
 }
 
 /** Builds an envelope with a fresh uuid v7 id. */
@@ -42,6 +45,7 @@ export function makeEnvelope<T extends string, D>(e: MakeEnvelope<T, D>): Envelo
     seq: e.seq,
     time: time.toISOString(),
     ...(e.correlationId ? { correlationId: e.correlationId } : {}),
+    ...(e.node ? { node: e.node } : {}),
     data: e.data,
   };
 }

@@ -16,7 +16,7 @@ import { evolveServiceToken, type ServiceTokenRecord } from '../machines/service
  */
 
 /** The fields of a fact the folds read. */
-export type FactLike = Pick<Envelope, 'type' | 'aggregateId' | 'seq' | 'time' | 'data'> & { correlationId?: string };
+export type FactLike = Pick<Envelope, 'type' | 'aggregateId' | 'seq' | 'time' | 'data'> & { correlationId?: string; node?: string };
 
 /** The two kinds of search context. */
 export type ContextKind = 'scroll' | 'pit';
@@ -54,6 +54,11 @@ export interface ContextState {
   reason?: ReleaseReason;
   /** Who cleared/closed it (username), when a client did. */
   by?: string;
+  /**
+   * Node that owns it (runs its actor and appends its facts): the opener, or the last adopter.
+   * Absent in logs written before nodes clustered.
+   */
+  node?: string;
   /** Scroll: the search it pages through, as the client sent it (revived after a restart). */
   request?: ScrollRequestFact;
   /** Scroll: total hits of its first page (every page repeats it). */
@@ -109,8 +114,15 @@ export function applyContext(s: ContextState | undefined, e: FactLike): ContextS
   const fact = e.type.slice(dot + 1);
   if (fact === 'opened') return s ?? openedContext(e.type.slice(0, dot) as ContextKind, e);
   if (!s) return s;
+  // Only the owner speaks for a context: a node that lost it (adopted while it was cut off) may
+  // still append a fact or two before it learns; every fold ignores them alike.
+  if (s.node && e.node && e.node !== s.node && fact !== 'adopted') return s;
   s.seq = e.seq;
   if (s.status !== 'open') return s;
+  if (fact === 'adopted') {
+    s.node = (e.data as { to: string }).to;
+    return s;
+  }
   if (fact === 'extended') {
     s.keepAliveMs = (e.data as { keepAliveMs: number }).keepAliveMs;
     s.lastActivityAt = Date.parse(e.time);
@@ -131,6 +143,7 @@ function openedContext(kind: ContextKind, e: FactLike): ContextState {
   const at = Date.parse(e.time);
   const d = e.data as {
     keepAliveMs: number;
+    node?: string;
     indices?: string[];
     shards?: number;
     pinned?: PinnedShardFact[];
@@ -148,6 +161,7 @@ function openedContext(kind: ContextKind, e: FactLike): ContextState {
     shards: d.shards ?? d.pinned?.length ?? 0,
     pinned: d.pinned ?? [],
     ...(d.owner ? { owner: d.owner } : {}),
+    ...((d.node ?? e.node) ? { node: d.node ?? e.node } : {}),
     ...(d.slice ? { slice: d.slice } : {}),
     ...(d.request ? { request: d.request } : {}),
     ...(d.total ? { total: d.total } : {}),

@@ -47,6 +47,7 @@ export const drivers: Record<string, Driver> = {
       e.type === 'scroll.extended' ? { type: 'extend', keepAliveMs: data<{ keepAliveMs: number }>(e).keepAliveMs }
       : e.type === 'scroll.released' ? { type: 'release', reason: data<{ reason: string }>(e).reason }
       : e.type === 'scroll.cleared' ? { type: 'clear', ...data<{ by?: string }>(e) }
+      : e.type === 'scroll.adopted' ? { type: 'adopt', ...data<{ from: string; to: string }>(e) }
       : { type: e.type },
   },
   pit: {
@@ -58,6 +59,7 @@ export const drivers: Record<string, Driver> = {
       e.type === 'pit.extended' ? { type: 'extend', keepAliveMs: data<{ keepAliveMs: number }>(e).keepAliveMs }
       : e.type === 'pit.released' ? { type: 'release', reason: data<{ reason: string }>(e).reason }
       : e.type === 'pit.closed' ? { type: 'close', ...data<{ by?: string }>(e) }
+      : e.type === 'pit.adopted' ? { type: 'adopt', ...data<{ from: string; to: string }>(e) }
       : { type: e.type },
   },
   token: {
@@ -128,6 +130,8 @@ interface Live {
   emitted: Body[];
   inUse: boolean;
   result: ActorResult;
+  /** Owner node of a scroll/PIT (facts another node appended after losing it are not its own). */
+  node?: string;
 }
 
 /** Flattens an XState state value: `{ active: 'idle' }` -> `active.idle`. */
@@ -190,6 +194,11 @@ export class MachineReplay {
     if (done) return this.diverge(undefined, done, e, [], `fact after the actor reached its final state "${done.state}"`);
     const a = this.live.get(key) ?? this.start(d, aggregate, key, e);
     if (!a) return;
+    if (a.node && e.node && e.node !== a.node && !e.type.endsWith('.adopted')) {
+      this.unchecked++; // a node that lost the context appended this before it learned (the folds ignore it too)
+      return;
+    }
+    if (e.type.endsWith('.adopted')) a.node = (e.data as { to: string }).to;
     this.checked++;
     const t = Math.max(Date.parse(e.time), a.clock.now());
     if (a.result.facts > 0) {
@@ -235,7 +244,8 @@ export class MachineReplay {
     }
     const clock = new ReplayClock(Date.parse(e.time));
     const actor = d.create(e, clock);
-    const a: Live = { aggregate, actor, clock, emitted: [], inUse: false, result };
+    const node = (e.data as { node?: string } | undefined)?.node ?? e.node;
+    const a: Live = { aggregate, actor, clock, emitted: [], inUse: false, result, ...(node ? { node } : {}) };
     actor.on('*', (f: Body) => a.emitted.push(f));
     actor.start();
     this.live.set(key, a);
