@@ -36,13 +36,15 @@ interface Clause {
   n: number;
   nBlocks: number;
   imp: BlockImpacts | null;
-  /** Best score per block, computed on first use (-1 = not yet). */
+  /** Best score per block. */
   blockMax: Float32Array;
   /** Last doc of each block. */
   last: Int32Array;
   weight: number;
   cache: Float32Array;
-  /** Scores by (tf << 8 | norm byte) for tf < TF_TABLE, filled on first use (-1 = not yet). */
+  /** Score of tf 1 per norm byte. */
+  one: Float32Array;
+  /** Scores by (tf << 8 | norm byte) for 1 < tf < TF_TABLE, filled on first use (-1 = not yet). */
   tab: Float32Array;
   /** -1 = required, else its should group. */
   group: number;
@@ -153,44 +155,49 @@ function build(d: Draft, ctx: QueryContext): FlatPlan {
     if (typeof ref === 'number') ref = { docs: Int32Array.of(ref), freqs: null, len: 1 } as Postings;
     const p = ref!;
     const weight = f(t.boost * idf(df, docCount));
+    const one = new Float32Array(256);
+    for (let i = 0; i < 256; i++) one[i] = bm25(weight, 1, cache[i]);
     const nBlocks = Math.ceil(df / BLOCK);
     const last = new Int32Array(nBlocks);
     for (let b = 0; b < nBlocks; b++) last[b] = p.docs[Math.min(df, b * BLOCK + BLOCK) - 1];
     plan.clauses.push({
       docs: p.docs, freqs: p.freqs, postings: p, n: df, nBlocks, imp: df >= BLOCK ? impactsOf(p, col.lens) : null,
-      blockMax: new Float32Array(nBlocks).fill(-1), last, weight, cache, tab: new Float32Array(TF_TABLE << 8).fill(-1), group: t.group, lens: col.lens, sb: 0, pos: 0,
+      blockMax: new Float32Array(nBlocks), last, weight, cache, one, tab: new Float32Array(TF_TABLE << 8).fill(-1), group: t.group, lens: col.lens, sb: 0, pos: 0,
     });
     if (t.group < 0) plan.required++;
   }
+  for (const c of plan.clauses) fillBlockMax(c);
   return plan;
 }
 
 const scratchTf = new Uint16Array(BLOCK);
 const scratchNorm = new Uint8Array(BLOCK);
 
-function blockMax(c: Clause, b: number): number {
-  let m = c.blockMax[b];
-  if (m >= 0) return m;
-  let tf: Uint16Array, norm: Uint8Array, lo: number, hi: number;
+/** The best score of every block of c: from the impacts of full blocks, else from the postings. */
+function fillBlockMax(c: Clause): void {
   const imp = c.imp;
-  if (imp && b < imp.blocks) {
-    tf = imp.tf;
-    norm = imp.norm;
-    lo = imp.off[b];
-    hi = imp.off[b + 1];
-  } else {
-    tf = scratchTf;
-    norm = scratchNorm;
-    lo = 0;
-    hi = frontier(c.postings, c.lens, b * BLOCK, Math.min(c.n, b * BLOCK + BLOCK), tf, norm);
+  const full = imp ? Math.min(imp.blocks, c.nBlocks) : 0;
+  const out = c.blockMax;
+  if (imp) {
+    const { off, tf, norm } = imp;
+    for (let b = 0; b < full; b++) {
+      let m = 0;
+      for (let j = off[b], hi = off[b + 1]; j < hi; j++) {
+        const s = termScore(c, tf[j], norm[j]);
+        if (s > m) m = s;
+      }
+      out[b] = m;
+    }
   }
-  m = 0;
-  for (let j = lo; j < hi; j++) {
-    const s = termScore(c, tf[j], norm[j]);
-    if (s > m) m = s;
+  for (let b = full; b < c.nBlocks; b++) {
+    const hi = frontier(c.postings, c.lens, b * BLOCK, Math.min(c.n, b * BLOCK + BLOCK), scratchTf, scratchNorm);
+    let m = 0;
+    for (let j = 0; j < hi; j++) {
+      const s = termScore(c, scratchTf[j], scratchNorm[j]);
+      if (s > m) m = s;
+    }
+    out[b] = m;
   }
-  c.blockMax[b] = m;
-  return m;
 }
 
 /** Term frequencies below this have their scores tabled per query. */
@@ -198,6 +205,7 @@ const TF_TABLE = 8;
 
 /** BM25 of clause c for a term frequency and a norm byte. */
 function termScore(c: Clause, tf: number, nb: number): number {
+  if (tf === 1) return c.one[nb];
   if (tf >= TF_TABLE) return bm25(c.weight, tf, c.cache[nb]);
   const i = (tf << 8) | nb;
   let s = c.tab[i];
@@ -207,7 +215,8 @@ function termScore(c: Clause, tf: number, nb: number): number {
 
 /** Score of clause c's posting j (doc d). */
 function scoreAt(c: Clause, j: number, d: number): number {
-  return termScore(c, c.freqs ? c.freqs[j] : 1, lengthToNorm(c.lens[d] - 1));
+  const nb = lengthToNorm(c.lens[d] - 1);
+  return c.freqs === null || c.freqs[j] === 1 ? c.one[nb] : termScore(c, c.freqs[j], nb);
 }
 
 /** Moves c's cursor to its first posting >= d (galloping) and returns it. */
@@ -239,12 +248,12 @@ export function runFlat(plan: FlatPlan, p: TopScoreParams): TopScoreResult {
 }
 
 /**
- * One run of a flat plan. Until the total has passed its threshold (and with no min_score to
- * prune by), every match is visited: candidates from the rarest required clause, or from the
- * union of the should clauses, the other clauses sought at each. Then window by window: a window
- * whose bound cannot compete is skipped; inside one, the should clauses whose maxima together
- * cannot compete are left out of the candidates (MaxScore), and a candidate whose bound cannot
- * compete is dropped before the other clauses are sought.
+ * One run of a flat plan, window by window. A window with no possible match, or whose bound is
+ * below min_score, is skipped. While the total is being counted, a window whose bound cannot enter
+ * the top k is only counted (no scores); once the count has passed its threshold, it is skipped.
+ * In a window that can compete, the should clauses whose maxima together cannot compete are left
+ * out of the candidates (MaxScore), and a candidate whose bound cannot compete is dropped before
+ * the other clauses are sought.
  */
 class FlatRun {
   private readonly heap: ScoreHeap;
@@ -290,48 +299,24 @@ class FlatRun {
 
   run(): TopScoreResult {
     const { plan, heap, p } = this;
-    if (!plan.empty && this.nc > 0) {
-      const [from, to] = p.range;
-      let start = from;
-      if (this.counting && this.min === -Infinity) {
-        // every match counts: no window can be skipped until the threshold is passed
-        this.setLeads(false);
-        start = this.scanAll(from, to);
-      }
-      if (start < to && (this.counting || heap.k > 0)) this.windows(start, to);
-    }
+    if (!plan.empty && this.nc > 0) this.windows(p.range[0], p.range[1]);
     const { docs, scores } = heap.sorted();
     const over = p.countUpTo >= 0 && this.count > p.countUpTo;
     return { docs, scores, totalHits: p.countUpTo < 0 ? null : over ? p.countUpTo : this.count, totalRelation: over ? 'gte' : 'eq' };
   }
 
-  /** Whether a doc whose score is at most `bound` can be skipped now. */
-  private skippable(bound: number): boolean {
-    return bound < this.min || (!this.counting && bound <= this.heap.threshold);
-  }
-
-  /** Leads: the rarest required clause, else the should clauses (those with a window maximum when `inWindow`). */
-  private setLeads(inWindow: boolean): void {
-    const { clauses, lead, wmax } = this;
-    for (let i = 0; i < this.nc; i++) {
-      lead[i] = this.req >= 0 ? (i === this.req ? 1 : 0) : clauses[i].group >= 0 && (!inWindow || wmax[i] >= 0) ? 1 : 0;
-    }
-  }
-
-  /**
-   * Window by window from `start`: bound each window, skip those that cannot compete, scan the
-   * others with MaxScore leads.
-   */
+  /** Window by window from `start` (see the class comment). */
   private windows(start: number, to: number): void {
-    const { clauses, nc, wmax, possible, heap } = this;
+    const { clauses, nc, wmax, possible, heap, lead } = this;
     const msm = this.plan.msm;
     const min = this.min;
     const groups = this.groups;
-    // what `skippable` reads, kept in locals between scans
+    const req = this.req;
     let counting = this.counting;
     let worst = heap.threshold;
     while (start < to) {
       if (!counting && heap.k === 0) return;
+      // the window ends with the first block that ends
       let end = NONE;
       for (let i = 0; i < nc; i++) {
         const c = clauses[i];
@@ -345,18 +330,14 @@ class FlatRun {
       }
       if (end === NONE) return;
       if (end >= to) end = to - 1;
-      // the window's bound, added in clause order; blocks end at or after `end`: one per clause
+      // its bound, added in clause order (one block per clause reaches into it)
       let ub = 0;
       let dead = false;
       for (let g = 0; g < groups; g++) possible[g] = 0;
       for (let i = 0; i < nc; i++) {
         const c = clauses[i];
         const b = c.sb;
-        let m = -1;
-        if (b < c.nBlocks && c.docs[b * BLOCK] <= end) {
-          m = c.blockMax[b];
-          if (m < 0) m = blockMax(c, b);
-        }
+        const m = b < c.nBlocks && c.docs[b * BLOCK] <= end ? c.blockMax[b] : -1;
         wmax[i] = m;
         if (m < 0) {
           if (c.group < 0) dead = true;
@@ -366,19 +347,22 @@ class FlatRun {
         if (c.group >= 0) possible[c.group]++;
       }
       for (let g = 0; g < groups; g++) if (possible[g] < msm[g]) dead = true;
-      // while counting, only what is below min_score can be skipped: nothing there counts
       const bound = f(ub);
       if (dead || bound < min || (!counting && bound <= worst)) {
         start = end + 1;
         continue;
       }
-      this.setLeads(true);
-      if (this.req < 0) this.maxScoreLeads();
+      // leads: the rarest required clause, else the should clauses reaching into the window
       for (let i = 0; i < nc; i++) {
         const c = clauses[i];
+        lead[i] = req >= 0 ? (i === req ? 1 : 0) : c.group >= 0 && wmax[i] >= 0 ? 1 : 0;
         if (c.pos < c.sb * BLOCK) c.pos = c.sb * BLOCK;
       }
-      this.scanWindow(start, end);
+      if (bound <= worst && min === -Infinity) this.countWindow(start, end);
+      else {
+        if (req < 0 && !counting) this.maxScoreLeads(worst);
+        this.scanWindow(start, end);
+      }
       counting = this.counting;
       worst = heap.threshold;
       start = end + 1;
@@ -387,9 +371,9 @@ class FlatRun {
 
   /**
    * MaxScore: the should clauses of smallest window maxima whose sum (in clause order) cannot
-   * compete lead no candidate; a doc holding only them cannot enter.
+   * beat `worst` lead no candidate: a doc holding only them cannot enter.
    */
-  private maxScoreLeads(): void {
+  private maxScoreLeads(worst: number): void {
     const { nc, wmax, lead, order, at } = this;
     let n = 0;
     for (let i = 0; i < nc; i++) {
@@ -401,73 +385,72 @@ class FlatRun {
       }
       order[j] = i;
     }
+    if (n === 2) {
+      // the common case: is the smaller maximum alone unable to compete?
+      if (f(wmax[order[0]]) <= worst) lead[order[0]] = 0;
+      return;
+    }
     // grow the left-out set (marked in `at`) while its bound cannot compete
-    at.fill(0);
+    for (let i = 0; i < nc; i++) at[i] = 0;
     for (let take = 0; take < n - 1; take++) {
       at[order[take]] = 1;
       let b = 0;
       for (let i = 0; i < nc; i++) if (at[i]) b += wmax[i];
-      if (!this.skippable(f(b))) break;
+      if (f(b) > worst) break;
       lead[order[take]] = 0;
     }
   }
 
-  /**
-   * Visits every match in [start, to): candidates from the lead clauses, the others sought at
-   * each. Returns just after the doc where the count passed its threshold, or `to`.
-   */
-  private scanAll(start: number, to: number): number {
-    const { clauses, nc, lead, heap } = this;
+  /** Counts the matches in [start, end] (no scores: none of them can enter the top k). */
+  private countWindow(start: number, end: number): void {
+    const { clauses, nc, lead, wmax, hits } = this;
     const { allowed, visible, countUpTo } = this.p;
     const { required, msm, filter, excl } = this.plan;
-    const hits = this.hits;
     const groups = this.groups;
-    const min = this.min;
-    let count = this.count;
     for (let i = 0; i < nc; i++) if (lead[i]) seek(clauses[i], start);
-    try {
-      for (;;) {
-        let d = NONE;
-        for (let i = 0; i < nc; i++) {
-          if (!lead[i]) continue;
-          const c = clauses[i];
-          const j = c.pos;
-          if (j < c.n && c.docs[j] < d) d = c.docs[j];
-        }
-        if (d >= to) return to;
-        // the score in clause order, seeking the clauses that do not lead
-        let acc = 0;
-        let req = 0;
-        for (let g = 0; g < groups; g++) hits[g] = 0;
-        for (let i = 0; i < nc; i++) {
-          const c = clauses[i];
-          const j = lead[i] ? c.pos : seek(c, d);
-          if (j >= c.n || c.docs[j] !== d) continue;
-          if (lead[i]) c.pos = j + 1;
-          acc += scoreAt(c, j, d);
-          if (c.group < 0) req++;
-          else hits[c.group]++;
-        }
-        if (req < required) continue;
-        let ok = true;
-        for (let g = 0; g < groups; g++) if (hits[g] < msm[g]) ok = false;
-        if (!ok || (filter && !filter.has(d)) || (excl && excl.has(d)) || (allowed && !allowed.has(d)) || (visible && !visible(d))) continue;
-        const score = f(acc);
-        if (score < min) continue;
-        heap.offer(score, d);
-        if (++count > countUpTo) {
-          this.counting = false;
-          return d + 1;
-        }
+    let count = this.count;
+    for (;;) {
+      let d = NONE;
+      for (let i = 0; i < nc; i++) {
+        if (!lead[i]) continue;
+        const c = clauses[i];
+        const j = c.pos;
+        if (j < c.n && c.docs[j] < d) d = c.docs[j];
       }
-    } finally {
-      this.count = count;
+      if (d > end) break;
+      let req = 0;
+      for (let g = 0; g < groups; g++) hits[g] = 0;
+      for (let i = 0; i < nc; i++) {
+        const c = clauses[i];
+        let j: number;
+        if (lead[i]) {
+          j = c.pos;
+          if (j >= c.n || c.docs[j] !== d) continue;
+          c.pos = j + 1;
+        } else {
+          if (wmax[i] < 0) continue;
+          j = seek(c, d);
+          if (j >= c.n || c.docs[j] !== d) continue;
+        }
+        if (c.group < 0) req++;
+        else hits[c.group]++;
+      }
+      if (req < required) continue;
+      let ok = true;
+      for (let g = 0; g < groups; g++) if (hits[g] < msm[g]) ok = false;
+      if (!ok || (filter && !filter.has(d)) || (excl && excl.has(d)) || (allowed && !allowed.has(d)) || (visible && !visible(d))) continue;
+      if (++count > countUpTo) {
+        this.counting = false;
+        break;
+      }
     }
+    this.count = count;
   }
 
   /**
-   * Visits candidates in [start, end] from the lead clauses (window maxima in `wmax`): a candidate
-   * whose bound cannot compete is dropped before the other clauses are sought.
+   * Visits candidates in [start, end] from the lead clauses: a candidate whose bound (the leads'
+   * scores, the others' window maxima) cannot compete is dropped before the others are sought;
+   * the rest are scored, counted while counting, and offered to the heap.
    */
   private scanWindow(start: number, end: number): void {
     const { clauses, nc, lead, at, ex, wmax, hits, heap } = this;
