@@ -36,7 +36,7 @@ interface Clause {
   n: number;
   nBlocks: number;
   imp: BlockImpacts | null;
-  /** Best score per block. */
+  /** Best score per block, computed on first use (-1 = not yet). */
   blockMax: Float32Array;
   /** Last doc of each block. */
   last: Int32Array;
@@ -162,42 +162,37 @@ function build(d: Draft, ctx: QueryContext): FlatPlan {
     for (let b = 0; b < nBlocks; b++) last[b] = p.docs[Math.min(df, b * BLOCK + BLOCK) - 1];
     plan.clauses.push({
       docs: p.docs, freqs: p.freqs, postings: p, n: df, nBlocks, imp: df >= BLOCK ? impactsOf(p, col.lens) : null,
-      blockMax: new Float32Array(nBlocks), last, weight, cache, one, tab: new Float32Array(TF_TABLE << 8).fill(-1), group: t.group, lens: col.lens, sb: 0, pos: 0,
+      blockMax: new Float32Array(nBlocks).fill(-1), last, weight, cache, one, tab: new Float32Array(TF_TABLE << 8).fill(-1), group: t.group, lens: col.lens, sb: 0, pos: 0,
     });
     if (t.group < 0) plan.required++;
   }
-  for (const c of plan.clauses) fillBlockMax(c);
   return plan;
 }
 
 const scratchTf = new Uint16Array(BLOCK);
 const scratchNorm = new Uint8Array(BLOCK);
 
-/** The best score of every block of c: from the impacts of full blocks, else from the postings. */
-function fillBlockMax(c: Clause): void {
+/** The best score of block b of c: from the impacts of a full block, else from its postings. */
+function blockMax(c: Clause, b: number): number {
+  let tf: Uint16Array, norm: Uint8Array, lo: number, hi: number;
   const imp = c.imp;
-  const full = imp ? Math.min(imp.blocks, c.nBlocks) : 0;
-  const out = c.blockMax;
-  if (imp) {
-    const { off, tf, norm } = imp;
-    for (let b = 0; b < full; b++) {
-      let m = 0;
-      for (let j = off[b], hi = off[b + 1]; j < hi; j++) {
-        const s = termScore(c, tf[j], norm[j]);
-        if (s > m) m = s;
-      }
-      out[b] = m;
-    }
+  if (imp && b < imp.blocks) {
+    tf = imp.tf;
+    norm = imp.norm;
+    lo = imp.off[b];
+    hi = imp.off[b + 1];
+  } else {
+    tf = scratchTf;
+    norm = scratchNorm;
+    lo = 0;
+    hi = frontier(c.postings, c.lens, b * BLOCK, Math.min(c.n, b * BLOCK + BLOCK), tf, norm);
   }
-  for (let b = full; b < c.nBlocks; b++) {
-    const hi = frontier(c.postings, c.lens, b * BLOCK, Math.min(c.n, b * BLOCK + BLOCK), scratchTf, scratchNorm);
-    let m = 0;
-    for (let j = 0; j < hi; j++) {
-      const s = termScore(c, scratchTf[j], scratchNorm[j]);
-      if (s > m) m = s;
-    }
-    out[b] = m;
+  let m = 0;
+  for (let j = lo; j < hi; j++) {
+    const s = termScore(c, tf[j], norm[j]);
+    if (s > m) m = s;
   }
+  return (c.blockMax[b] = m);
 }
 
 /** Term frequencies below this have their scores tabled per query. */
@@ -248,12 +243,12 @@ export function runFlat(plan: FlatPlan, p: TopScoreParams): TopScoreResult {
 }
 
 /**
- * One run of a flat plan, window by window. A window with no possible match, or whose bound is
- * below min_score, is skipped. While the total is being counted, a window whose bound cannot enter
- * the top k is only counted (no scores); once the count has passed its threshold, it is skipped.
- * In a window that can compete, the should clauses whose maxima together cannot compete are left
- * out of the candidates (MaxScore), and a candidate whose bound cannot compete is dropped before
- * the other clauses are sought.
+ * One run of a flat plan. While the total is being counted (and no min_score can rule docs out),
+ * every match is visited: candidates from the rarest required clause, or from the union of the
+ * should clauses, the others sought at each. Then window by window: a window with no possible
+ * match, or whose bound cannot compete, is skipped; inside one, the should clauses whose maxima
+ * together cannot compete lead no candidate (MaxScore), and a candidate whose bound cannot
+ * compete is dropped before the other clauses are sought.
  */
 class FlatRun {
   private readonly heap: ScoreHeap;
@@ -299,23 +294,94 @@ class FlatRun {
 
   run(): TopScoreResult {
     const { plan, heap, p } = this;
-    if (!plan.empty && this.nc > 0) this.windows(p.range[0], p.range[1]);
+    if (!plan.empty && this.nc > 0) {
+      const [from, to] = p.range;
+      let start = from;
+      if (this.counting && this.min === -Infinity) start = this.scanAll(from, to);
+      if (start < to && (this.counting || heap.k > 0)) this.windows(start, to);
+    }
     const { docs, scores } = heap.sorted();
     const over = p.countUpTo >= 0 && this.count > p.countUpTo;
     return { docs, scores, totalHits: p.countUpTo < 0 ? null : over ? p.countUpTo : this.count, totalRelation: over ? 'gte' : 'eq' };
   }
 
+  /**
+   * Visits every match from `start` until the count passes its threshold; returns the doc after
+   * the last one visited (`to` when the range ended first).
+   */
+  private scanAll(start: number, to: number): number {
+    const { clauses, nc, lead, heap, hits } = this;
+    const { allowed, visible, countUpTo } = this.p;
+    const { required, msm, filter, excl } = this.plan;
+    const groups = this.groups;
+    const req = this.req;
+    for (let i = 0; i < nc; i++) {
+      lead[i] = req >= 0 ? (i === req ? 1 : 0) : clauses[i].group >= 0 ? 1 : 0;
+      if (lead[i]) seek(clauses[i], start);
+    }
+    let count = this.count;
+    let worst = heap.threshold;
+    let next = to;
+    for (;;) {
+      let d = NONE;
+      for (let i = 0; i < nc; i++) {
+        if (!lead[i]) continue;
+        const c = clauses[i];
+        const j = c.pos;
+        if (j < c.n && c.docs[j] < d) d = c.docs[j];
+      }
+      if (d >= to) break;
+      // the score in clause order, seeking the clauses that do not lead
+      let acc = 0;
+      let r = 0;
+      for (let g = 0; g < groups; g++) hits[g] = 0;
+      for (let i = 0; i < nc; i++) {
+        const c = clauses[i];
+        let j: number;
+        if (lead[i]) {
+          j = c.pos;
+          if (j >= c.n || c.docs[j] !== d) continue;
+          c.pos = j + 1;
+        } else {
+          j = seek(c, d);
+          if (j >= c.n || c.docs[j] !== d) continue;
+        }
+        acc += scoreAt(c, j, d);
+        if (c.group < 0) r++;
+        else hits[c.group]++;
+      }
+      if (r < required) continue;
+      let ok = true;
+      for (let g = 0; g < groups; g++) if (hits[g] < msm[g]) ok = false;
+      if (!ok || (filter && !filter.has(d)) || (excl && excl.has(d)) || (allowed && !allowed.has(d)) || (visible && !visible(d))) continue;
+      const score = f(acc);
+      if (score > worst) {
+        heap.offer(score, d);
+        worst = heap.threshold;
+      }
+      if (++count > countUpTo) {
+        this.counting = false;
+        next = d + 1;
+        break;
+      }
+    }
+    this.count = count;
+    return next;
+  }
+
   /** Window by window from `start` (see the class comment). */
   private windows(start: number, to: number): void {
-    const { clauses, nc, wmax, possible, heap, lead } = this;
-    const msm = this.plan.msm;
+    const { clauses, nc, wmax, possible, heap, lead, at, ex, hits, order } = this;
+    const { allowed, visible, countUpTo } = this.p;
+    const { required, msm, filter, excl } = this.plan;
     const min = this.min;
     const groups = this.groups;
     const req = this.req;
     let counting = this.counting;
+    let count = this.count;
     let worst = heap.threshold;
-    while (start < to) {
-      if (!counting && heap.k === 0) return;
+    windows: while (start < to) {
+      if (!counting && heap.k === 0) break;
       // the window ends with the first block that ends
       let end = NONE;
       for (let i = 0; i < nc; i++) {
@@ -326,9 +392,9 @@ class FlatRun {
         c.sb = b;
         if (b < c.nBlocks) {
           if (last[b] < end) end = last[b];
-        } else if (c.group < 0) return; // a required clause has no more postings
+        } else if (c.group < 0) break windows; // a required clause has no more postings
       }
-      if (end === NONE) return;
+      if (end === NONE) break;
       if (end >= to) end = to - 1;
       // its bound, added in clause order (one block per clause reaches into it)
       let ub = 0;
@@ -337,7 +403,11 @@ class FlatRun {
       for (let i = 0; i < nc; i++) {
         const c = clauses[i];
         const b = c.sb;
-        const m = b < c.nBlocks && c.docs[b * BLOCK] <= end ? c.blockMax[b] : -1;
+        let m = -1;
+        if (b < c.nBlocks && c.docs[b * BLOCK] <= end) {
+          m = c.blockMax[b];
+          if (m < 0) m = blockMax(c, b);
+        }
         wmax[i] = m;
         if (m < 0) {
           if (c.group < 0) dead = true;
@@ -352,170 +422,99 @@ class FlatRun {
         start = end + 1;
         continue;
       }
-      // leads: the rarest required clause, else the should clauses reaching into the window
+      // leads: the rarest required clause, else the should clauses reaching into the window,
+      // less (MaxScore) those of smallest maxima that together cannot compete
+      let nLead = 0;
       for (let i = 0; i < nc; i++) {
         const c = clauses[i];
-        lead[i] = req >= 0 ? (i === req ? 1 : 0) : c.group >= 0 && wmax[i] >= 0 ? 1 : 0;
-        if (c.pos < c.sb * BLOCK) c.pos = c.sb * BLOCK;
+        const l = req >= 0 ? i === req : c.group >= 0 && wmax[i] >= 0;
+        lead[i] = l ? 1 : 0;
+        if (l && req < 0) {
+          let j = nLead++;
+          while (j > 0 && wmax[order[j - 1]] > wmax[i]) {
+            order[j] = order[j - 1];
+            j--;
+          }
+          order[j] = i;
+        }
       }
-      if (bound <= worst && min === -Infinity) this.countWindow(start, end);
-      else {
-        if (req < 0 && !counting) this.maxScoreLeads(worst);
-        this.scanWindow(start, end);
+      if (!counting && nLead > 1) {
+        let out = 0;
+        for (let t = 0; t < nLead - 1; t++) {
+          out += wmax[order[t]];
+          if (f(out) > worst) break;
+          lead[order[t]] = 0;
+        }
       }
-      counting = this.counting;
-      worst = heap.threshold;
+      for (let i = 0; i < nc; i++) {
+        const c = clauses[i];
+        let j = c.pos;
+        if (j < c.sb * BLOCK) j = c.sb * BLOCK;
+        if (lead[i]) while (j < c.n && c.docs[j] < start) j++;
+        c.pos = j;
+      }
+      // candidates
+      for (;;) {
+        let d = NONE;
+        for (let i = 0; i < nc; i++) {
+          if (!lead[i]) continue;
+          const c = clauses[i];
+          const j = c.pos;
+          if (j < c.n && c.docs[j] < d) d = c.docs[j];
+        }
+        if (d > end) break;
+        // the lead clauses at d, exactly; the others at their window maxima
+        let cb = 0;
+        for (let i = 0; i < nc; i++) {
+          const c = clauses[i];
+          if (lead[i]) {
+            const j = c.pos;
+            if (j < c.n && c.docs[j] === d) {
+              const e = scoreAt(c, j, d);
+              ex[i] = e;
+              cb += e;
+              at[i] = 1;
+              c.pos = j + 1;
+            } else at[i] = 0;
+          } else if (wmax[i] >= 0) {
+            at[i] = 2;
+            cb += wmax[i];
+          } else at[i] = 0;
+        }
+        const fb = f(cb);
+        if (fb < min || (!counting && fb <= worst)) continue;
+        // seek the others (within the window: a few postings); the score in clause order
+        let acc = 0;
+        let r = 0;
+        for (let g = 0; g < groups; g++) hits[g] = 0;
+        for (let i = 0; i < nc; i++) {
+          const c = clauses[i];
+          if (at[i] === 2) {
+            let j = c.pos;
+            while (j < c.n && c.docs[j] < d) j++;
+            c.pos = j;
+            if (j >= c.n || c.docs[j] !== d) continue;
+            ex[i] = scoreAt(c, j, d);
+          } else if (at[i] === 0) continue;
+          acc += ex[i];
+          if (c.group < 0) r++;
+          else hits[c.group]++;
+        }
+        if (r < required) continue;
+        let ok = true;
+        for (let g = 0; g < groups; g++) if (hits[g] < msm[g]) ok = false;
+        if (!ok || (filter && !filter.has(d)) || (excl && excl.has(d)) || (allowed && !allowed.has(d)) || (visible && !visible(d))) continue;
+        const score = f(acc);
+        if (score < min) continue;
+        if (counting && ++count > countUpTo) counting = false;
+        if (score > worst) {
+          heap.offer(score, d);
+          worst = heap.threshold;
+        }
+      }
       start = end + 1;
     }
-  }
-
-  /**
-   * MaxScore: the should clauses of smallest window maxima whose sum (in clause order) cannot
-   * beat `worst` lead no candidate: a doc holding only them cannot enter.
-   */
-  private maxScoreLeads(worst: number): void {
-    const { nc, wmax, lead, order, at } = this;
-    let n = 0;
-    for (let i = 0; i < nc; i++) {
-      if (!lead[i]) continue;
-      let j = n++;
-      while (j > 0 && wmax[order[j - 1]] > wmax[i]) {
-        order[j] = order[j - 1];
-        j--;
-      }
-      order[j] = i;
-    }
-    if (n === 2) {
-      // the common case: is the smaller maximum alone unable to compete?
-      if (f(wmax[order[0]]) <= worst) lead[order[0]] = 0;
-      return;
-    }
-    // grow the left-out set (marked in `at`) while its bound cannot compete
-    for (let i = 0; i < nc; i++) at[i] = 0;
-    for (let take = 0; take < n - 1; take++) {
-      at[order[take]] = 1;
-      let b = 0;
-      for (let i = 0; i < nc; i++) if (at[i]) b += wmax[i];
-      if (f(b) > worst) break;
-      lead[order[take]] = 0;
-    }
-  }
-
-  /** Counts the matches in [start, end] (no scores: none of them can enter the top k). */
-  private countWindow(start: number, end: number): void {
-    const { clauses, nc, lead, wmax, hits } = this;
-    const { allowed, visible, countUpTo } = this.p;
-    const { required, msm, filter, excl } = this.plan;
-    const groups = this.groups;
-    for (let i = 0; i < nc; i++) if (lead[i]) seek(clauses[i], start);
-    let count = this.count;
-    for (;;) {
-      let d = NONE;
-      for (let i = 0; i < nc; i++) {
-        if (!lead[i]) continue;
-        const c = clauses[i];
-        const j = c.pos;
-        if (j < c.n && c.docs[j] < d) d = c.docs[j];
-      }
-      if (d > end) break;
-      let req = 0;
-      for (let g = 0; g < groups; g++) hits[g] = 0;
-      for (let i = 0; i < nc; i++) {
-        const c = clauses[i];
-        let j: number;
-        if (lead[i]) {
-          j = c.pos;
-          if (j >= c.n || c.docs[j] !== d) continue;
-          c.pos = j + 1;
-        } else {
-          if (wmax[i] < 0) continue;
-          j = seek(c, d);
-          if (j >= c.n || c.docs[j] !== d) continue;
-        }
-        if (c.group < 0) req++;
-        else hits[c.group]++;
-      }
-      if (req < required) continue;
-      let ok = true;
-      for (let g = 0; g < groups; g++) if (hits[g] < msm[g]) ok = false;
-      if (!ok || (filter && !filter.has(d)) || (excl && excl.has(d)) || (allowed && !allowed.has(d)) || (visible && !visible(d))) continue;
-      if (++count > countUpTo) {
-        this.counting = false;
-        break;
-      }
-    }
     this.count = count;
-  }
-
-  /**
-   * Visits candidates in [start, end] from the lead clauses: a candidate whose bound (the leads'
-   * scores, the others' window maxima) cannot compete is dropped before the others are sought;
-   * the rest are scored, counted while counting, and offered to the heap.
-   */
-  private scanWindow(start: number, end: number): void {
-    const { clauses, nc, lead, at, ex, wmax, hits, heap } = this;
-    const { allowed, visible, countUpTo } = this.p;
-    const { required, msm, filter, excl } = this.plan;
-    const groups = this.groups;
-    const min = this.min;
-    let counting = this.counting;
-    let worst = heap.threshold;
-    for (let i = 0; i < nc; i++) if (lead[i]) seek(clauses[i], start);
-    for (;;) {
-      let d = NONE;
-      for (let i = 0; i < nc; i++) {
-        if (!lead[i]) continue;
-        const c = clauses[i];
-        const j = c.pos;
-        if (j < c.n && c.docs[j] < d) d = c.docs[j];
-      }
-      if (d > end) return;
-      // the lead clauses at d, exactly; the others at their window maxima
-      let bound = 0;
-      for (let i = 0; i < nc; i++) {
-        const c = clauses[i];
-        if (lead[i]) {
-          const j = c.pos;
-          if (j < c.n && c.docs[j] === d) {
-            const e = scoreAt(c, j, d);
-            ex[i] = e;
-            bound += e;
-            at[i] = 1;
-            c.pos = j + 1;
-          } else at[i] = 0;
-        } else if (wmax[i] >= 0) {
-          at[i] = 2;
-          bound += wmax[i];
-        } else at[i] = 0;
-      }
-      const fb = f(bound);
-      if (fb < min || (!counting && fb <= worst)) continue;
-      // seek the others; the score in clause order
-      let acc = 0;
-      let req = 0;
-      for (let g = 0; g < groups; g++) hits[g] = 0;
-      for (let i = 0; i < nc; i++) {
-        const c = clauses[i];
-        if (at[i] === 2) {
-          const j = seek(c, d);
-          if (j >= c.n || c.docs[j] !== d) continue;
-          ex[i] = scoreAt(c, j, d);
-        } else if (at[i] === 0) continue;
-        acc += ex[i];
-        if (c.group < 0) req++;
-        else hits[c.group]++;
-      }
-      if (req < required) continue;
-      let ok = true;
-      for (let g = 0; g < groups; g++) if (hits[g] < msm[g]) ok = false;
-      if (!ok || (filter && !filter.has(d)) || (excl && excl.has(d)) || (allowed && !allowed.has(d)) || (visible && !visible(d))) continue;
-      const score = f(acc);
-      if (score < min) continue;
-      if (counting && ++this.count > countUpTo) counting = this.counting = false;
-      if (score > worst) {
-        heap.offer(score, d);
-        worst = heap.threshold;
-      }
-    }
+    this.counting = counting;
   }
 }
