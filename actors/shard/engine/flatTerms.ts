@@ -24,7 +24,7 @@ import type { TopScoreParams, TopScoreResult } from './topScore';
 const f = Math.fround;
 // Module-local copies: imported bindings compile to getter calls, which show in the inner loops.
 const { bm25, idf, lengthToNorm, normCache } = analysis;
-const { BLOCK, frontier, impactsOf } = impacts;
+const { BLOCK, blockMaxima, frontier, impactsOf } = impacts;
 const NONE = 0x7fffffff;
 
 /** One term clause, with its cursors. */
@@ -36,8 +36,13 @@ interface Clause {
   n: number;
   nBlocks: number;
   imp: BlockImpacts | null;
-  /** Best score per block, computed on first use (-1 = not yet). */
+  /**
+   * Best score of each full block, computed on first use (-1 = not yet), shared with other
+   * queries scoring the term the same way (impacts.ts blockMaxima).
+   */
   blockMax: Float32Array;
+  /** Blocks of `blockMax`; later ones (the searcher's last, partial block) are computed each time. */
+  cached: number;
   /** Last doc of each block. */
   last: Int32Array;
   weight: number;
@@ -134,13 +139,13 @@ function build(d: Draft, ctx: QueryContext): FlatPlan {
     }
     plan.excl = plan.excl ? plan.excl.or(b) : b.clone();
   }
-  const fields = new Map<TextColumn, { docCount: number; cache: Float32Array }>();
+  const fields = new Map<TextColumn, { docCount: number; cache: Float32Array; key: string }>();
   for (const t of d.terms) {
     const col = t.col;
     let field = fields.get(col);
     if (!field) {
       const stats = col.stats(n);
-      fields.set(col, (field = { docCount: stats.docCount, cache: normCache(stats) }));
+      fields.set(col, (field = { docCount: stats.docCount, cache: normCache(stats), key: `${stats.docCount}|${stats.sumTotalTermFreq}` }));
     }
     const { docCount, cache } = field;
     let ref = col.dict.get(t.term);
@@ -158,17 +163,20 @@ function build(d: Draft, ctx: QueryContext): FlatPlan {
     const one = new Float32Array(256);
     for (let i = 0; i < 256; i++) one[i] = bm25(weight, 1, cache[i]);
     const nBlocks = Math.ceil(df / BLOCK);
+    const imp = df >= BLOCK ? impactsOf(p, col.lens) : null;
+    const cached = imp ? Math.min(imp.blocks, nBlocks) : 0;
     const last = new Int32Array(nBlocks);
     for (let b = 0; b < nBlocks; b++) last[b] = p.docs[Math.min(df, b * BLOCK + BLOCK) - 1];
     plan.clauses.push({
-      docs: p.docs, freqs: p.freqs, postings: p, n: df, nBlocks, imp: df >= BLOCK ? impactsOf(p, col.lens) : null,
-      blockMax: new Float32Array(nBlocks).fill(-1), last, weight, cache, one, tab: new Float32Array(TF_TABLE << 8).fill(-1), group: t.group, lens: col.lens, sb: 0, pos: 0,
+      docs: p.docs, freqs: p.freqs, postings: p, n: df, nBlocks, imp,
+      blockMax: cached > 0 ? blockMaxima(p, `${weight}|${field.key}`, cached) : EMPTY, cached, last, weight, cache, one, tab: new Float32Array(TF_TABLE << 8).fill(-1), group: t.group, lens: col.lens, sb: 0, pos: 0,
     });
     if (t.group < 0) plan.required++;
   }
   return plan;
 }
 
+const EMPTY = new Float32Array(0);
 const scratchTf = new Uint16Array(BLOCK);
 const scratchNorm = new Uint8Array(BLOCK);
 
@@ -192,7 +200,8 @@ function blockMax(c: Clause, b: number): number {
     const s = termScore(c, tf[j], norm[j]);
     if (s > m) m = s;
   }
-  return (c.blockMax[b] = m);
+  if (b < c.cached) c.blockMax[b] = m;
+  return m;
 }
 
 /** Term frequencies below this have their scores tabled per query. */
@@ -405,7 +414,7 @@ class FlatRun {
         const b = c.sb;
         let m = -1;
         if (b < c.nBlocks && c.docs[b * BLOCK] <= end) {
-          m = c.blockMax[b];
+          m = b < c.cached ? c.blockMax[b] : -1;
           if (m < 0) m = blockMax(c, b);
         }
         wmax[i] = m;

@@ -90,3 +90,28 @@ export function frontier(p: Postings, lens: Uint32Array, from: number, to: numbe
   }
   return w;
 }
+
+/** Block maxima kept per posting list, for the latest scorings (weight and field statistics). */
+const maxima = new WeakMap<Postings, Array<{ key: string; max: Float32Array }>>();
+const MAXIMA_PER_LIST = 2;
+
+/**
+ * The array of best scores of the full blocks [0, blocks) of `p` under the scoring `key` (a
+ * clause's weight and its field's statistics fix BM25 completely), shared by every query with that
+ * scoring; entries not computed yet are -1. Only full blocks may be stored: they never change.
+ */
+export function blockMaxima(p: Postings, key: string, blocks: number): Float32Array {
+  let list = maxima.get(p);
+  if (!list) maxima.set(p, (list = []));
+  const i = list.findIndex((e) => e.key === key);
+  let e = i >= 0 ? list.splice(i, 1)[0] : undefined;
+  if (!e) e = { key, max: new Float32Array(blocks).fill(-1) };
+  else if (e.max.length < blocks) {
+    const grown = new Float32Array(blocks).fill(-1);
+    grown.set(e.max);
+    e.max = grown;
+  }
+  list.unshift(e);
+  if (list.length > MAXIMA_PER_LIST) list.pop();
+  return e.max;
+}
