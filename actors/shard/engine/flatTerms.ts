@@ -271,8 +271,11 @@ class FlatRun {
   private readonly wmax: Float64Array;
   /** Per clause: candidates come from it. */
   private readonly lead: Uint8Array;
-  /** Per clause, at the current candidate: 0 absent, 1 present (score in `ex`), 2 not sought yet. */
+  /** Per clause: every competing doc of the window holds it. */
+  private readonly need: Uint8Array;
+  /** Per clause, at the current candidate: see `windows`. */
   private readonly at: Uint8Array;
+  private readonly jx: Int32Array;
   private readonly ex: Float64Array;
   private readonly hits: Int32Array;
   private readonly possible: Int32Array;
@@ -289,7 +292,9 @@ class FlatRun {
     this.groups = plan.msm.length;
     this.wmax = new Float64Array(nc);
     this.lead = new Uint8Array(nc);
+    this.need = new Uint8Array(nc);
     this.at = new Uint8Array(nc);
+    this.jx = new Int32Array(nc);
     this.ex = new Float64Array(nc);
     this.hits = new Int32Array(this.groups);
     this.possible = new Int32Array(this.groups);
@@ -380,7 +385,7 @@ class FlatRun {
 
   /** Window by window from `start` (see the class comment). */
   private windows(start: number, to: number): void {
-    const { clauses, nc, wmax, possible, heap, lead, at, ex, hits, order } = this;
+    const { clauses, nc, wmax, possible, heap, lead, need, at, jx, ex, hits, order } = this;
     const { allowed, visible, countUpTo } = this.p;
     const { required, msm, filter, excl } = this.plan;
     const min = this.min;
@@ -431,14 +436,31 @@ class FlatRun {
         start = end + 1;
         continue;
       }
-      // leads: the rarest required clause, else the should clauses reaching into the window,
-      // less (MaxScore) those of smallest maxima that together cannot compete
-      let nLead = 0;
+      // needed clauses: the required ones and, once docs can be ruled out by their bound, any
+      // clause without which the other maxima cannot compete
+      const pruning = !counting || min > -Infinity;
+      let lead1 = -1;
       for (let i = 0; i < nc; i++) {
         const c = clauses[i];
-        const l = req >= 0 ? i === req : c.group >= 0 && wmax[i] >= 0;
-        lead[i] = l ? 1 : 0;
-        if (l && req < 0) {
+        let nd = c.group < 0;
+        if (!nd && pruning && wmax[i] >= 0) {
+          let o = 0;
+          for (let k = 0; k < nc; k++) if (k !== i && wmax[k] >= 0) o += wmax[k];
+          const fo = f(o);
+          nd = fo < min || (!counting && fo <= worst);
+        }
+        need[i] = nd ? 1 : 0;
+        if (nd && (lead1 < 0 || c.n < clauses[lead1].n)) lead1 = i;
+      }
+      // leads: the rarest needed clause, else the should clauses reaching into the window, less
+      // (MaxScore) those of smallest maxima that together cannot compete
+      if (lead1 >= 0) for (let i = 0; i < nc; i++) lead[i] = i === lead1 ? 1 : 0;
+      else {
+        let nLead = 0;
+        for (let i = 0; i < nc; i++) {
+          const l = clauses[i].group >= 0 && wmax[i] >= 0;
+          lead[i] = l ? 1 : 0;
+          if (!l) continue;
           let j = nLead++;
           while (j > 0 && wmax[order[j - 1]] > wmax[i]) {
             order[j] = order[j - 1];
@@ -446,13 +468,14 @@ class FlatRun {
           }
           order[j] = i;
         }
-      }
-      if (!counting && nLead > 1) {
-        let out = 0;
-        for (let t = 0; t < nLead - 1; t++) {
-          out += wmax[order[t]];
-          if (f(out) > worst) break;
-          lead[order[t]] = 0;
+        if (pruning) {
+          let out = 0;
+          for (let t = 0; t < nLead - 1; t++) {
+            out += wmax[order[t]];
+            const fo = f(out);
+            if (!(fo < min || (!counting && fo <= worst))) break;
+            lead[order[t]] = 0;
+          }
         }
       }
       for (let i = 0; i < nc; i++) {
@@ -462,8 +485,8 @@ class FlatRun {
         if (lead[i]) while (j < c.n && c.docs[j] < start) j++;
         c.pos = j;
       }
-      // candidates
-      for (;;) {
+      // candidates; per clause at[i]: 0 absent, 1 present (posting jx[i]), 2 not sought, 3 scored (ex[i])
+      candidates: for (;;) {
         let d = NONE;
         for (let i = 0; i < nc; i++) {
           if (!lead[i]) continue;
@@ -472,40 +495,59 @@ class FlatRun {
           if (j < c.n && c.docs[j] < d) d = c.docs[j];
         }
         if (d > end) break;
-        // the lead clauses at d, exactly; the others at their window maxima
-        let cb = 0;
         for (let i = 0; i < nc; i++) {
           const c = clauses[i];
           if (lead[i]) {
             const j = c.pos;
             if (j < c.n && c.docs[j] === d) {
-              const e = scoreAt(c, j, d);
-              ex[i] = e;
-              cb += e;
               at[i] = 1;
+              jx[i] = j;
               c.pos = j + 1;
             } else at[i] = 0;
-          } else if (wmax[i] >= 0) {
-            at[i] = 2;
-            cb += wmax[i];
-          } else at[i] = 0;
+          } else at[i] = wmax[i] >= 0 ? 2 : 0;
         }
-        const fb = f(cb);
-        if (fb < min || (!counting && fb <= worst)) continue;
-        // seek the others (within the window: a few postings); the score in clause order
+        // the needed clauses must be there (a few postings to step over in the window)
+        for (let i = 0; i < nc; i++) {
+          if (!need[i] || at[i] === 1) continue;
+          if (at[i] === 0) continue candidates;
+          const c = clauses[i];
+          let j = c.pos;
+          while (j < c.n && c.docs[j] < d) j++;
+          c.pos = j;
+          if (j >= c.n || c.docs[j] !== d) continue candidates;
+          at[i] = 1;
+          jx[i] = j;
+        }
+        if (pruning) {
+          // the bound: present clauses exactly, the others at their window maxima
+          let cb = 0;
+          for (let i = 0; i < nc; i++) {
+            if (at[i] === 1) {
+              ex[i] = scoreAt(clauses[i], jx[i], d);
+              at[i] = 3;
+              cb += ex[i];
+            } else if (at[i] === 2) cb += wmax[i];
+          }
+          const fb = f(cb);
+          if (fb < min || (!counting && fb <= worst)) continue;
+        }
+        // seek the others; the score in clause order
         let acc = 0;
         let r = 0;
         for (let g = 0; g < groups; g++) hits[g] = 0;
         for (let i = 0; i < nc; i++) {
           const c = clauses[i];
-          if (at[i] === 2) {
+          const a = at[i];
+          if (a === 0) continue;
+          if (a === 3) acc += ex[i];
+          else if (a === 1) acc += scoreAt(c, jx[i], d);
+          else {
             let j = c.pos;
             while (j < c.n && c.docs[j] < d) j++;
             c.pos = j;
             if (j >= c.n || c.docs[j] !== d) continue;
-            ex[i] = scoreAt(c, j, d);
-          } else if (at[i] === 0) continue;
-          acc += ex[i];
+            acc += scoreAt(c, j, d);
+          }
           if (c.group < 0) r++;
           else hits[c.group]++;
         }
