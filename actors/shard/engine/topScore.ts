@@ -12,7 +12,8 @@
 import type { Bitset } from './bits';
 import { ScoreHeap } from './scoreHeap';
 import { buildScorer, NO_MORE, topScorable, type Scorer } from './scorers';
-import { flatPlan, runFlat, type FlatPlan } from './flatTerms';
+import { flatPlan, type FlatPlan } from './flatPlan';
+import { runFlat } from './flatRun';
 import type { QNode, QueryContext } from './query';
 
 const f = Math.fround;
