@@ -14,6 +14,7 @@ import { ScoreHeap } from './scoreHeap';
 import { buildScorer, NO_MORE, topScorable, type Scorer } from './scorers';
 import { flatPlan, type FlatPlan } from './flatPlan';
 import { runFlat } from './flatRun';
+import { runTwo } from './flatTwo';
 import type { QNode, QueryContext } from './query';
 
 const f = Math.fround;
@@ -60,7 +61,8 @@ export function planTopScore(node: QNode, ctx: QueryContext): TopPlan | null {
 
 /** Runs a plan from {@link planTopScore}. */
 export function runTopScore(plan: TopPlan, p: TopScoreParams): TopScoreResult {
-  return plan.flat ? runFlat(plan.flat, p) : topScore(plan.root, p);
+  if (plan.flat) return plan.flat.clauses.length === 2 ? runTwo(plan.flat, p) : runFlat(plan.flat, p);
+  return topScore(plan.root, p);
 }
 
 /** Collects the k best docs of a scorer tree. */
