@@ -160,8 +160,11 @@ function build(d: Draft, ctx: QueryContext): FlatPlan {
     const nBlocks = Math.ceil(df / BLOCK);
     const imp = df >= BLOCK ? impactsOf(p, col.lens) : null;
     const cached = imp ? Math.min(imp.blocks, nBlocks) : 0;
+    // last doc of each block: full ones from the impacts, the searcher's partial one from its postings
+    const whole = Math.min(cached, Math.floor(df / BLOCK));
     const last = new Int32Array(nBlocks);
-    for (let b = 0; b < nBlocks; b++) last[b] = p.docs[Math.min(df, b * BLOCK + BLOCK) - 1];
+    if (imp) last.set(imp.last.subarray(0, whole));
+    for (let b = whole; b < nBlocks; b++) last[b] = p.docs[Math.min(df, b * BLOCK + BLOCK) - 1];
     plan.clauses.push({
       docs: p.docs, freqs: p.freqs, postings: p, n: df, nBlocks, imp,
       blockMax: cached > 0 ? blockMaxima(p, `${weight}|${field.key}`, cached) : EMPTY, cached, last, weight, cache, one, tab: new Float32Array(TF_TABLE << 8).fill(-1), group: t.group, lens: col.lens, sb: 0, pos: 0,

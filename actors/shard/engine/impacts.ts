@@ -25,6 +25,8 @@ export interface BlockImpacts {
   norm: Uint8Array;
   /** Entries used. */
   size: number;
+  /** Last doc of each full block. */
+  last: Int32Array;
 }
 
 const cache = new WeakMap<Postings, BlockImpacts>();
@@ -34,11 +36,15 @@ export function impactsOf(p: Postings, lens: Uint32Array): BlockImpacts {
   const full = Math.floor(p.len / BLOCK);
   let imp = cache.get(p);
   if (!imp) {
-    imp = { blocks: 0, off: new Int32Array(Math.max(16, full + 1)), tf: new Uint16Array(Math.max(16, full)), norm: new Uint8Array(Math.max(16, full)), size: 0 };
+    imp = {
+      blocks: 0, off: new Int32Array(Math.max(16, full + 1)), tf: new Uint16Array(Math.max(16, full)), norm: new Uint8Array(Math.max(16, full)), size: 0,
+      last: new Int32Array(Math.max(16, full)),
+    };
     cache.set(p, imp);
   }
   if (imp.blocks >= full) return imp;
   imp.off = grow(imp.off, full + 1);
+  imp.last = grow(imp.last, full);
   const tfs = new Uint16Array(BLOCK);
   const norms = new Uint8Array(BLOCK);
   for (let b = imp.blocks; b < full; b++) {
@@ -49,6 +55,7 @@ export function impactsOf(p: Postings, lens: Uint32Array): BlockImpacts {
     imp.norm.set(norms.subarray(0, n), imp.size);
     imp.size += n;
     imp.off[b + 1] = imp.size;
+    imp.last[b] = p.docs[b * BLOCK + BLOCK - 1];
   }
   imp.blocks = full;
   return imp;
