@@ -102,7 +102,7 @@ function flattenBool(node: Extract<QNode, { k: 'bool' }>, mult: number, d: Draft
     } else if (c.k === 'bool') {
       if (!flattenBool(c, m, d)) return false;
     } else if (c.k === 'none') d.empty = true;
-    else return false; // constant-scoring clauses: the general scorers
+    else return false; // constant-scoring clauses: the exhaustive path
   }
   d.filters.push(...node.filter);
   if (node.should.length) {

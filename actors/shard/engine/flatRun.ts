@@ -30,6 +30,7 @@ class FlatRun {
   private readonly heap: ScoreHeap;
   private counting: boolean;
   private count = 0;
+  private scored = 0;
   private readonly min: number;
   private readonly clauses: Clause[];
   private readonly nc: number;
@@ -83,7 +84,7 @@ class FlatRun {
     }
     const { docs, scores } = heap.sorted();
     const over = p.countUpTo >= 0 && this.count > p.countUpTo;
-    return { docs, scores, totalHits: p.countUpTo < 0 ? null : over ? p.countUpTo : this.count, totalRelation: over ? 'gte' : 'eq' };
+    return { docs, scores, totalHits: p.countUpTo < 0 ? null : over ? p.countUpTo : this.count, totalRelation: over ? 'gte' : 'eq', scored: this.scored };
   }
 
   /**
@@ -136,6 +137,7 @@ class FlatRun {
       for (let g = 0; g < groups; g++) if (hits[g] < msm[g]) ok = false;
       if (!ok || (filter && !filter.has(d)) || (excl && excl.has(d)) || (allowed && !allowed.has(d)) || (visible && !visible(d))) continue;
       const score = f(acc);
+      this.scored++;
       if (score > worst) {
         heap.offer(score, d);
         worst = heap.threshold;
@@ -323,6 +325,7 @@ class FlatRun {
         for (let g = 0; g < groups; g++) if (hits[g] < msm[g]) ok = false;
         if (!ok || (filter && !filter.has(d)) || (excl && excl.has(d)) || (allowed && !allowed.has(d)) || (visible && !visible(d))) continue;
         const score = f(acc);
+        this.scored++;
         if (score < min) continue;
         if (counting && ++count > countUpTo) counting = false;
         if (score > worst) {

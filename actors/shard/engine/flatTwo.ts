@@ -44,6 +44,7 @@ class TwoRun {
   private readonly heap: ScoreHeap;
   private counting: boolean;
   private count = 0;
+  private scored = 0;
   private readonly min: number;
   private readonly a: Clause;
   private readonly b: Clause;
@@ -75,7 +76,7 @@ class TwoRun {
     }
     const { docs, scores } = heap.sorted();
     const over = p.countUpTo >= 0 && this.count > p.countUpTo;
-    return { docs, scores, totalHits: p.countUpTo < 0 ? null : over ? p.countUpTo : this.count, totalRelation: over ? 'gte' : 'eq' };
+    return { docs, scores, totalHits: p.countUpTo < 0 ? null : over ? p.countUpTo : this.count, totalRelation: over ? 'gte' : 'eq', scored: this.scored };
   }
 
   /** Window by window from `start`, as flatRun.ts. */
@@ -212,6 +213,7 @@ class TwoRun {
       if (ja >= 0) acc += sA;
       if (jb >= 0) acc += sB;
       const score = f(acc);
+      this.scored++;
       if (score < min) continue;
       if (score > worst) {
         heap.offer(score, d);

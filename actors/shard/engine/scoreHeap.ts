@@ -1,4 +1,4 @@
-/** The bounded heap of top-k scoring (topScore.ts, flatRun.ts). */
+/** The bounded heap of top-k scoring (flatRun.ts, flatTwo.ts). */
 
 /**
  * The k best (score, doc) seen so far. Docs arrive in ascending order, so a newcomer with the same
