@@ -202,6 +202,13 @@ export function blockMax(c: Clause, b: number): number {
   return m;
 }
 
+/** The best score of the block holding c's posting j. */
+export function maxAt(c: Clause, j: number): number {
+  const b = (j / BLOCK) | 0;
+  const m = b < c.cached ? c.blockMax[b] : -1;
+  return m >= 0 ? m : blockMax(c, b);
+}
+
 /** Term frequencies below this have their scores tabled per query. */
 const TF_TABLE = 8;
 

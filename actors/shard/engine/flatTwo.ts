@@ -13,7 +13,7 @@ import type { TopScoreParams, TopScoreResult } from './topScore';
 
 const f = Math.fround;
 // Module-local copies: imported bindings compile to getter calls, which show in the inner loops.
-const { blockMax, scoreAt, seek } = planMod;
+const { blockMax, maxAt, scoreAt, seek } = planMod;
 const { BLOCK } = impacts;
 const NONE = 0x7fffffff;
 
@@ -156,7 +156,9 @@ class TwoRun {
     if (la) while (pa < nA && docsA[pa] < start) pa++;
     if (lb) while (pb < nB && docsB[pb] < start) pb++;
     // an optional clause that does not lead is sought only for candidates that can compete
+    // (in a window: when it has postings there; `gallop` passes 0: at every candidate)
     const optA = !la && !needA && ma >= 0, optB = !lb && !needB && mb >= 0;
+    const known = !optA && !optB;
     let next = end + 1;
     for (;;) {
       let d = NONE;
@@ -182,37 +184,67 @@ class TwoRun {
         if (pb >= nB || docsB[pb] !== d) continue;
         jb = pb;
       }
-      let sA = ja >= 0 ? scoreAt(a, ja, d) : 0;
-      let sB = jb >= 0 ? scoreAt(b, jb, d) : 0;
-      if (pruning && (optA || optB)) {
-        let cb = 0;
-        if (ja >= 0) cb += sA;
-        else if (optA) cb += ma;
-        if (jb >= 0) cb += sB;
-        else if (optB) cb += mb;
-        const fc = f(cb);
-        if (fc < min || (!counting && fc <= worst)) continue;
+      let score: number;
+      if (known) {
+        // every clause's presence is known: match and filters first, then a bound from the
+        // present postings' block maxima before any score is computed
+        if (!t[(ja >= 0 ? 2 : 0) + (jb >= 0 ? 1 : 0)]) continue;
+        if ((filter && !filter.has(d)) || (excl && excl.has(d)) || (allowed && !allowed.has(d)) || (visible && !visible(d))) continue;
+        if (worst > -Infinity || min > -Infinity) {
+          let cb = 0;
+          if (ja >= 0) cb += maxAt(a, ja);
+          if (jb >= 0) cb += maxAt(b, jb);
+          const fc = f(cb);
+          if (fc < min) continue;
+          if (fc <= worst && min === -Infinity) {
+            // it counts, and cannot enter
+            if (counting && ++count > countUpTo) {
+              counting = false;
+              if (gallop) {
+                next = d + 1;
+                break;
+              }
+            }
+            continue;
+          }
+        }
+        let acc = 0;
+        if (ja >= 0) acc += scoreAt(a, ja, d);
+        if (jb >= 0) acc += scoreAt(b, jb, d);
+        score = f(acc);
+      } else {
+        let sA = ja >= 0 ? scoreAt(a, ja, d) : 0;
+        let sB = jb >= 0 ? scoreAt(b, jb, d) : 0;
+        if (pruning) {
+          let cb = 0;
+          if (ja >= 0) cb += sA;
+          else if (optA) cb += ma;
+          if (jb >= 0) cb += sB;
+          else if (optB) cb += mb;
+          const fc = f(cb);
+          if (fc < min || (!counting && fc <= worst)) continue;
+        }
+        if (ja < 0 && optA) {
+          if (gallop) {
+            a.pos = pa;
+            pa = seek(a, d);
+          } else while (pa < nA && docsA[pa] < d) pa++;
+          if (pa < nA && docsA[pa] === d) sA = scoreAt(a, (ja = pa), d);
+        }
+        if (jb < 0 && optB) {
+          if (gallop) {
+            b.pos = pb;
+            pb = seek(b, d);
+          } else while (pb < nB && docsB[pb] < d) pb++;
+          if (pb < nB && docsB[pb] === d) sB = scoreAt(b, (jb = pb), d);
+        }
+        if (!t[(ja >= 0 ? 2 : 0) + (jb >= 0 ? 1 : 0)]) continue;
+        if ((filter && !filter.has(d)) || (excl && excl.has(d)) || (allowed && !allowed.has(d)) || (visible && !visible(d))) continue;
+        let acc = 0;
+        if (ja >= 0) acc += sA;
+        if (jb >= 0) acc += sB;
+        score = f(acc);
       }
-      if (ja < 0 && (optA || (gallop && !la))) {
-        if (gallop) {
-          a.pos = pa;
-          pa = seek(a, d);
-        } else while (pa < nA && docsA[pa] < d) pa++;
-        if (pa < nA && docsA[pa] === d) sA = scoreAt(a, (ja = pa), d);
-      }
-      if (jb < 0 && (optB || (gallop && !lb))) {
-        if (gallop) {
-          b.pos = pb;
-          pb = seek(b, d);
-        } else while (pb < nB && docsB[pb] < d) pb++;
-        if (pb < nB && docsB[pb] === d) sB = scoreAt(b, (jb = pb), d);
-      }
-      if (!t[(ja >= 0 ? 2 : 0) + (jb >= 0 ? 1 : 0)]) continue;
-      if ((filter && !filter.has(d)) || (excl && excl.has(d)) || (allowed && !allowed.has(d)) || (visible && !visible(d))) continue;
-      let acc = 0;
-      if (ja >= 0) acc += sA;
-      if (jb >= 0) acc += sB;
-      const score = f(acc);
       this.scored++;
       if (score < min) continue;
       if (score > worst) {
