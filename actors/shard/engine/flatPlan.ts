@@ -66,6 +66,8 @@ export interface FlatPlan {
   excl: Bitset | null;
   /** Matches nothing. */
   empty: boolean;
+  /** Docs in `filter`, counted on first use. */
+  filterCount?: number;
 }
 
 interface Draft {
@@ -200,6 +202,27 @@ export function blockMax(c: Clause, b: number): number {
   }
   if (b < c.cached) c.blockMax[b] = m;
   return m;
+}
+
+/** Index of the required clause with the fewest postings, -1 when none is required. */
+export function rarestRequired(plan: FlatPlan): number {
+  let req = -1;
+  plan.clauses.forEach((c, i) => {
+    if (c.group < 0 && (req < 0 || c.n < plan.clauses[req].n)) req = i;
+  });
+  return req;
+}
+
+/**
+ * Whether candidates should come from the plan's filter (docs allowed by every filter clause)
+ * rather than from postings: when it holds far fewer docs than the postings that would lead (the
+ * rarest required clause `req`, else every should clause).
+ */
+export function filterLeads(plan: FlatPlan, req: number): boolean {
+  if (!plan.filter) return false;
+  const postings = req >= 0 ? plan.clauses[req].n : plan.clauses.reduce((s, c) => s + (c.group >= 0 ? c.n : 0), 0);
+  plan.filterCount ??= plan.filter.count();
+  return plan.filterCount * 4 < postings;
 }
 
 /** The best score of the block holding c's posting j. */

@@ -9,7 +9,7 @@ import type { TopScoreParams, TopScoreResult } from './topScore';
 
 const f = Math.fround;
 // Module-local copies: imported bindings compile to getter calls, which show in the inner loops.
-const { blockMax, scoreAt, seek } = planMod;
+const { blockMax, filterLeads, maxAt, rarestRequired, scoreAt, seek } = planMod;
 const { BLOCK } = impacts;
 const NONE = 0x7fffffff;
 
@@ -67,11 +67,7 @@ class FlatRun {
     this.hits = new Int32Array(this.groups);
     this.possible = new Int32Array(this.groups);
     this.order = new Int32Array(nc);
-    let req = -1;
-    plan.clauses.forEach((c, i) => {
-      if (c.group < 0 && (req < 0 || c.n < plan.clauses[req].n)) req = i;
-    });
-    this.req = req;
+    this.req = rarestRequired(plan);
   }
 
   run(): TopScoreResult {
@@ -92,29 +88,38 @@ class FlatRun {
    * the last one visited (`to` when the range ended first).
    */
   private scanAll(start: number, to: number): number {
-    const { clauses, nc, lead, heap, hits } = this;
+    const { clauses, nc, lead, heap, hits, jx } = this;
     const { allowed, visible, countUpTo } = this.p;
     const { required, msm, filter, excl } = this.plan;
     const groups = this.groups;
     const req = this.req;
+    const min = this.min;
+    // candidates: a filter much rarer than the postings, else the rarest required clause, else the should clauses
+    const byFilter = filter !== null && filterLeads(this.plan, req);
     for (let i = 0; i < nc; i++) {
-      lead[i] = req >= 0 ? (i === req ? 1 : 0) : clauses[i].group >= 0 ? 1 : 0;
+      lead[i] = byFilter ? 0 : req >= 0 ? (i === req ? 1 : 0) : clauses[i].group >= 0 ? 1 : 0;
       if (lead[i]) seek(clauses[i], start);
     }
     let count = this.count;
     let worst = heap.threshold;
     let next = to;
+    let from = start;
     for (;;) {
       let d = NONE;
-      for (let i = 0; i < nc; i++) {
-        if (!lead[i]) continue;
-        const c = clauses[i];
-        const j = c.pos;
-        if (j < c.n && c.docs[j] < d) d = c.docs[j];
+      if (byFilter) {
+        const x = from < to ? filter.next(from) : -1;
+        if (x >= 0) d = x;
+        from = d + 1;
+      } else {
+        for (let i = 0; i < nc; i++) {
+          if (!lead[i]) continue;
+          const c = clauses[i];
+          const j = c.pos;
+          if (j < c.n && c.docs[j] < d) d = c.docs[j];
+        }
       }
       if (d >= to) break;
-      // the score in clause order, seeking the clauses that do not lead
-      let acc = 0;
+      // which clauses hold d (seeking those that do not lead)
       let r = 0;
       for (let g = 0; g < groups; g++) hits[g] = 0;
       for (let i = 0; i < nc; i++) {
@@ -122,23 +127,38 @@ class FlatRun {
         let j: number;
         if (lead[i]) {
           j = c.pos;
-          if (j >= c.n || c.docs[j] !== d) continue;
-          c.pos = j + 1;
-        } else {
-          j = seek(c, d);
-          if (j >= c.n || c.docs[j] !== d) continue;
+          if (j < c.n && c.docs[j] === d) c.pos = j + 1;
+        } else j = seek(c, d);
+        if (j >= c.n || c.docs[j] !== d) {
+          jx[i] = -1;
+          continue;
         }
-        acc += scoreAt(c, j, d);
+        jx[i] = j;
         if (c.group < 0) r++;
         else hits[c.group]++;
       }
       if (r < required) continue;
       let ok = true;
       for (let g = 0; g < groups; g++) if (hits[g] < msm[g]) ok = false;
-      if (!ok || (filter && !filter.has(d)) || (excl && excl.has(d)) || (allowed && !allowed.has(d)) || (visible && !visible(d))) continue;
+      if (!ok || (filter && !byFilter && !filter.has(d)) || (excl && excl.has(d)) || (allowed && !allowed.has(d)) || (visible && !visible(d))) continue;
+      // a bound from the postings' block maxima before the score (this phase runs without min_score)
+      if (worst > -Infinity) {
+        let cb = 0;
+        for (let i = 0; i < nc; i++) if (jx[i] >= 0) cb += maxAt(clauses[i], jx[i]);
+        if (f(cb) <= worst) {
+          if (++count > countUpTo) {
+            this.counting = false;
+            next = d + 1;
+            break;
+          }
+          continue;
+        }
+      }
+      let acc = 0;
+      for (let i = 0; i < nc; i++) if (jx[i] >= 0) acc += scoreAt(clauses[i], jx[i], d);
       const score = f(acc);
       this.scored++;
-      if (score > worst) {
+      if (score >= min && score > worst) {
         heap.offer(score, d);
         worst = heap.threshold;
       }

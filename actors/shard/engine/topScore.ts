@@ -10,7 +10,7 @@
  * order, scores, `max_score` and totals are those of the exhaustive path, to the bit.
  */
 import type { Bitset } from './bits';
-import { flatPlan, type FlatPlan } from './flatPlan';
+import { filterLeads, flatPlan, rarestRequired, type FlatPlan } from './flatPlan';
 import { runFlat } from './flatRun';
 import { runTwo } from './flatTwo';
 import type { QNode, QueryContext } from './query';
@@ -56,5 +56,7 @@ export function planTopScore(node: QNode, ctx: QueryContext): TopPlan | null {
 
 /** Runs a plan from {@link planTopScore}. */
 export function runTopScore(plan: TopPlan, p: TopScoreParams): TopScoreResult {
-  return plan.flat.clauses.length === 2 ? runTwo(plan.flat, p) : runFlat(plan.flat, p);
+  const flat = plan.flat;
+  // two clauses run in locals, unless a rare filter leads the candidates (flatRun.ts does that)
+  return flat.clauses.length === 2 && !filterLeads(flat, rarestRequired(flat)) ? runTwo(flat, p) : runFlat(flat, p);
 }
