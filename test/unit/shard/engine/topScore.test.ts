@@ -8,6 +8,7 @@ import { IndexMapping, ShardStore } from '../../../../actors/shard/engine';
 import type { LocalSlice, SearcherRef, ShardQueryRequest, SortSpec } from '../../../../actors/shard/engine';
 import { compileQuery } from '../../../../actors/shard/engine/query';
 import { planTopScore, runTopScore } from '../../../../actors/shard/engine/topScore';
+import { filterLeads, rarestRequired } from '../../../../actors/shard/engine/flatPlan';
 
 /** mulberry32: the same corpora and queries on every run. */
 function rng(seed: number): () => number {
@@ -151,6 +152,26 @@ describe('top-k scoring', () => {
       for (const trackTotalHits of [10000, 10, false]) {
         const req = { query, size: 20, trackTotalHits };
         expect(run(store, s, req, false)).toEqual(run(store, s, req, true));
+      }
+    }
+  });
+
+  it('lets a filter far rarer than the postings lead, with the same results', () => {
+    const { store, searchers } = corpus(91);
+    const r = rng(5);
+    for (const s of searchers) {
+      const ctx = { store, s, now: 0 };
+      for (const query of [
+        { bool: { must: [{ match: { title: 'a b' } }], filter: [{ range: { n: { gte: 48 } } }] } },
+        { bool: { must: [{ match: { title: 'a b c' } }], filter: [{ range: { n: { lt: 1 } } }, { term: { tag: 'x' } }] } },
+        { bool: { should: [{ match: { title: 'a' } }, { match: { body: 'b' } }], filter: { range: { n: { gte: 48 } } }, minimum_should_match: 1 } },
+      ]) {
+        const plan = planTopScore(compileQuery(query, ctx), ctx)!;
+        expect(filterLeads(plan.flat, rarestRequired(plan.flat))).toBe(true);
+        for (let i = 0; i < 4; i++) {
+          const req = request(r, query, s);
+          expect({ query, req, r: run(store, s, req, false) }).toEqual({ query, req, r: run(store, s, req, true) });
+        }
       }
     }
   });
