@@ -169,7 +169,9 @@ function build(d: Draft, ctx: QueryContext): FlatPlan {
     for (let b = whole; b < nBlocks; b++) last[b] = p.docs[Math.min(df, b * BLOCK + BLOCK) - 1];
     plan.clauses.push({
       docs: p.docs, freqs: p.freqs, postings: p, n: df, nBlocks, imp,
-      blockMax: cached > 0 ? blockMaxima(p, `${weight}|${field.key}`, cached) : EMPTY, cached, last, weight, cache, one, tab: new Float32Array(TF_TABLE << 8).fill(-1), group: t.group, lens: col.lens, sb: 0, pos: 0,
+      blockMax: cached > 0 ? blockMaxima(p, `${weight}|${field.key}`, cached) : EMPTY, cached, last,
+      weight, cache, one, tab: new Float32Array(TF_TABLE << 8).fill(-1),
+      group: t.group, lens: col.lens, sb: 0, pos: 0,
     });
     if (t.group < 0) plan.required++;
   }

@@ -20,11 +20,14 @@ export function runFlat(plan: FlatPlan, p: TopScoreParams): TopScoreResult {
 
 /**
  * One run of a flat plan. While the total is being counted (and no min_score can rule docs out),
- * every match is visited: candidates from the rarest required clause, or from the union of the
- * should clauses, the others sought at each. Then window by window: a window with no possible
- * match, or whose bound cannot compete, is skipped; inside one, the should clauses whose maxima
- * together cannot compete lead no candidate (MaxScore), and a candidate whose bound cannot
- * compete is dropped before the other clauses are sought.
+ * every match is visited: candidates from a filter far rarer than the postings, else the rarest
+ * required clause, else the union of the should clauses, the others sought at each; a match whose
+ * postings' block maxima cannot compete is counted without being scored. Then window by window
+ * (a window ends with the first clause block that ends): a window with no possible match, or
+ * whose bound cannot compete, is skipped; inside one, a clause that every competing doc needs (the
+ * others' maxima cannot compete without it) leads, else the should clauses less those whose maxima
+ * together cannot compete (MaxScore); a candidate is dropped as soon as a needed clause is missing
+ * or its bound cannot compete, before the other clauses are sought.
  */
 class FlatRun {
   private readonly heap: ScoreHeap;
