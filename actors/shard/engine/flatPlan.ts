@@ -206,6 +206,21 @@ export function blockMax(c: Clause, b: number): number {
   return m;
 }
 
+/**
+ * What the postings alone tell of the plan's match count, as ES's shortcut of a term query's total
+ * hits to its doc freq (no deletions; the caller checks that and that nothing else narrows the
+ * matches): a clause whose docs all match (it alone meets every required and should constraint)
+ * gives a lower bound, exact when it is the only clause. Null when filters or exclusions narrow.
+ */
+export function countFromPostings(plan: FlatPlan): { atLeast: number; exact: boolean } | null {
+  if (plan.filter || plan.excl || plan.empty) return null;
+  const alone = (c: Clause) =>
+    (plan.required === 0 || (plan.required === 1 && c.group < 0)) && plan.msm.every((m, g) => m <= (c.group === g ? 1 : 0));
+  let atLeast = 0;
+  for (const c of plan.clauses) if (alone(c) && c.n > atLeast) atLeast = c.n;
+  return { atLeast, exact: plan.clauses.length === 1 && alone(plan.clauses[0]) };
+}
+
 /** Index of the required clause with the fewest postings, -1 when none is required. */
 export function rarestRequired(plan: FlatPlan): number {
   let req = -1;

@@ -9,7 +9,7 @@ import type { TopScoreParams, TopScoreResult } from './topScore';
 
 const f = Math.fround;
 // Module-local copies: imported bindings compile to getter calls, which show in the inner loops.
-const { blockMax, filterLeads, maxAt, rarestRequired, scoreAt, seek } = planMod;
+const { blockMax, countFromPostings, filterLeads, maxAt, rarestRequired, scoreAt, seek } = planMod;
 const { BLOCK } = impacts;
 const NONE = 0x7fffffff;
 
@@ -73,11 +73,24 @@ class FlatRun {
     this.req = rarestRequired(plan);
   }
 
+  /** Settles the count from the postings when they tell it (see flatPlan.ts countFromPostings). */
+  private countFromPostings(): void {
+    const { p } = this;
+    if (!p.whole || p.allowed || p.visible || this.min > -Infinity) return;
+    const known = countFromPostings(this.plan);
+    if (!known) return;
+    if (known.atLeast > p.countUpTo) this.count = p.countUpTo + 1;
+    else if (known.exact) this.count = known.atLeast;
+    else return;
+    this.counting = false;
+  }
+
   run(): TopScoreResult {
     const { plan, heap, p } = this;
     if (!plan.empty && this.nc > 0) {
       const [from, to] = p.range;
       let start = from;
+      if (this.counting) this.countFromPostings();
       if (this.counting && this.min === -Infinity) start = this.scanAll(from, to);
       if (start < to && (this.counting || heap.k > 0)) this.windows(start, to);
     }

@@ -13,7 +13,7 @@ import type { TopScoreParams, TopScoreResult } from './topScore';
 
 const f = Math.fround;
 // Module-local copies: imported bindings compile to getter calls, which show in the inner loops.
-const { blockMax, maxAt, scoreAt, seek } = planMod;
+const { blockMax, countFromPostings, maxAt, scoreAt, seek } = planMod;
 const { BLOCK } = impacts;
 const NONE = 0x7fffffff;
 
@@ -59,11 +59,24 @@ class TwoRun {
     this.t = matchTable(plan);
   }
 
+  /** Settles the count from the postings when they tell it (see flatPlan.ts countFromPostings). */
+  private countFromPostings(): void {
+    const { p } = this;
+    if (!p.whole || p.allowed || p.visible || this.min > -Infinity) return;
+    const known = countFromPostings(this.plan);
+    if (!known) return;
+    if (known.atLeast > p.countUpTo) this.count = p.countUpTo + 1;
+    else if (known.exact) this.count = known.atLeast;
+    else return;
+    this.counting = false;
+  }
+
   run(): TopScoreResult {
     const { heap, p, t } = this;
     if (!this.plan.empty && t[3]) {
       const [from, to] = p.range;
       let start = from;
+      if (this.counting) this.countFromPostings();
       if (this.counting && this.min === -Infinity) {
         // every match counts until the threshold: no window can be skipped, visit them all;
         // a clause the other cannot match without leads (the rarer if both), else both do

@@ -144,6 +144,7 @@ function topScoreQuery(
     k,
     countUpTo: track === false || (track as number) < 0 ? -1 : (track as number),
     range: slice?.range ?? [0, s.maxDoc],
+    whole: !slice?.range,
     allowed,
     visible: store.deletedCount(s) > 0 ? (d) => store.visible(s, d) : null,
     minScore: req.minScore,

@@ -23,6 +23,8 @@ export interface TopScoreParams {
   countUpTo: number;
   /** Doc-id range searched (a PIT slice), [from, to). */
   range: [number, number];
+  /** `range` is the whole searcher. */
+  whole: boolean;
   /** Docs allowed besides the query (slice, post_filter); null = all. */
   allowed: Bitset | null;
   /** Visibility under deletions; null = no deletes. */
