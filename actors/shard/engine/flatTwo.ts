@@ -96,26 +96,26 @@ class TwoRun {
   private windows(start: number, to: number): void {
     const { a, b, t, heap } = this;
     const min = this.min;
+    const lastA = a.last, lastB = b.last, docsA = a.docs, docsB = b.docs, maxA = a.blockMax, maxB = b.blockMax;
+    const nbA = a.nBlocks, nbB = b.nBlocks, cachedA = a.cached, cachedB = b.cached;
+    let counting = this.counting;
+    let worst = heap.threshold;
+    let sa = a.sb, sb = b.sb;
     while (start < to) {
-      const counting = this.counting;
-      const worst = heap.threshold;
-      if (!counting && heap.k === 0) return;
-      let sa = a.sb, sb = b.sb;
-      while (sa < a.nBlocks && a.last[sa] < start) sa++;
-      while (sb < b.nBlocks && b.last[sb] < start) sb++;
-      a.sb = sa;
-      b.sb = sb;
-      const ea = sa < a.nBlocks ? a.last[sa] : NONE, eb = sb < b.nBlocks ? b.last[sb] : NONE;
-      if ((ea === NONE && !t[1]) || (eb === NONE && !t[2]) || (ea === NONE && eb === NONE)) return;
+      if (!counting && heap.k === 0) break;
+      while (sa < nbA && lastA[sa] < start) sa++;
+      while (sb < nbB && lastB[sb] < start) sb++;
+      const ea = sa < nbA ? lastA[sa] : NONE, eb = sb < nbB ? lastB[sb] : NONE;
+      if ((ea === NONE && !t[1]) || (eb === NONE && !t[2]) || (ea === NONE && eb === NONE)) break;
       let end = ea < eb ? ea : eb;
       if (end >= to) end = to - 1;
       let ma = -1, mb = -1;
-      if (sa < a.nBlocks && a.docs[sa * BLOCK] <= end) {
-        ma = sa < a.cached ? a.blockMax[sa] : -1;
+      if (sa < nbA && docsA[sa * BLOCK] <= end) {
+        ma = sa < cachedA ? maxA[sa] : -1;
         if (ma < 0) ma = blockMax(a, sa);
       }
-      if (sb < b.nBlocks && b.docs[sb * BLOCK] <= end) {
-        mb = sb < b.cached ? b.blockMax[sb] : -1;
+      if (sb < nbB && docsB[sb * BLOCK] <= end) {
+        mb = sb < cachedB ? maxB[sb] : -1;
         if (mb < 0) mb = blockMax(b, sb);
       }
       const va = ma >= 0, vb = mb >= 0;
@@ -142,8 +142,12 @@ class TwoRun {
       if (a.pos < sa * BLOCK) a.pos = sa * BLOCK;
       if (b.pos < sb * BLOCK) b.pos = sb * BLOCK;
       this.scan(start, end, la, lb, needA, needB, va ? ma : -1, vb ? mb : -1, pruning, false);
+      counting = this.counting;
+      worst = heap.threshold;
       start = end + 1;
     }
+    a.sb = sa;
+    b.sb = sb;
   }
 
   /**
@@ -199,11 +203,11 @@ class TwoRun {
       }
       let score: number;
       if (known) {
-        // every clause's presence is known: match and filters first, then a bound from the
-        // present postings' block maxima before any score is computed
+        // every clause's presence is known: match and filters first, then (outside windows, whose
+        // bound already is these maxima) a bound from the present postings' block maxima
         if (!t[(ja >= 0 ? 2 : 0) + (jb >= 0 ? 1 : 0)]) continue;
         if ((filter && !filter.has(d)) || (excl && excl.has(d)) || (allowed && !allowed.has(d)) || (visible && !visible(d))) continue;
-        if (worst > -Infinity || min > -Infinity) {
+        if (gallop && (worst > -Infinity || min > -Infinity)) {
           let cb = 0;
           if (ja >= 0) cb += maxAt(a, ja);
           if (jb >= 0) cb += maxAt(b, jb);
