@@ -53,6 +53,10 @@ class FlatRun {
   private readonly order: Int32Array;
   /** The rarest required clause, or -1. */
   private readonly req: number;
+  /** The window's needed clause that leads (-1: should clauses lead), and the other needed ones. */
+  private lead1 = -1;
+  private readonly needList: Int32Array;
+  private nNeed = 0;
 
   constructor(private readonly plan: FlatPlan, private readonly p: TopScoreParams) {
     this.heap = new ScoreHeap(p.k);
@@ -70,6 +74,7 @@ class FlatRun {
     this.hits = new Int32Array(this.groups);
     this.possible = new Int32Array(this.groups);
     this.order = new Int32Array(nc);
+    this.needList = new Int32Array(nc);
     this.req = rarestRequired(plan);
   }
 
@@ -190,109 +195,168 @@ class FlatRun {
 
   /** Window by window from `start` (see the class comment). */
   private windows(start: number, to: number): void {
-    const { clauses, nc, wmax, possible, heap, lead, need, at, jx, ex, hits, order } = this;
+    const heap = this.heap;
+    const min = this.min;
+    while (start < to) {
+      if (!this.counting && heap.k === 0) return;
+      const end = this.windowEnd(start, to);
+      if (end < 0) return;
+      const bound = this.windowBound(end);
+      if (bound >= 0 && bound >= min && (this.counting || bound > heap.threshold)) {
+        this.chooseLeads(start);
+        this.scanWindow(start, end);
+      }
+      start = end + 1;
+    }
+  }
+
+  /** Moves every clause to its block holding `start`; the first of them to end ends the window (-1: no match left). */
+  private windowEnd(start: number, to: number): number {
+    const { clauses, nc } = this;
+    let end = NONE;
+    for (let i = 0; i < nc; i++) {
+      const c = clauses[i];
+      const last = c.last;
+      let b = c.sb;
+      while (b < c.nBlocks && last[b] < start) b++;
+      c.sb = b;
+      if (b < c.nBlocks) {
+        if (last[b] < end) end = last[b];
+      } else if (c.group < 0) return -1; // a required clause has no more postings
+    }
+    if (end === NONE) return -1;
+    return end >= to ? to - 1 : end;
+  }
+
+  /**
+   * The window's bound, its clauses' block maxima (in `wmax`, -1 without a posting there) added in
+   * clause order (one block per clause reaches into it); -1 when no doc there can match.
+   */
+  private windowBound(end: number): number {
+    const { clauses, nc, wmax, possible } = this;
+    const msm = this.plan.msm;
+    let ub = 0;
+    let dead = false;
+    for (let g = 0; g < this.groups; g++) possible[g] = 0;
+    for (let i = 0; i < nc; i++) {
+      const c = clauses[i];
+      const b = c.sb;
+      let m = -1;
+      if (b < c.nBlocks && c.docs[b * BLOCK] <= end) {
+        m = b < c.cached ? c.blockMax[b] : -1;
+        if (m < 0) m = blockMax(c, b);
+      }
+      wmax[i] = m;
+      if (m < 0) {
+        if (c.group < 0) dead = true;
+        continue;
+      }
+      ub += m;
+      if (c.group >= 0) possible[c.group]++;
+    }
+    for (let g = 0; g < this.groups; g++) if (possible[g] < msm[g]) dead = true;
+    return dead ? -1 : f(ub);
+  }
+
+  /**
+   * Needed clauses (the required ones and, once docs can be ruled out by their bound, any clause
+   * without which the other maxima cannot compete) and leads: the rarest needed clause, else the
+   * should clauses reaching into the window less (MaxScore) those of smallest maxima that together
+   * cannot compete. Puts the clauses' cursors in the window.
+   */
+  private chooseLeads(start: number): void {
+    const { clauses, nc, wmax, lead, need, order, min } = this;
+    const counting = this.counting;
+    const worst = this.heap.threshold;
+    const pruning = !counting || min > -Infinity;
+    let lead1 = -1;
+    for (let i = 0; i < nc; i++) {
+      const c = clauses[i];
+      let nd = c.group < 0;
+      if (!nd && pruning && wmax[i] >= 0) {
+        let o = 0;
+        for (let k = 0; k < nc; k++) if (k !== i && wmax[k] >= 0) o += wmax[k];
+        const fo = f(o);
+        nd = fo < min || (!counting && fo <= worst);
+      }
+      need[i] = nd ? 1 : 0;
+      if (nd && (lead1 < 0 || c.n < clauses[lead1].n)) lead1 = i;
+    }
+    this.lead1 = lead1;
+    this.nNeed = 0;
+    if (lead1 >= 0) {
+      for (let i = 0; i < nc; i++) {
+        lead[i] = i === lead1 ? 1 : 0;
+        if (need[i] && i !== lead1) this.needList[this.nNeed++] = i;
+      }
+    } else {
+      let nLead = 0;
+      for (let i = 0; i < nc; i++) {
+        const l = clauses[i].group >= 0 && wmax[i] >= 0;
+        lead[i] = l ? 1 : 0;
+        if (!l) continue;
+        let j = nLead++;
+        while (j > 0 && wmax[order[j - 1]] > wmax[i]) {
+          order[j] = order[j - 1];
+          j--;
+        }
+        order[j] = i;
+      }
+      if (pruning) {
+        let out = 0;
+        for (let t = 0; t < nLead - 1; t++) {
+          out += wmax[order[t]];
+          const fo = f(out);
+          if (!(fo < min || (!counting && fo <= worst))) break;
+          lead[order[t]] = 0;
+        }
+      }
+    }
+    for (let i = 0; i < nc; i++) {
+      const c = clauses[i];
+      let j = c.pos;
+      if (j < c.sb * BLOCK) j = c.sb * BLOCK;
+      if (lead[i]) while (j < c.n && c.docs[j] < start) j++;
+      c.pos = j;
+    }
+  }
+
+  /**
+   * The candidates of the window [start, end] from the leads: dropped as soon as a needed clause
+   * is missing or (when docs can be ruled out) their bound, present clauses exactly and the others
+   * at their window maxima, cannot compete; then the others are sought and the score added in
+   * clause order. Per clause at[i]: 0 absent, 1 present (posting jx[i]), 2 not sought, 3 scored.
+   */
+  private scanWindow(start: number, end: number): void {
+    const { clauses, nc, wmax, heap, lead, need, at, jx, ex, hits, min, lead1, needList, nNeed } = this;
     const { allowed, visible, countUpTo } = this.p;
     const { required, msm, filter, excl } = this.plan;
-    const min = this.min;
     const groups = this.groups;
-    const req = this.req;
     let counting = this.counting;
     let count = this.count;
     let worst = heap.threshold;
-    windows: while (start < to) {
-      if (!counting && heap.k === 0) break;
-      // the window ends with the first block that ends
-      let end = NONE;
-      for (let i = 0; i < nc; i++) {
-        const c = clauses[i];
-        const last = c.last;
-        let b = c.sb;
-        while (b < c.nBlocks && last[b] < start) b++;
-        c.sb = b;
-        if (b < c.nBlocks) {
-          if (last[b] < end) end = last[b];
-        } else if (c.group < 0) break windows; // a required clause has no more postings
-      }
-      if (end === NONE) break;
-      if (end >= to) end = to - 1;
-      // its bound, added in clause order (one block per clause reaches into it)
-      let ub = 0;
-      let dead = false;
-      for (let g = 0; g < groups; g++) possible[g] = 0;
-      for (let i = 0; i < nc; i++) {
-        const c = clauses[i];
-        const b = c.sb;
-        let m = -1;
-        if (b < c.nBlocks && c.docs[b * BLOCK] <= end) {
-          m = b < c.cached ? c.blockMax[b] : -1;
-          if (m < 0) m = blockMax(c, b);
+    const pruning = !counting || min > -Infinity;
+    candidates: for (;;) {
+      let d = NONE;
+      if (lead1 >= 0) {
+        // one needed clause leads: the other needed ones must be there before anything else
+        const c = clauses[lead1];
+        const j = c.pos;
+        if (j >= c.n || (d = c.docs[j]) > end) break;
+        c.pos = j + 1;
+        for (let t = 0; t < nNeed; t++) {
+          const i = needList[t];
+          const o = clauses[i];
+          let k = o.pos;
+          while (k < o.n && o.docs[k] < d) k++;
+          o.pos = k;
+          if (k >= o.n || o.docs[k] !== d) continue candidates;
+          jx[i] = k;
         }
-        wmax[i] = m;
-        if (m < 0) {
-          if (c.group < 0) dead = true;
-          continue;
-        }
-        ub += m;
-        if (c.group >= 0) possible[c.group]++;
-      }
-      for (let g = 0; g < groups; g++) if (possible[g] < msm[g]) dead = true;
-      const bound = f(ub);
-      if (dead || bound < min || (!counting && bound <= worst)) {
-        start = end + 1;
-        continue;
-      }
-      // needed clauses: the required ones and, once docs can be ruled out by their bound, any
-      // clause without which the other maxima cannot compete
-      const pruning = !counting || min > -Infinity;
-      let lead1 = -1;
-      for (let i = 0; i < nc; i++) {
-        const c = clauses[i];
-        let nd = c.group < 0;
-        if (!nd && pruning && wmax[i] >= 0) {
-          let o = 0;
-          for (let k = 0; k < nc; k++) if (k !== i && wmax[k] >= 0) o += wmax[k];
-          const fo = f(o);
-          nd = fo < min || (!counting && fo <= worst);
-        }
-        need[i] = nd ? 1 : 0;
-        if (nd && (lead1 < 0 || c.n < clauses[lead1].n)) lead1 = i;
-      }
-      // leads: the rarest needed clause, else the should clauses reaching into the window, less
-      // (MaxScore) those of smallest maxima that together cannot compete
-      if (lead1 >= 0) for (let i = 0; i < nc; i++) lead[i] = i === lead1 ? 1 : 0;
-      else {
-        let nLead = 0;
-        for (let i = 0; i < nc; i++) {
-          const l = clauses[i].group >= 0 && wmax[i] >= 0;
-          lead[i] = l ? 1 : 0;
-          if (!l) continue;
-          let j = nLead++;
-          while (j > 0 && wmax[order[j - 1]] > wmax[i]) {
-            order[j] = order[j - 1];
-            j--;
-          }
-          order[j] = i;
-        }
-        if (pruning) {
-          let out = 0;
-          for (let t = 0; t < nLead - 1; t++) {
-            out += wmax[order[t]];
-            const fo = f(out);
-            if (!(fo < min || (!counting && fo <= worst))) break;
-            lead[order[t]] = 0;
-          }
-        }
-      }
-      for (let i = 0; i < nc; i++) {
-        const c = clauses[i];
-        let j = c.pos;
-        if (j < c.sb * BLOCK) j = c.sb * BLOCK;
-        if (lead[i]) while (j < c.n && c.docs[j] < start) j++;
-        c.pos = j;
-      }
-      // candidates; per clause at[i]: 0 absent, 1 present (posting jx[i]), 2 not sought, 3 scored (ex[i])
-      candidates: for (;;) {
-        let d = NONE;
+        jx[lead1] = j;
+        for (let i = 0; i < nc; i++) at[i] = need[i] ? 1 : wmax[i] >= 0 ? 2 : 0;
+      } else {
+        // should clauses lead (none is needed)
         for (let i = 0; i < nc; i++) {
           if (!lead[i]) continue;
           const c = clauses[i];
@@ -311,65 +375,50 @@ class FlatRun {
             } else at[i] = 0;
           } else at[i] = wmax[i] >= 0 ? 2 : 0;
         }
-        // the needed clauses must be there (a few postings to step over in the window)
+      }
+      if (pruning) {
+        let cb = 0;
         for (let i = 0; i < nc; i++) {
-          if (!need[i] || at[i] === 1) continue;
-          if (at[i] === 0) continue candidates;
-          const c = clauses[i];
+          if (at[i] === 1) {
+            ex[i] = scoreAt(clauses[i], jx[i], d);
+            at[i] = 3;
+            cb += ex[i];
+          } else if (at[i] === 2) cb += wmax[i];
+        }
+        const fb = f(cb);
+        if (fb < min || (!counting && fb <= worst)) continue;
+      }
+      let acc = 0;
+      let r = 0;
+      for (let g = 0; g < groups; g++) hits[g] = 0;
+      for (let i = 0; i < nc; i++) {
+        const c = clauses[i];
+        const a = at[i];
+        if (a === 0) continue;
+        if (a === 3) acc += ex[i];
+        else if (a === 1) acc += scoreAt(c, jx[i], d);
+        else {
           let j = c.pos;
           while (j < c.n && c.docs[j] < d) j++;
           c.pos = j;
-          if (j >= c.n || c.docs[j] !== d) continue candidates;
-          at[i] = 1;
-          jx[i] = j;
+          if (j >= c.n || c.docs[j] !== d) continue;
+          acc += scoreAt(c, j, d);
         }
-        if (pruning) {
-          // the bound: present clauses exactly, the others at their window maxima
-          let cb = 0;
-          for (let i = 0; i < nc; i++) {
-            if (at[i] === 1) {
-              ex[i] = scoreAt(clauses[i], jx[i], d);
-              at[i] = 3;
-              cb += ex[i];
-            } else if (at[i] === 2) cb += wmax[i];
-          }
-          const fb = f(cb);
-          if (fb < min || (!counting && fb <= worst)) continue;
-        }
-        // seek the others; the score in clause order
-        let acc = 0;
-        let r = 0;
-        for (let g = 0; g < groups; g++) hits[g] = 0;
-        for (let i = 0; i < nc; i++) {
-          const c = clauses[i];
-          const a = at[i];
-          if (a === 0) continue;
-          if (a === 3) acc += ex[i];
-          else if (a === 1) acc += scoreAt(c, jx[i], d);
-          else {
-            let j = c.pos;
-            while (j < c.n && c.docs[j] < d) j++;
-            c.pos = j;
-            if (j >= c.n || c.docs[j] !== d) continue;
-            acc += scoreAt(c, j, d);
-          }
-          if (c.group < 0) r++;
-          else hits[c.group]++;
-        }
-        if (r < required) continue;
-        let ok = true;
-        for (let g = 0; g < groups; g++) if (hits[g] < msm[g]) ok = false;
-        if (!ok || (filter && !filter.has(d)) || (excl && excl.has(d)) || (allowed && !allowed.has(d)) || (visible && !visible(d))) continue;
-        const score = f(acc);
-        this.scored++;
-        if (score < min) continue;
-        if (counting && ++count > countUpTo) counting = false;
-        if (score > worst) {
-          heap.offer(score, d);
-          worst = heap.threshold;
-        }
+        if (c.group < 0) r++;
+        else hits[c.group]++;
       }
-      start = end + 1;
+      if (r < required) continue;
+      let ok = true;
+      for (let g = 0; g < groups; g++) if (hits[g] < msm[g]) ok = false;
+      if (!ok || (filter && !filter.has(d)) || (excl && excl.has(d)) || (allowed && !allowed.has(d)) || (visible && !visible(d))) continue;
+      const score = f(acc);
+      this.scored++;
+      if (score < min) continue;
+      if (counting && ++count > countUpTo) counting = false;
+      if (score > worst) {
+        heap.offer(score, d);
+        worst = heap.threshold;
+      }
     }
     this.count = count;
     this.counting = counting;
