@@ -7,8 +7,8 @@
  * window by window over per-block impacts (impacts.ts): flatRun.ts for any number of clauses,
  * flatTwo.ts for two. Other shapes (a should clause that is a multi-term match, more than three
  * should terms with none required, constant-scoring clauses next to text ones, negative boosts)
- * run on the exhaustive path in search.ts. Hits,
- * order, scores, `max_score` and totals are those of the exhaustive path, to the bit.
+ * run on the exhaustive path in search.ts. Hits, order, scores, `max_score` and totals are those of
+ * the exhaustive path, to the bit.
  */
 import type { Bitset } from './bits';
 import { filterLeads, flatPlan, rarestRequired, type FlatPlan } from './flatPlan';
