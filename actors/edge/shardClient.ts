@@ -3,8 +3,10 @@ import { PRIMARY_OPS, subjects, type ShardOp } from '../../streams';
 import { EsError, errorFromWire } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { encodeBatch } from '../shard/opCodec';
-import { decodeFramed, shardUnavailable, type FetchReplyHead, type QueryMessage, type QueryReplyHead, type ShardRef, type ShardReply, type WriteReply } from '../shard/shardActor';
+import { shardUnavailable, type QueryMessage, type ShardRef, type ShardReply, type WriteReply } from '../shard/shardActor';
+import { isPage, ShardPage, type QueryPageHead } from '../shard/pageCodec';
 import type { DocWrite, SearcherRef } from '../shard/engine/types';
+import { NoResponders, RequestMux } from './requestMux';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -34,8 +36,10 @@ export class ShardClient {
   private readonly timeoutMs: number;
   private readonly writeWaitMs: number;
   private readonly readWaitMs: number;
+  private readonly mux: RequestMux;
 
   constructor(private readonly nc: NatsConnection, opts: ShardClientOptions | number = {}) {
+    this.mux = new RequestMux(nc);
     const o = typeof opts === 'number' ? { timeoutMs: opts } : opts;
     this.timeoutMs = o.timeoutMs ?? 60_000;
     this.writeWaitMs = o.writeWaitMs ?? 60_000;
@@ -53,10 +57,9 @@ export class ShardClient {
 
   private async once(subject: string, payload: Uint8Array, timeout: number): Promise<Uint8Array> {
     try {
-      return (await this.nc.request(subject, payload, { timeout })).data;
+      return await this.mux.request(subject, payload, timeout);
     } catch (e) {
-      const err = e as { message?: string; isNoResponders?: () => boolean };
-      if (err.isNoResponders?.() || /no responders/i.test(err.message ?? '')) throw new NoCopy(err.message);
+      if (e instanceof NoResponders) throw new NoCopy(e.message);
       throw e;
     }
   }
@@ -140,24 +143,32 @@ export class ShardClient {
     return { total: 1 + replicas.length, successful: 1 + res.filter((r) => r.status === 'fulfilled').length };
   }
 
-  async query(ref: ShardRef, msg: QueryMessage): Promise<{ head: QueryReplyHead; sources: string[] }> {
-    const data = await this.raw(ref, 'query', enc.encode(stringify(msg)));
-    const { head, sources } = decodeFramed<QueryReplyHead>(data, (h) => h.lens);
-    if (!head.ok) throw errorFromWire(head.error);
-    return { head: head.result, sources };
+  /** The query phase on one copy: a page of hits as columns (with the sources asked inline). */
+  async query(ref: ShardRef, msg: QueryMessage): Promise<ShardPage<QueryPageHead>> {
+    return pageOf<QueryPageHead>(await this.raw(ref, 'query', enc.encode(stringify(msg))));
   }
 
-  /** Fetches sources of docs (seen by `searcher`), asking again until every doc came back. */
-  async fetch(ref: ShardRef, docs: number[], searcher?: SearcherRef): Promise<string[]> {
-    const out: string[] = [];
+  /**
+   * Fetches sources of docs (seen by `searcher`), asking again until every doc came back: pages
+   * whose sources, in order, are those of `docs`.
+   */
+  async fetch(ref: ShardRef, docs: number[], searcher?: SearcherRef): Promise<ShardPage[]> {
+    const out: ShardPage[] = [];
     let rest = docs;
     while (rest.length) {
-      const data = await this.raw(ref, 'fetch', enc.encode(stringify({ docs: rest, ...(searcher ? { searcher } : {}) })));
-      const { head, sources } = decodeFramed<FetchReplyHead>(data, (h) => h.lens);
-      if (!head.ok) throw errorFromWire(head.error);
-      out.push(...sources);
-      rest = rest.slice(head.result.count);
+      const page = pageOf(await this.raw(ref, 'fetch', enc.encode(stringify({ docs: rest, ...(searcher ? { searcher } : {}) }))));
+      if (!page.fetched) throw new Error(`fetch of ${rest.length} docs returned none`);
+      out.push(page);
+      rest = rest.slice(page.fetched);
     }
     return out;
   }
+}
+
+/** A page reply, or the error a JSON reply carries. */
+function pageOf<H>(data: Uint8Array): ShardPage<H> {
+  if (isPage(data)) return new ShardPage<H>(data);
+  const reply = parseJson<ShardReply<unknown>>(dec.decode(data));
+  if (!reply.ok) throw errorFromWire(reply.error);
+  throw new Error('shard answered a page request with a JSON result');
 }

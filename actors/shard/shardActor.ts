@@ -6,6 +6,8 @@ import { AppendUncertain, DATA_STREAM, Fenced, READ_MAX_BYTES, fencedAppend, rea
 import { asEsError, EsError, errorToWire, type EsErrorBody } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
+import { encodeFetchPage, encodeQueryPage, replySources } from './pageCodec';
+import { ByteWriter } from '../wire/byteWriter';
 import type { ShardStore } from './engine';
 import type { PreparedBatch } from './engine/shardStore';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';
@@ -27,24 +29,10 @@ export interface QueryMessage {
   /** Include the top hits' sources in the reply (single-shard searches skip the fetch round trip). */
   fetch?: boolean;
 }
-export interface QueryReplyHead {
-  searcher: SearcherRef;
-  result: import('./engine/types').ShardQueryResult;
-  /** Number of leading hits whose sources follow the header line (when fetch was asked). */
-  fetched?: number;
-  /** Char length of each fetched source, in hit order. */
-  lens?: number[];
-}
 export interface FetchMessage {
   docs: number[];
   /** The searcher the docs came from: a copy answers only once it has applied up to it. */
   searcher?: SearcherRef;
-}
-export interface FetchReplyHead {
-  /** How many of the requested docs are in this reply (a prefix; the caller asks again for the rest). */
-  count: number;
-  lens: number[];
-  ids: string[];
 }
 /** What the primary answers to a write. */
 export interface WriteReply {
@@ -99,13 +87,8 @@ interface OwnBatch {
   done: (outcome: boolean | Error) => void;
 }
 
-/**
- * Reply framing for sources: `<header json>\n<src0><src1>…`, the header giving each source's
- * length, so the coordinator parses only the header and splices the bytes.
- */
-function framedReply(head: unknown, sources: string[]): Uint8Array {
-  return enc.encode(`${stringify({ ok: true, result: head })}\n${sources.join('')}`);
-}
+/** Scratch space of page replies (one encode at a time on this thread; each reply is a copy). */
+const pageWriter = new ByteWriter(256 * 1024);
 
 export const shardUnavailable = (ref: ShardRef, why: string) =>
   new EsError('unavailable_shards_exception', 503, `[${ref.index}][${ref.n}] ${why}`, { meta: { index: ref.index, shard: String(ref.n) } });
@@ -547,52 +530,16 @@ export class ShardActor {
     throw shardUnavailable(this.ref, 'the mapping kept changing while the write was prepared');
   }
 
+  /** The query phase, replied as a page (actors/shard/pageCodec.ts); sources inline when asked, within the message size. */
   private query(m: QueryMessage): Uint8Array {
     const searcher = m.searcher ?? this.store.acquireSearcher();
     const result = this.store.query(searcher, m.req);
-    if (!m.fetch) return framedReply({ searcher, result }, []);
-    const sources: string[] = [];
-    const lens: number[] = [];
-    let budget = Math.floor(this.maxPayload * 0.45); // chars ~ bytes for JSON; leave room for UTF-8 growth
-    for (const h of result.hits) {
-      const s = this.store.source(h.doc);
-      if (sources.length && s.length > budget) break;
-      budget -= s.length;
-      sources.push(s);
-      lens.push(s.length);
-    }
-    return framedReply({ searcher, result, fetched: sources.length, lens }, sources);
+    const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => this.store.source(d), this.maxPayload) : [];
+    return encodeQueryPage(pageWriter, searcher, result, sources);
   }
 
+  /** Sources of docs, in order, as many as fit a message (at least one). */
   private fetch(m: FetchMessage): Uint8Array {
-    const sources: string[] = [];
-    const lens: number[] = [];
-    const ids: string[] = [];
-    let budget = Math.floor(this.maxPayload * 0.45);
-    for (const d of m.docs) {
-      const s = this.store.source(d);
-      if (sources.length && s.length > budget) break;
-      budget -= s.length;
-      sources.push(s);
-      lens.push(s.length);
-      ids.push(this.store.id(d));
-    }
-    return framedReply({ count: sources.length, lens, ids } satisfies FetchReplyHead, sources);
+    return encodeFetchPage(pageWriter, replySources(m.docs, (d) => this.store.source(d), this.maxPayload));
   }
-}
-
-/** Decodes a framed reply: header object plus the source strings that follow it. */
-export function decodeFramed<T>(data: Uint8Array, lensOf: (head: T) => number[] | undefined): { head: ShardReply<T>; sources: string[] } {
-  const text = dec.decode(data);
-  const nl = text.indexOf('\n');
-  const head = parseJson<ShardReply<T>>(nl < 0 ? text : text.slice(0, nl));
-  const sources: string[] = [];
-  if (head.ok && nl >= 0) {
-    let pos = nl + 1;
-    for (const len of lensOf(head.result) ?? []) {
-      sources.push(text.slice(pos, pos + len));
-      pos += len;
-    }
-  }
-  return { head, sources };
 }
