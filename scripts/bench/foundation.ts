@@ -21,10 +21,10 @@ export async function run(o: BenchOptions): Promise<Row[]> {
   const raw = await publishBatches(c.natsUrl, { stream: 'BENCH_RAW_BULK', docs: sample, batch: c.ingest.batch, window: c.ingest.conc });
   const rawRate = (raw.docs / raw.ms) * 1000;
   rows.push(
-    row(S, `bulk ingest through HTTP (${c.docs.toLocaleString('en-US')} docs, batches of ${c.ingest.batch}, ${c.ingest.conc} in flight)`, ingest, 'docs/s'),
+    row(S, `bulk ingest through HTTP (${c.docs.toLocaleString('en-US')} docs, batches of ${c.ingest.batch}, ${c.ingest.conc} in flight)`, ingest, 'docs/s', { min: 50_000 }),
     row(S, 'bulk ingest MB/s of NDJSON', c.ingest.bytes / c.ingest.ms / 1000, 'MB/s'),
     row(S, 'same batches published straight into JetStream', rawRate, 'docs/s'),
-    row(S, 'ingest / raw JetStream publish', ingest / rawRate, 'ratio'),
+    row(S, 'ingest / raw JetStream publish', ingest / rawRate, 'ratio', { min: 0.2 }),
     row(S, 'heap per document after the load (gc)', c.heapPerDoc, 'B/doc'),
     row(S, 'heap per document / NDJSON bytes per document', c.heapPerDoc / (c.ingest.bytes / c.ingest.docs), 'ratio'),
   );
