@@ -7,6 +7,7 @@ import { shardUnavailable, type QueryMessage, type ShardRef, type ShardReply, ty
 import { isPage, ShardPage, type QueryPageHead } from '../shard/pageCodec';
 import type { DocWrite, SearcherRef } from '../shard/engine/types';
 import { NoResponders, RequestMux } from './requestMux';
+import { localCopy } from '../shard/localCopies';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -145,7 +146,15 @@ export class ShardClient {
 
   /** The query phase on one copy: a page of hits as columns (with the sources asked inline). */
   async query(ref: ShardRef, msg: QueryMessage): Promise<ShardPage<QueryPageHead>> {
-    return pageOf<QueryPageHead>(await this.raw(ref, 'query', enc.encode(stringify(msg))));
+    return pageOf<QueryPageHead>(await this.read(ref, 'query', enc.encode(stringify(msg))));
+  }
+
+  /**
+   * A read op: this node's own started copy answers in process when it holds one (no NATS round
+   * trip for a page of sources), else any started copy through the queue group.
+   */
+  private read(ref: ShardRef, op: 'query' | 'fetch', body: Uint8Array): Promise<Uint8Array> {
+    return localCopy(this.nc, ref.indexUuid, ref.n)?.answerLocally(op, body) ?? this.raw(ref, op, body);
   }
 
   /**
@@ -156,7 +165,7 @@ export class ShardClient {
     const out: ShardPage[] = [];
     let rest = docs;
     while (rest.length) {
-      const page = pageOf(await this.raw(ref, 'fetch', enc.encode(stringify({ docs: rest, ...(searcher ? { searcher } : {}) }))));
+      const page = pageOf(await this.read(ref, 'fetch', enc.encode(stringify({ docs: rest, ...(searcher ? { searcher } : {}) }))));
       if (!page.fetched) throw new Error(`fetch of ${rest.length} docs returned none`);
       out.push(page);
       rest = rest.slice(page.fetched);

@@ -7,6 +7,7 @@ import { asEsError, EsError, errorToWire, type EsErrorBody } from '../wire/esErr
 import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
 import { encodeFetchPage, encodeQueryPage, replySources } from './pageCodec';
+import { registerLocalCopy, unregisterLocalCopy, type LocalCopy } from './localCopies';
 import { ByteWriter } from '../wire/byteWriter';
 import type { ShardStore } from './engine';
 import type { PreparedBatch } from './engine/shardStore';
@@ -113,7 +114,7 @@ export const shardUnavailable = (ref: ShardRef, why: string) =>
  * A pinned searcher `{maxDoc, seqNo}` sees the same documents on every copy built from the log:
  * a copy answers for one only once it has applied up to its seqNo.
  */
-export class ShardActor {
+export class ShardActor implements LocalCopy {
   /** Stream sequence of the last message of this shard's subject processed here (applied or refused). */
   applied = 0;
   /** Batches refused because another batch was applied first (a second writer lost). */
@@ -166,6 +167,7 @@ export class ShardActor {
     );
     this.syncPrimarySub();
     this.scheduleRefresh();
+    registerLocalCopy(this.deps.nc, indexUuid, n, this);
     return this;
   }
 
@@ -209,6 +211,7 @@ export class ShardActor {
   async stop(): Promise<void> {
     clearTimeout(this.timer);
     this.started = false;
+    unregisterLocalCopy(this.deps.nc, this.ref.indexUuid, this.ref.n, this);
     const subs = [...this.subs, ...(this.primarySub ? [this.primarySub] : [])];
     this.subs = [];
     this.primarySub = undefined;
@@ -334,18 +337,10 @@ export class ShardActor {
       switch (op) {
         case 'write':
           return this.enqueueWrite(msg);
-        case 'query': {
-          const m = parseJson<QueryMessage>(dec.decode(msg.data));
-          if (m.searcher) await this.reach(m.searcher.seqNo);
-          msg.respond(this.query(m));
+        case 'query':
+        case 'fetch':
+          msg.respond(await this.read(op, msg.data));
           return;
-        }
-        case 'fetch': {
-          const m = parseJson<FetchMessage>(dec.decode(msg.data));
-          if (m.searcher) await this.reach(m.searcher.seqNo);
-          msg.respond(this.fetch(m));
-          return;
-        }
         case 'get': {
           const { id } = parseJson<{ id: string }>(dec.decode(msg.data));
           return this.ok(msg, this.store.get(id) ?? null);
@@ -377,9 +372,34 @@ export class ShardActor {
   }
 
   private replyError(msg: Msg, e: unknown, op: string): void {
+    msg.respond(this.errorReply(e, op));
+  }
+
+  private errorReply(e: unknown, op: string): Uint8Array {
     const err = asEsError(e);
     if (err.status >= 500 && !(e instanceof EsError)) this.deps.log.error({ err: e, shard: this.ref, op }, 'shard op failed');
-    msg.respond(enc.encode(JSON.stringify({ ok: false, error: errorToWire(err) })));
+    return enc.encode(JSON.stringify({ ok: false, error: errorToWire(err) }));
+  }
+
+  /**
+   * A query or fetch asked by a coordinator on this node, answered in process with the very bytes
+   * the NATS reply would carry (the request is the same encoded message); undefined when this copy
+   * cannot answer now, and the coordinator asks the queue group instead.
+   */
+  answerLocally(op: 'query' | 'fetch', body: Uint8Array): Promise<Uint8Array> | undefined {
+    if (!this.started || this.state !== 'started') return undefined;
+    return this.read(op, body);
+  }
+
+  /** The reply to a query or fetch (a page, or the error as JSON). */
+  private async read(op: 'query' | 'fetch', data: Uint8Array): Promise<Uint8Array> {
+    try {
+      const m = parseJson<QueryMessage & FetchMessage>(dec.decode(data));
+      if (m.searcher) await this.reach(m.searcher.seqNo);
+      return op === 'query' ? this.query(m) : this.fetch(m);
+    } catch (e) {
+      return this.errorReply(e, op);
+    }
   }
 
   private ok(msg: Msg, result: unknown) {
