@@ -138,7 +138,11 @@ export class HitList {
       }
     }
     if (q.hasSort) {
-      if (docSortValues) w.ascii(`,"sort":[${q.doc(r)}]`);
+      if (docSortValues) {
+        w.ascii(',"sort":[');
+        w.int(q.doc(r));
+        w.u8(0x5d);
+      }
       else {
         const k = sortLength === undefined ? q.sortKeys : Math.min(sortLength, q.sortKeys);
         if (sortLength === undefined || sortLength > 0) {

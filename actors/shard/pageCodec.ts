@@ -137,8 +137,7 @@ function writeTagged(w: ByteWriter, v: SortValue | undefined): void {
   w.u8(T_NULL);
 }
 
-function writeHeader(w: ByteWriter, flags: number, keys: number, n: number, fetched: number, head: unknown): void {
-  w.reset();
+function writeHeader(w: ByteWriter, flags: number, keys: number, n: number, fetched: number, head: string): void {
   w.u8(PAGE_MAGIC);
   w.u8(VERSION);
   w.u8(flags);
@@ -146,14 +145,17 @@ function writeHeader(w: ByteWriter, flags: number, keys: number, n: number, fetc
   w.u32(n);
   w.u32(fetched);
   const at = w.reserveU32();
-  w.setU32(at, w.utf8(stringify(head)));
+  w.setU32(at, w.utf8(head));
 }
 
-/**
- * Encodes a query reply: the result's hits as columns, and the sources of its first `sources.length`
- * hits. `w` is a scratch writer (reused); the reply is a copy of its bytes.
- */
-export function encodeQueryPage(w: ByteWriter, searcher: SearcherRef, result: ShardQueryResult, sources: string[]): Buffer {
+const charsOf = (xs: string[]) => {
+  let n = 0;
+  for (const x of xs) n += x.length;
+  return n;
+};
+
+/** Encodes a query reply: the result's hits as columns, and the sources of its first `sources.length` hits. */
+export function encodeQueryPage(searcher: SearcherRef, result: ShardQueryResult, sources: string[]): Buffer {
   const hits = result.hits;
   const n = hits.length;
   const keys = n && hits[0].sort ? hits[0].sort.length : 0;
@@ -163,7 +165,12 @@ export function encodeQueryPage(w: ByteWriter, searcher: SearcherRef, result: Sh
   const flags = F_DOCS | F_IDS | (scored ? F_SCORES : 0) | (hasSort ? F_SORT : 0);
   const head: QueryPageHead = { searcher, totalHits: result.totalHits, totalRelation: result.totalRelation, maxScore: result.maxScore };
   if (result.aggs !== undefined) head.aggs = result.aggs;
-  writeHeader(w, flags, keys, n, sources.length, head);
+  const headText = stringify(head);
+  const ids = new Array<string>(n);
+  for (let i = 0; i < n; i++) ids[i] = JSON.stringify(hits[i]._id);
+  // Sized for ASCII text (grows when not): the reply is this writer's buffer, no copy.
+  const w = new ByteWriter(64 + headText.length + n * (20 + 9 * keys) + charsOf(ids) + charsOf(sources));
+  writeHeader(w, flags, keys, n, sources.length, headText);
   w.ensure(4 * n);
   for (let i = 0; i < n; i++) {
     w.buf.writeInt32LE(hits[i].doc, w.pos);
@@ -178,18 +185,17 @@ export function encodeQueryPage(w: ByteWriter, searcher: SearcherRef, result: Sh
     }
   }
   for (let j = 0; j < keys; j++) writeSortColumn(w, hits, j);
-  const ids = new Array<string>(n);
-  for (let i = 0; i < n; i++) ids[i] = JSON.stringify(hits[i]._id);
   writeStrings(w, ids);
   writeStrings(w, sources);
-  return w.copy();
+  return w.take();
 }
 
 /** Encodes a fetch reply: the sources of a prefix of the asked docs. */
-export function encodeFetchPage(w: ByteWriter, sources: string[]): Buffer {
-  writeHeader(w, 0, 0, sources.length, sources.length, {});
+export function encodeFetchPage(sources: string[]): Buffer {
+  const w = new ByteWriter(64 + 4 * sources.length + charsOf(sources));
+  writeHeader(w, 0, 0, sources.length, sources.length, '{}');
   writeStrings(w, sources);
-  return w.copy();
+  return w.take();
 }
 
 /**

@@ -8,7 +8,6 @@ import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
 import { encodeFetchPage, encodeQueryPage, replySources } from './pageCodec';
 import { registerLocalCopy, unregisterLocalCopy, type LocalCopy } from './localCopies';
-import { ByteWriter } from '../wire/byteWriter';
 import type { ShardStore } from './engine';
 import type { PreparedBatch } from './engine/shardStore';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';
@@ -87,9 +86,6 @@ interface OwnBatch {
   /** true: applied; false: refused (another batch came first); an Error: the copy broke applying it. */
   done: (outcome: boolean | Error) => void;
 }
-
-/** Scratch space of page replies (one encode at a time on this thread; each reply is a copy). */
-const pageWriter = new ByteWriter(256 * 1024);
 
 export const shardUnavailable = (ref: ShardRef, why: string) =>
   new EsError('unavailable_shards_exception', 503, `[${ref.index}][${ref.n}] ${why}`, { meta: { index: ref.index, shard: String(ref.n) } });
@@ -555,11 +551,11 @@ export class ShardActor implements LocalCopy {
     const searcher = m.searcher ?? this.store.acquireSearcher();
     const result = this.store.query(searcher, m.req);
     const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => this.store.source(d), this.maxPayload) : [];
-    return encodeQueryPage(pageWriter, searcher, result, sources);
+    return encodeQueryPage(searcher, result, sources);
   }
 
   /** Sources of docs, in order, as many as fit a message (at least one). */
   private fetch(m: FetchMessage): Uint8Array {
-    return encodeFetchPage(pageWriter, replySources(m.docs, (d) => this.store.source(d), this.maxPayload));
+    return encodeFetchPage(replySources(m.docs, (d) => this.store.source(d), this.maxPayload));
   }
 }

@@ -7,6 +7,8 @@
  * w.ascii('{"took":'); w.ascii(String(3)); w.utf8(source); w.ascii('}');
  * res.end(w.take());
  */
+const encoder = new TextEncoder();
+
 export class ByteWriter {
   buf: Buffer;
   pos = 0;
@@ -81,10 +83,38 @@ export class ByteWriter {
 
   /** Any string, UTF-8 encoded; returns the number of bytes written. */
   utf8(s: string): number {
-    this.ensure(s.length * 3);
-    const n = this.buf.write(s, this.pos, 'utf8');
-    this.pos += n;
-    return n;
+    const n = s.length;
+    if (this.buf.length - this.pos >= n * 3) {
+      const w = this.buf.write(s, this.pos, 'utf8');
+      this.pos += w;
+      return w;
+    }
+    // Short of the worst case (3 bytes per unit): encode what fits, grow only if it did not all fit.
+    const start = this.pos;
+    this.ensure(n);
+    for (let done = 0; ; ) {
+      const r = encoder.encodeInto(done ? s.slice(done) : s, this.buf.subarray(this.pos));
+      done += r.read;
+      this.pos += r.written;
+      if (done >= n) return this.pos - start;
+      this.ensure(Math.max(3 * (n - done), 16));
+    }
+  }
+
+  /** A safe integer's decimal digits (no string made). */
+  int(v: number): void {
+    if (v < 0) {
+      this.u8(0x2d);
+      v = -v;
+    }
+    if (v < 10) return this.u8(48 + v);
+    let digits = 1;
+    for (let x = v; x >= 10; x = Math.floor(x / 10)) digits++;
+    this.ensure(digits);
+    const b = this.buf;
+    let p = this.pos + digits;
+    this.pos = p;
+    for (let x = v; p > this.pos - digits; x = Math.floor(x / 10)) b[--p] = 48 + (x % 10);
   }
 
   /** Copies `src[start, end)`. */

@@ -7,7 +7,6 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { ShardClient } from '../../../actors/edge/shardClient';
 import { RequestMux, RequestTimeout } from '../../../actors/edge/requestMux';
 import { encodeFetchPage, encodeQueryPage } from '../../../actors/shard/pageCodec';
-import { ByteWriter } from '../../../actors/wire/byteWriter';
 import { EsError } from '../../../actors/wire/esErrors';
 import { startNats, type TestNats } from '../../support/natsServer';
 
@@ -30,7 +29,7 @@ afterAll(async () => {
 });
 
 const page = (ids: string[]) =>
-  encodeQueryPage(new ByteWriter(64), { maxDoc: ids.length, seqNo: ids.length - 1 }, {
+  encodeQueryPage({ maxDoc: ids.length, seqNo: ids.length - 1 }, {
     totalHits: ids.length, totalRelation: 'eq', maxScore: null,
     hits: ids.map((id, doc) => ({ doc, _id: id, score: null, sort: [doc] })),
   }, ids.map((id) => JSON.stringify({ id })));
@@ -38,7 +37,7 @@ const page = (ids: string[]) =>
 it('queries and fetches without nats.js request (its per-request errors never built)', async () => {
   const sub = server.subscribe('es.v1.shard.u1.0.*', {
     callback: (_e, m) => {
-      m.respond(m.subject.endsWith('.query') ? page(['a', 'b']) : encodeFetchPage(new ByteWriter(8), ['{"f":1}', '{"f":2}']));
+      m.respond(m.subject.endsWith('.query') ? page(['a', 'b']) : encodeFetchPage(['{"f":1}', '{"f":2}']));
     },
   });
   await server.flush();

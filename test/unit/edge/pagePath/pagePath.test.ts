@@ -118,7 +118,6 @@ function randomRequest(r: Rand, walk: boolean): SearchRequest {
 
 /** An in-process shard client speaking the new page replies (what ShardActor and ShardClient do over NATS). */
 function newServices(stores: ShardStore[], maxPayload: number): EdgeServices {
-  const w = new ByteWriter(1024);
   const storeOf = (ref: { n: number }) => stores[ref.n];
   const shards = {
     async query(ref: { n: number }, m: { req: ShardQueryRequest; searcher?: SearcherRef; fetch?: boolean }) {
@@ -126,13 +125,13 @@ function newServices(stores: ShardStore[], maxPayload: number): EdgeServices {
       const searcher = m.searcher ?? store.acquireSearcher();
       const result = store.query(searcher, m.req);
       const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => store.source(d), maxPayload) : [];
-      return new ShardPage(encodeQueryPage(w, searcher, result, sources));
+      return new ShardPage(encodeQueryPage(searcher, result, sources));
     },
     async fetch(ref: { n: number }, docs: number[]) {
       const out: ShardPage[] = [];
       let rest = docs;
       while (rest.length) {
-        const page = new ShardPage(encodeFetchPage(w, replySources(rest, (d) => storeOf(ref).source(d), maxPayload)));
+        const page = new ShardPage(encodeFetchPage(replySources(rest, (d) => storeOf(ref).source(d), maxPayload)));
         out.push(page);
         rest = rest.slice(page.fetched);
       }
@@ -214,7 +213,7 @@ describe('page codec', () => {
   const searcher = { maxDoc: 3, seqNo: 2 };
   const roundTrip = (sort: SortValue[][], score: Array<number | null> = sort.map(() => null)) => {
     const hits = sort.map((s, i) => ({ doc: i, _id: `id${i}`, score: score[i], sort: s }));
-    const page = new ShardPage(encodeQueryPage(new ByteWriter(64), searcher, { totalHits: hits.length, totalRelation: 'eq', maxScore: null, hits }, ['{"a":1}']));
+    const page = new ShardPage(encodeQueryPage(searcher, { totalHits: hits.length, totalRelation: 'eq', maxScore: null, hits }, ['{"a":1}']));
     return { page, viaJson: parseJson<{ hits: typeof hits }>(stringify({ hits })).hits };
   };
 
@@ -249,9 +248,32 @@ describe('page codec', () => {
   it('carries ids with escapes and non-ASCII, and source bytes as given', () => {
     const hits = ['plain', 'q"uote\\', '日本😀', '\u0001'].map((id, i) => ({ doc: i, _id: id, score: null }));
     const sources = ['{"a":"é"}', '{}', '{"b":[1,2]}', '{"c":"\\u0000"}'];
-    const page = new ShardPage(encodeQueryPage(new ByteWriter(8), searcher, { totalHits: 4, totalRelation: 'eq', maxScore: null, hits }, sources));
+    const page = new ShardPage(encodeQueryPage(searcher, { totalHits: 4, totalRelation: 'eq', maxScore: null, hits }, sources));
     expect([0, 1, 2, 3].map((i) => page.id(i))).toEqual(hits.map((h) => h._id));
     expect([0, 1, 2, 3].map((i) => page.source(i))).toEqual(sources);
     expect(page.b.toString('utf8', page.idStart(2), page.idEnd(2))).toBe(JSON.stringify('日本😀'));
+  });
+});
+
+describe('byte writer', () => {
+  it('writes UTF-8 past its room, growing only as needed', () => {
+    for (const text of ['ascii only', 'é'.repeat(100), '日本😀'.repeat(50) + 'x', 'a\ud800b', '😀'.repeat(3)]) {
+      const w = new ByteWriter(64);
+      w.ascii('[');
+      const n = w.utf8(text);
+      w.ascii(']');
+      expect(n).toBe(Buffer.byteLength(text));
+      expect(w.take()).toEqual(Buffer.concat([Buffer.from('['), Buffer.from(text), Buffer.from(']')]));
+    }
+  });
+
+  it('writes integers as their decimal digits', () => {
+    const xs = [0, 7, 10, 99, 12345, -1, -987, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER];
+    const w = new ByteWriter(64);
+    xs.forEach((x, i) => {
+      if (i) w.ascii(',');
+      w.int(x);
+    });
+    expect(w.take().toString()).toBe(xs.join(','));
   });
 });
