@@ -1,5 +1,5 @@
 import { EsError } from '../../wire/esErrors';
-import { parseJson } from '../../wire/json';
+import { parseSourceJson } from '../../wire/sourceJson';
 import type {
   DocValuesReader, DocWrite, FieldType, LoggedOp, SearcherRef, ShardQueryRequest, ShardQueryResult, WriteOutcome,
 } from './types';
@@ -269,7 +269,7 @@ export class ShardStore implements StoreView {
   private parseSource(source: string | undefined, id: string, view: MappingView): ParsedDoc {
     let obj: unknown;
     try {
-      obj = parseJson(source ?? '');
+      obj = parseSourceJson(source ?? '');
     } catch (e) {
       throw new EsError('mapper_parsing_exception', 400, 'failed to parse', { causedBy: new EsError('json_parse_exception', 400, (e as Error).message) });
     }
