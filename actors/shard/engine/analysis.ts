@@ -14,16 +14,37 @@ const TOKEN = new RegExp(
 
 const MAX_TOKEN_LENGTH = 255;
 
+/**
+ * Text of ASCII word characters and whitespace only: its tokens are the runs of [A-Za-z0-9_] (the
+ * regex's word characters in ASCII; the UAX#29 joiners `:.',;` cannot occur), found without it.
+ */
+const PLAIN_ASCII = /^[A-Za-z0-9_ \t\n\r\f\v]*$/;
+
 /** Tokens of `text` as the `standard` analyzer emits them. */
 export function analyze(text: string): string[] {
   const out: string[] = [];
-  TOKEN.lastIndex = 0;
-  for (let m = TOKEN.exec(text); m !== null; m = TOKEN.exec(text)) {
-    const t = m[0].toLowerCase();
-    if (t.length <= MAX_TOKEN_LENGTH) out.push(t);
-    else for (let i = 0; i < t.length; i += MAX_TOKEN_LENGTH) out.push(t.slice(i, i + MAX_TOKEN_LENGTH));
+  if (PLAIN_ASCII.test(text)) {
+    // Ingest fast path (no regex match objects): the same tokens as the loop below.
+    let start = -1;
+    for (let i = 0; i <= text.length; i++) {
+      const c = i < text.length ? text.charCodeAt(i) : 0x20;
+      if ((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || c === 0x5f) {
+        if (start < 0) start = i;
+      } else if (start >= 0) {
+        pushToken(out, text.slice(start, i).toLowerCase());
+        start = -1;
+      }
+    }
+    return out;
   }
+  TOKEN.lastIndex = 0;
+  for (let m = TOKEN.exec(text); m !== null; m = TOKEN.exec(text)) pushToken(out, m[0].toLowerCase());
   return out;
+}
+
+function pushToken(out: string[], t: string): void {
+  if (t.length <= MAX_TOKEN_LENGTH) out.push(t);
+  else for (let i = 0; i < t.length; i += MAX_TOKEN_LENGTH) out.push(t.slice(i, i + MAX_TOKEN_LENGTH));
 }
 
 // ---- Lucene SmallFloat int4 / byte4 (norm encoding of field lengths) ----

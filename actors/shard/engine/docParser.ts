@@ -64,10 +64,17 @@ export function parseDocument(m: MappingView, source: unknown, id: string, raw?:
 }
 
 function walkObject(ctx: Ctx, obj: FieldDef, value: Record<string, unknown>, dyn: Dynamic, isRoot = false): void {
-  for (const [key, v] of Object.entries(value)) {
-    if (key.length === 0 || /^\s*$/.test(key)) throw mapperParsing('field name cannot be an empty string');
+  for (const key of Object.keys(value)) {
+    const v = value[key];
+    // (a first char in '!'..'~' is not whitespace: the regex only for other keys)
+    const c0 = key.charCodeAt(0);
+    if (key.length === 0 || ((c0 <= 0x20 || c0 >= 0x7f) && /^\s*$/.test(key))) throw mapperParsing('field name cannot be an empty string');
     if (isRoot && METADATA.has(key)) {
       throw mapperParsing(`Field [${key}] is a metadata field and cannot be added inside a document. Use the index API request parameters.`);
+    }
+    if (key.indexOf('.') < 0) {
+      walkValue(ctx, obj, key, v, dyn);
+      continue;
     }
     const parts = key.split('.');
     let parent = obj;
@@ -107,7 +114,6 @@ function walkValue(ctx: Ctx, parent: FieldDef, name: string, v: unknown, dyn: Dy
     for (const x of v) walkValue(ctx, parent, name, x, dyn);
     return;
   }
-  const path = join(parent.path, name);
   let def = parent.properties!.get(name);
   if (v !== null && typeof v === 'object') {
     if (def && def.type !== 'object') throw failedToParse(ctx, def, preview(v));
@@ -118,7 +124,7 @@ function walkValue(ctx: Ctx, parent: FieldDef, name: string, v: unknown, dyn: Dy
   }
   if (def?.type === 'object') {
     if (v === null) return;
-    throw mapperParsing(`object mapping for [${path}] tried to parse field [${name}] as object, but found a concrete value`);
+    throw mapperParsing(`object mapping for [${join(parent.path, name)}] tried to parse field [${name}] as object, but found a concrete value`);
   }
   if (v === null) {
     if (def?.nullValue !== undefined) indexLeaf(ctx, def, def.nullValue);
@@ -126,7 +132,7 @@ function walkValue(ctx: Ctx, parent: FieldDef, name: string, v: unknown, dyn: Dy
   }
   if (!def) {
     if (!allowNew(dyn, parent, name)) return;
-    def = dynamicDef(ctx, path, v);
+    def = dynamicDef(ctx, join(parent.path, name), v);
     ctx.undo.push(ctx.m.attach(parent, name, def));
   }
   indexLeaf(ctx, def, v);
