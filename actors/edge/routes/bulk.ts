@@ -114,11 +114,13 @@ export async function executeBulk(s: EdgeServices, auth: unknown, items: BulkOp[
   // Item by item, the shard-level bulk[s] and the action the op type implies (ES authorizeBulkItems):
   // a denied item gets its own 403 while the others proceed. Checked on the name before it is
   // resolved, so a missing index tells nothing to whoever may not write it. Memoized per (op, index).
-  const denied = new Map<string, EsError | undefined>();
-  const deniedOf = (it: BulkOp) => denied.get(`${it.action}\u0000${it.index}`);
+  // (Keyed by action, then index: no key string per item.)
+  const denied = new Map<string, Map<string, EsError | undefined>>();
+  const deniedOf = (it: BulkOp) => denied.get(it.action)?.get(it.index);
   for (const it of items) {
-    const key = `${it.action}\u0000${it.index}`;
-    if (!denied.has(key)) denied.set(key, await authorizeWrite(s, auth, it.action, it.index).then(() => undefined, (e) => asEsError(e)));
+    let byIndex = denied.get(it.action);
+    if (!byIndex) denied.set(it.action, (byIndex = new Map()));
+    if (!byIndex.has(it.index)) byIndex.set(it.index, await authorizeWrite(s, auth, it.action, it.index).then(() => undefined, (e) => asEsError(e)));
   }
   // Resolve target indices once each, auto-creating those an allowed non-delete item writes to (ES
   // creates no index for deletes); a failure fails that index's items, not the request.
@@ -140,8 +142,10 @@ export async function executeBulk(s: EdgeServices, auth: unknown, items: BulkOp[
       targets.set(it.index, asEsError(e));
     }
   }
-  // Group by shard, keeping each item's position.
-  const groups = new Map<string, { idx: IndexState; n: number; pos: number[] }>();
+  // Group by shard, keeping each item's position (groups in order of first appearance).
+  type Group = { idx: IndexState; n: number; pos: number[] };
+  const groups: Group[] = [];
+  const groupOf = new Map<IndexState, Group[]>();
   items.forEach((it, i) => {
     const t = targets.get(it.index);
     const err = deniedOf(it) ?? (t instanceof Error ? t : it.error);
@@ -160,12 +164,13 @@ export async function executeBulk(s: EdgeServices, auth: unknown, items: BulkOp[
       results[i] = { [it.action]: { _index: t.name, _id: it.id, status: err.status, error: itemError(err, undefined, undefined) } };
       return;
     }
-    const key = `${t.uuid}/${n}`;
-    let g = groups.get(key);
-    if (!g) groups.set(key, (g = { idx: t, n, pos: [] }));
+    let byShard = groupOf.get(t);
+    if (!byShard) groupOf.set(t, (byShard = []));
+    let g = byShard[n];
+    if (!g) groups.push((g = byShard[n] = { idx: t, n, pos: [] }));
     g.pos.push(i);
   });
-  await Promise.all([...groups.values()].map((g) => runShardGroup(s, g, items, results, refresh)));
+  await Promise.all(groups.map((g) => runShardGroup(s, g, items, results, refresh)));
   return results;
 }
 
@@ -184,7 +189,10 @@ async function runShardGroup(
     batch = [];
     const writes: DocWrite[] = pos.map((i) => {
       const it = items[i];
-      return { op: it.action === 'delete' ? 'delete' : (it.action as 'index' | 'create'), id: it.id!, ...(it.source !== undefined ? { source: it.source } : {}), ...(it.routing ? { routing: it.routing } : {}) };
+      const w: DocWrite = { op: it.action === 'delete' ? 'delete' : (it.action as 'index' | 'create'), id: it.id! };
+      if (it.source !== undefined) w.source = it.source;
+      if (it.routing) w.routing = it.routing;
+      return w;
     });
     let outcomes: WriteOutcome[];
     let refreshed = false;
@@ -200,8 +208,9 @@ async function runShardGroup(
       const i = pos[j];
       const it = items[i];
       if (o.ok) {
-        const status = o.result === 'created' ? 201 : o.result === 'not_found' ? 404 : 200;
-        results[i] = { [it.action]: { ...writeResponse(g.idx, it.id!, o, refreshed), status } };
+        const r: Record<string, unknown> = writeResponse(g.idx, it.id!, o, refreshed);
+        r.status = o.result === 'created' ? 201 : o.result === 'not_found' ? 404 : 200;
+        results[i] = { [it.action]: r };
       } else {
         const err = outcomeError(g.idx, g.n, o);
         results[i] = { [it.action]: { _index: g.idx.name, _id: it.id, status: o.status, error: itemError(err, undefined, undefined) } };

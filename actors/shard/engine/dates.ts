@@ -142,6 +142,9 @@ function fraction(nanoOfSec: number, min: number, max: number): string {
 
 // ---- the ISO "optional time" family ----
 
+/** Group `i` of a match as a number (no closure per parse: this runs for every date indexed). */
+const numAt = (m: RegExpExecArray, i: number) => (m[i] === undefined ? undefined : Number(m[i]));
+
 function isoAlt(strict: boolean, nanos: boolean): Alt {
   const n2 = strict ? String.raw`(\d{2})` : String.raw`(\d{1,2})`;
   const re = new RegExp(
@@ -153,9 +156,8 @@ function isoAlt(strict: boolean, nanos: boolean): Alt {
     parse: (s) => {
       const m = re.exec(s);
       if (!m) return null;
-      const num = (i: number) => (m[i] === undefined ? undefined : Number(m[i]));
       return {
-        year: Number(m[1]), month: num(2), day: num(3), hour: num(4), minute: num(5), second: num(6),
+        year: Number(m[1]), month: numAt(m, 2), day: numAt(m, 3), hour: numAt(m, 4), minute: numAt(m, 5), second: numAt(m, 6),
         nano: m[7] === undefined ? undefined : Number(m[7].padEnd(9, '0')), offsetSec: parseOffset(m[8]),
       };
     },
