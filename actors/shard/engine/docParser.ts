@@ -31,13 +31,21 @@ const LIMITS: Partial<Record<FieldType, [bigint, bigint, string]>> = {
 const MAX_NANOS = 2n ** 63n - 1n;
 
 class Ctx {
-  readonly out = new Map<string, ParsedField>();
+  /** Fields in order of first value; looked up by path (a Map once there are many). */
+  readonly out: ParsedField[] = [];
+  private byPath?: Map<string, ParsedField>;
   readonly undo: Array<() => void> = [];
   private floatPaths?: Map<string, boolean>;
   constructor(readonly m: MappingView, readonly id: string, readonly raw?: string) {}
   add(def: FieldDef, v: FieldValue): void {
-    let f = this.out.get(def.path);
-    if (!f) this.out.set(def.path, (f = { def, values: [] }));
+    let f: ParsedField | undefined;
+    if (this.byPath) f = this.byPath.get(def.path);
+    else for (let i = 0; i < this.out.length && !f; i++) if (this.out[i].def.path === def.path) f = this.out[i];
+    if (!f) {
+      this.out.push((f = { def, values: [] }));
+      if (this.byPath) this.byPath.set(def.path, f);
+      else if (this.out.length > 12) this.byPath = new Map(this.out.map((x) => [x.def.path, x]));
+    }
     f.values.push(v);
   }
   /** Whether the first number literal at `path` in the raw JSON was written as a float. */
@@ -60,7 +68,7 @@ export function parseDocument(m: MappingView, source: unknown, id: string, raw?:
     for (let i = ctx.undo.length - 1; i >= 0; i--) ctx.undo[i]();
     throw e;
   }
-  return [...ctx.out.values()];
+  return ctx.out;
 }
 
 function walkObject(ctx: Ctx, obj: FieldDef, value: Record<string, unknown>, dyn: Dynamic, isRoot = false): void {
@@ -193,6 +201,8 @@ function toBoolean(v: unknown): number {
 }
 
 function toInteger(v: unknown, [min, max, name]: [bigint, bigint, string]): number | bigint {
+  // A safe integer (the usual case) needs no bigint: the limits compare exactly as numbers here.
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= Number(min) && v <= Number(max)) return v === 0 ? 0 : v;
   let big: bigint;
   if (typeof v === 'bigint') big = v;
   else if (typeof v === 'number') {
