@@ -41,12 +41,14 @@ class Ctx {
     let f: ParsedField | undefined;
     if (this.byPath) f = this.byPath.get(def.path);
     else for (let i = 0; i < this.out.length && !f; i++) if (this.out[i].def.path === def.path) f = this.out[i];
-    if (!f) {
-      this.out.push((f = { def, values: [] }));
-      if (this.byPath) this.byPath.set(def.path, f);
-      else if (this.out.length > 12) this.byPath = new Map(this.out.map((x) => [x.def.path, x]));
+    if (f) {
+      f.values.push(v);
+      return;
     }
-    f.values.push(v);
+    // `[v]`, not `[]` + push: a first push would give the array room for 16 values.
+    this.out.push((f = { def, values: [v] }));
+    if (this.byPath) this.byPath.set(def.path, f);
+    else if (this.out.length > 12) this.byPath = new Map(this.out.map((x) => [x.def.path, x]));
   }
   /** Whether the first number literal at `path` in the raw JSON was written as a float. */
   isFloatLiteral(path: string): boolean {
@@ -173,8 +175,8 @@ function dynamicDef(ctx: Ctx, path: string, v: unknown): FieldDef {
 function indexLeaf(ctx: Ctx, def: FieldDef, v: unknown): void {
   const out = convert(ctx, def, v);
   if (out !== undefined) ctx.add(def, out);
-  // multi-fields see the same raw value
-  def.fields?.forEach((sub) => indexLeaf(ctx, sub, v));
+  // multi-fields see the same raw value (a loop: a closure here would cost every leaf a context)
+  if (def.fields) for (const sub of def.fields.values()) indexLeaf(ctx, sub, v);
 }
 
 function convert(ctx: Ctx, def: FieldDef, v: unknown): FieldValue | undefined {
