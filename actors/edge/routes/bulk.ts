@@ -23,6 +23,51 @@ interface Item {
 
 const ACTIONS = new Set<Action>(['index', 'create', 'delete', 'update']);
 
+/**
+ * What JSON.parse gives for the action lines clients send most, `{"index":{"_index":"i","_id":"1"}}`
+ * (either key optional, in that order; `index`, `create` or `delete`; no whitespace, no escapes),
+ * read without the parser; undefined for any other line (JSON.parse reads it).
+ */
+export function plainActionLine(l: string): Record<string, Record<string, unknown>> | undefined {
+  let action: string;
+  let at: number;
+  if (l.startsWith('{"index":{')) [action, at] = ['index', 10];
+  else if (l.startsWith('{"create":{')) [action, at] = ['create', 11];
+  else if (l.startsWith('{"delete":{')) [action, at] = ['delete', 11];
+  else return undefined;
+  const meta: Record<string, unknown> = {};
+  let idMayFollow = true;
+  if (l.startsWith('"_index":"', at)) {
+    const end = plainStringEnd(l, at + 10);
+    if (end < 0) return undefined;
+    meta._index = l.slice(at + 10, end);
+    at = end + 1;
+    idMayFollow = l.charCodeAt(at) === 0x2c; /* , */
+    if (idMayFollow) {
+      if (!l.startsWith('"_id":"', at + 1)) return undefined;
+      at++;
+    }
+  }
+  if (idMayFollow && l.startsWith('"_id":"', at)) {
+    const end = plainStringEnd(l, at + 7);
+    if (end < 0) return undefined;
+    meta._id = l.slice(at + 7, end);
+    at = end + 1;
+  }
+  if (at !== l.length - 2 || l.charCodeAt(at) !== 0x7d || l.charCodeAt(at + 1) !== 0x7d) return undefined;
+  return { [action]: meta };
+}
+
+/** Index of the quote closing a JSON string's text starting at `from`; -1 if it holds an escape or a control character. */
+function plainStringEnd(l: string, from: number): number {
+  for (let i = from; i < l.length; i++) {
+    const c = l.charCodeAt(i);
+    if (c === 0x22) return i;
+    if (c === 0x5c || c < 0x20) return -1;
+  }
+  return -1;
+}
+
 /** Splits an NDJSON bulk body into items; source lines stay raw text (never parsed here). */
 export function parseBulk(text: string, defaultIndex: string | undefined): Item[] {
   if (!text.length) throw validationFailed(['no requests added']);
@@ -39,10 +84,10 @@ export function parseBulk(text: string, defaultIndex: string | undefined): Item[
     return l;
   };
   for (let l = next(); l !== undefined; l = next()) {
-    if (!l.trim()) continue;
+    if (l.charCodeAt(0) !== 0x7b && !l.trim()) continue;
     let meta: Record<string, Record<string, unknown>>;
     try {
-      meta = JSON.parse(l);
+      meta = plainActionLine(l) ?? JSON.parse(l);
     } catch {
       throw illegalArgument(`Malformed action/metadata line [${line}], expected START_OBJECT but found [VALUE_STRING]`);
     }
