@@ -43,12 +43,14 @@ function mergeMetric(a: MetricPartial, b: MetricPartial): MetricPartial {
     return { t: 'value_count', count: (a as { count: number }).count + (b as { count: number }).count };
   }
   const kind = a.kind === 'unmapped' ? b.kind : a.kind;
-  if (a.t === 'avg' && b.t === 'avg') return { t: 'avg', kind, sum: a.sum + b.sum, count: a.count + b.count };
-  if (a.t === 'sum' && b.t === 'sum') return { t: 'sum', kind, value: a.value + b.value };
+  // Partials cross NATS as lossless JSON: a large integral value arrives as a bigint. These metrics
+  // are doubles in ES, so merged values are numbers (mixing bigint and number would throw).
+  if (a.t === 'avg' && b.t === 'avg') return { t: 'avg', kind, sum: Number(a.sum) + Number(b.sum), count: a.count + b.count };
+  if (a.t === 'sum' && b.t === 'sum') return { t: 'sum', kind, value: Number(a.value) + Number(b.value) };
   const x = (a as { value: number | null }).value;
   const y = (b as { value: number | null }).value;
   const pick = a.t === 'min' ? Math.min : Math.max;
-  return { t: a.t as 'min' | 'max', kind, value: x === null ? y : y === null ? x : pick(x, y) };
+  return { t: a.t as 'min' | 'max', kind, value: x === null ? y : y === null ? x : pick(Number(x), Number(y)) };
 }
 
 function mergeTerms(a: TermsPartial, b: TermsPartial, s: AggSpec): TermsPartial {
@@ -129,7 +131,7 @@ function renderOne(s: AggSpec, p: AggPartial | undefined, typedKeys: boolean, bu
     }
     case 'avg': {
       const q = p as Extract<MetricPartial, { t: 'avg' }> | undefined;
-      return valueWithString(q && q.count > 0 ? q.sum / q.count : null, q?.kind ?? 'unmapped', format);
+      return valueWithString(q && q.count > 0 ? Number(q.sum) / q.count : null, q?.kind ?? 'unmapped', format);
     }
     default: {
       const q = p as Extract<MetricPartial, { t: 'min' | 'max' }> | undefined;

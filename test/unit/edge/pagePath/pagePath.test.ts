@@ -93,7 +93,7 @@ const SORTS: unknown[] = [
   ['_doc'], [{ f: 'asc' }], [{ _score: 'asc' }, { n: 'asc' }], [{ n: { order: 'asc', missing: 5 } }], [{ d: 'asc' }, '_doc'],
 ];
 const SOURCES = [undefined, false, ['k', 'n'], { excludes: ['t'] }, { includes: ['extra.*', 'ts'] }];
-const AGGS = [undefined, undefined, { kk: { terms: { field: 'k' } } }, { mx: { max: { field: 'f' } }, av: { avg: { field: 'f' } } }];
+const AGGS = [undefined, undefined, { kk: { terms: { field: 'k' } } }, { mx: { max: { field: 'd' } }, av: { avg: { field: 'n' } } }];
 
 /** A random search request as the edge parses it; `walk` makes it a `_shard_doc` walk (scroll `_doc` pages). */
 function randomRequest(r: Rand, walk: boolean): SearchRequest {
