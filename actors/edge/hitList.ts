@@ -184,7 +184,14 @@ export function mergePages(list: HitList, shards: Array<{ p: number }>, req: { s
   const cmp = (a: Cursor, b: Cursor): number => {
     if (sort) {
       for (let j = 0; j < sort.length; j++) {
-        const c = compareSortValues(a.page.sortValue(a.row, j), b.page.sortValue(b.row, j), sort[j]);
+        let c: number;
+        if (a.page.plainNumeric(j) && b.page.plainNumeric(j)) {
+          // Doubles of both pages: compared as numbers, as compareSortValues compares them.
+          const x = a.page.plainNumber(a.row, j);
+          const y = b.page.plainNumber(b.row, j);
+          c = x < y ? -1 : x > y ? 1 : 0;
+          if (sort[j].order === 'desc') c = -c;
+        } else c = compareSortValues(a.page.sortValue(a.row, j), b.page.sortValue(b.row, j), sort[j]);
         if (c !== 0) return c;
       }
     } else {

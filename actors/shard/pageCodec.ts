@@ -9,7 +9,8 @@
  *   u8 0xB1 | u8 version 1 | u8 flags (1 docs, 2 scores, 4 sort, 8 ids) | u8 sort keys
  *   u32 n (hits) | u32 fetched (sources, a prefix of the hits) | u32 head length | head JSON
  *   [i32 doc × n] [f64 score × n, NaN = null]
- *   [per sort key: u8 kind; 1: f64 × n | 2: i64 × n | 0: u32 offset × (n+1) + tagged values]
+ *   [per sort key: u8 kind; 1: f64 × n | 2: i64 × n | 0: u32 offset × (n+1) + tagged values |
+ *    3: (the doc ids) | 4: u32 shard index (`_shard_doc` of it and the doc ids)]
  *   [ids: u32 offset × (n+1) + the `_id`s as JSON strings]
  *   u32 offset × (fetched+1) + the sources
  *
@@ -20,6 +21,7 @@
 import { ByteWriter } from '../wire/byteWriter';
 import { parseJson, stringify } from '../wire/json';
 import type { SearcherRef, ShardHit, ShardQueryResult, SortValue } from './engine/types';
+import { shardDocValue } from './engine/sort';
 
 export const PAGE_MAGIC = 0xb1;
 const VERSION = 1;
@@ -30,6 +32,9 @@ const F_IDS = 8;
 const K_TAGGED = 0;
 const K_F64 = 1;
 const K_I64 = 2;
+/** The hit's doc id (`_doc`), or `_shard_doc` of the u32 shard index that follows: nothing per hit. */
+const K_DOC = 3;
+const K_SHARD_DOC = 4;
 const T_NULL = 0;
 const T_F64 = 1;
 const T_I64 = 2;
@@ -76,8 +81,27 @@ function writeStrings(w: ByteWriter, texts: string[]): void {
   if (at !== w.pos - start) throw new Error(`page codec: wrote ${w.pos - start} bytes of strings, counted ${at}`);
 }
 
-function writeSortColumn(w: ByteWriter, hits: readonly ShardHit[], j: number): void {
+/** Whether sort value `j` of every hit is its doc id (`_doc`), or `_shard_doc` of `shardIndex`. */
+function derivedFrom(hits: readonly ShardHit[], j: number, shardIndex: number | undefined): number {
+  let doc = true;
+  let shardDoc = shardIndex !== undefined;
+  for (let i = 0; i < hits.length && (doc || shardDoc); i++) {
+    const h = hits[i];
+    const v = h.sort![j];
+    if (v !== h.doc) doc = false;
+    if (shardDoc && v !== shardDocValue(shardIndex!, h.doc)) shardDoc = false;
+  }
+  return doc ? K_DOC : shardDoc ? K_SHARD_DOC : -1;
+}
+
+function writeSortColumn(w: ByteWriter, hits: readonly ShardHit[], j: number, shardIndex?: number): void {
   const n = hits.length;
+  const derived = n ? derivedFrom(hits, j, shardIndex) : -1;
+  if (derived === K_DOC) return w.u8(K_DOC);
+  if (derived === K_SHARD_DOC) {
+    w.u8(K_SHARD_DOC);
+    return w.u32(shardIndex!);
+  }
   let f64 = true;
   let i64 = true;
   for (let i = 0; i < n && (f64 || i64); i++) {
@@ -154,8 +178,11 @@ const charsOf = (xs: string[]) => {
   return n;
 };
 
-/** Encodes a query reply: the result's hits as columns, and the sources of its first `sources.length` hits. */
-export function encodeQueryPage(searcher: SearcherRef, result: ShardQueryResult, sources: string[]): Buffer {
+/**
+ * Encodes a query reply: the result's hits as columns, and the sources of its first `sources.length`
+ * hits. With the request's `shardIndex`, a `_shard_doc` column (PIT tiebreaker) costs nothing per hit.
+ */
+export function encodeQueryPage(searcher: SearcherRef, result: ShardQueryResult, sources: string[], shardIndex?: number): Buffer {
   const hits = result.hits;
   const n = hits.length;
   const keys = n && hits[0].sort ? hits[0].sort.length : 0;
@@ -184,7 +211,7 @@ export function encodeQueryPage(searcher: SearcherRef, result: ShardQueryResult,
       w.pos += 8;
     }
   }
-  for (let j = 0; j < keys; j++) writeSortColumn(w, hits, j);
+  for (let j = 0; j < keys; j++) writeSortColumn(w, hits, j, shardIndex);
   writeStrings(w, ids);
   writeStrings(w, sources);
   return w.take();
@@ -276,7 +303,8 @@ export class ShardPage<H = unknown> {
         this.sortKind.push(kind);
         this.sortAt.push(p);
         if (kind === K_F64 || kind === K_I64) p += 8 * n;
-        else p += 4 * (n + 1) + this.dv.getUint32(p + 4 * n, true);
+        else if (kind === K_SHARD_DOC) p += 4;
+        else if (kind !== K_DOC) p += 4 * (n + 1) + this.dv.getUint32(p + 4 * n, true);
       }
     }
     this.idsTable = p;
@@ -305,6 +333,10 @@ export class ShardPage<H = unknown> {
         return asJsonRead(this.dv.getFloat64(at + 8 * i, true));
       case K_I64:
         return bigAsJsonRead(this.dv.getBigInt64(at + 8 * i, true));
+      case K_DOC:
+        return this.doc(i);
+      case K_SHARD_DOC:
+        return shardDocValue(this.dv.getUint32(at, true), this.doc(i));
       default:
         return this.tagged(at + 4 * (this.n + 1) + this.dv.getUint32(at + 4 * i, true));
     }
@@ -329,6 +361,26 @@ export class ShardPage<H = unknown> {
     }
   }
 
+  /** Whether sort column `j` holds only finite doubles, or doc-derived values below 2^53 (see {@link plainNumber}). */
+  plainNumeric(j: number): boolean {
+    if (!this.hasSort || j >= this.sortKeys) return false;
+    const kind = this.sortKind[j];
+    return kind === K_F64 || kind === K_DOC || (kind === K_SHARD_DOC && this.dv.getUint32(this.sortAt[j], true) < 2 ** 21);
+  }
+
+  /**
+   * Sort value `j` of hit `i` of a {@link plainNumeric} column, as the raw double: ordering these
+   * as numbers orders them as compareSortValues orders their JSON reading (an integral double beyond
+   * 2^53 reads as the bigint of its shortest digits, which keeps the order and the ties).
+   */
+  plainNumber(i: number, j: number): number {
+    const at = this.sortAt[j];
+    const kind = this.sortKind[j];
+    if (kind === K_F64) return this.dv.getFloat64(at + 8 * i, true);
+    const doc = this.doc(i);
+    return kind === K_DOC ? doc : this.dv.getUint32(at, true) * 4294967296 + doc;
+  }
+
   /** The sort values of hit `i`, as the shard gave them (undefined without a sort). */
   sort(i: number): SortValue[] | undefined {
     if (!this.hasSort) return undefined;
@@ -345,6 +397,12 @@ export class ShardPage<H = unknown> {
         return w.ascii(String(this.dv.getFloat64(at + 8 * i, true)));
       case K_I64:
         return w.ascii(String(this.dv.getBigInt64(at + 8 * i, true)));
+      case K_DOC:
+        return w.int(this.doc(i));
+      case K_SHARD_DOC: {
+        const v = shardDocValue(this.dv.getUint32(at, true), this.doc(i));
+        return typeof v === 'number' ? w.int(v) : w.ascii(String(v));
+      }
       default: {
         const p = at + 4 * (this.n + 1) + this.dv.getUint32(at + 4 * i, true);
         const tag = this.b[p];

@@ -551,7 +551,7 @@ export class ShardActor implements LocalCopy {
     const searcher = m.searcher ?? this.store.acquireSearcher();
     const result = this.store.query(searcher, m.req);
     const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => this.store.source(d), this.maxPayload) : [];
-    return encodeQueryPage(searcher, result, sources);
+    return encodeQueryPage(searcher, result, sources, m.req.shardIndex);
   }
 
   /** Sources of docs, in order, as many as fit a message (at least one). */

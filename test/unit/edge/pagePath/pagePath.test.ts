@@ -5,7 +5,7 @@
  */
 import { executeSearch, renderSearch, type RenderExtra, type ShardTarget } from '../../../../actors/edge/coordinator';
 import type { EdgeServices } from '../../../../actors/edge/services';
-import { IndexMapping, parseSearchRequest, ShardStore, type SearchRequest } from '../../../../actors/shard/engine';
+import { IndexMapping, parseSearchRequest, shardDocValue, ShardStore, type SearchRequest } from '../../../../actors/shard/engine';
 import type { SearcherRef, ShardQueryRequest, SortValue } from '../../../../actors/shard/engine/types';
 import { encodeFetchPage, encodeQueryPage, replySources, ShardPage } from '../../../../actors/shard/pageCodec';
 import { ByteWriter } from '../../../../actors/wire/byteWriter';
@@ -113,6 +113,8 @@ function randomRequest(r: Rand, walk: boolean): SearchRequest {
   if (aggs) body.aggs = aggs;
   const sr = parseSearchRequest(body, {}, { scroll: false, indicesInPath: true });
   if (walk) return { ...sr, sort: [{ field: '_shard_doc', order: 'asc' }], trackTotalHits: false, from: 0, size: Math.max(1, sr.size) };
+  // a PIT search's implicit tiebreaker
+  if (sr.sort?.length && r() < 0.3) return { ...sr, sort: [...sr.sort, { field: '_shard_doc', order: 'asc' }] };
   return sr;
 }
 
@@ -125,7 +127,7 @@ function newServices(stores: ShardStore[], maxPayload: number): EdgeServices {
       const searcher = m.searcher ?? store.acquireSearcher();
       const result = store.query(searcher, m.req);
       const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => store.source(d), maxPayload) : [];
-      return new ShardPage(encodeQueryPage(searcher, result, sources));
+      return new ShardPage(encodeQueryPage(searcher, result, sources, m.req.shardIndex));
     },
     async fetch(ref: { n: number }, docs: number[]) {
       const out: ShardPage[] = [];
@@ -237,6 +239,22 @@ describe('page codec', () => {
         page.writeSortValue(w, i, j);
       }
       expect(`[${w.take().toString('utf8')}]`).toBe(stringify(parseJson(stringify(rows[i]))));
+    }
+  });
+
+  it('carries `_doc` and `_shard_doc` columns as the doc ids alone, read back and written as the values', () => {
+    for (const shardIndex of [0, 3, 2 ** 22]) {
+      const hits = [5, 0, 77].map((doc) => ({ doc, _id: `d${doc}`, score: null, sort: [doc, shardDocValue(shardIndex, doc)] as SortValue[] }));
+      const page = new ShardPage(encodeQueryPage(searcher, { totalHits: 3, totalRelation: 'eq', maxScore: null, hits }, [], shardIndex));
+      const viaJson = parseJson<{ hits: typeof hits }>(stringify({ hits })).hits;
+      for (let i = 0; i < 3; i++) {
+        expect(page.sort(i)).toEqual(viaJson[i].sort);
+        const w = new ByteWriter(8);
+        page.writeSortValue(w, i, 0);
+        w.ascii(',');
+        page.writeSortValue(w, i, 1);
+        expect(`[${w.take().toString()}]`).toBe(stringify(hits[i].sort));
+      }
     }
   });
 
