@@ -2,10 +2,13 @@ import { allShardsFailed, asEsError, EsError } from '../wire/esErrors';
 import { stringify } from '../wire/json';
 import { RawJson } from './router';
 import type { EdgeServices } from './services';
-import { ShardTimeoutError } from './shardClient';
 import type { ShardRef } from '../shard/shardActor';
-import { filterSource, reduceAggs, reduceHits, renderAggs, type SearchRequest } from '../shard/engine';
-import type { LocalSlice, SearcherRef, ShardHit, ShardQueryRequest, ShardQueryResult } from '../shard/engine/types';
+import { reduceAggs, reduceTotal, renderAggs, type SearchRequest } from '../shard/engine';
+import type { LocalSlice, SearcherRef, ShardQueryRequest } from '../shard/engine/types';
+import type { QueryPageHead, ShardPage } from '../shard/pageCodec';
+import { ByteWriter } from '../wire/byteWriter';
+import { HitList, mergePages, type OutcomeHit } from './hitList';
+import { ShardTimeoutError } from './shardClient';
 
 /** One shard a search runs on. */
 export interface ShardTarget {
@@ -35,19 +38,21 @@ export interface ShardFailure {
 export interface SearchOutcome {
   /** Searchers each target used (the ones to pin for a new scroll). */
   searchers: Array<SearcherRef | undefined>;
-  hits: Array<ShardHit & { shardIndex: number }>;
+  /** The hits, as references into the shard replies (what renderSearch copies from). */
+  list: HitList;
+  /** The hits as objects, built from `list` on first read (reindex, delete-by-query). */
+  readonly hits: OutcomeHit[];
   total: { value: number; relation: 'eq' | 'gte' } | undefined;
   maxScore: number | null;
   aggregations?: Record<string, unknown>;
   shards: { total: number; successful: number; skipped: number; failed: number; failures?: ShardFailure[] };
   tookMs: number;
-  /** A shard did not answer within the search's `timeout`: its hits are missing (ES: partial results). */
+  /** Some shard did not answer within the search's `timeout` (ES's `timed_out: true`). */
   timedOut?: boolean;
 }
 
-/** Options of one search execution. */
-export interface ExecuteOptions {
-  /** The search's `timeout`: shards that have not answered by then are left out and `timed_out` is true. */
+/** Per-search options: the search `timeout` bounds the wait for each shard's answer. */
+export interface SearchOptions {
   timeoutMs?: number;
 }
 
@@ -90,16 +95,57 @@ function failureOf(t: ShardTarget, e: unknown, node: string): ShardFailure {
   return { shard: t.ref.n, index: t.ref.index, node, reason: { type: err.type, reason: err.message, ...(err.extra.meta ?? {}) } };
 }
 
+/** What one shard answered, or why it did not. */
+type Answer = { ok: true; page: ShardPage<QueryPageHead> } | { ok: false; error: unknown };
+
+/** Source pages of docs of one shard (the fetch phase); ShardClient.fetch in a search. */
+export type SourceFetcher = (t: ShardTarget, docs: number[], searcher: SearcherRef) => Promise<ShardPage[]>;
+
 /**
  * Query-then-fetch over shard actors: fans out, merges the top hits, fetches only the winners'
  * sources (inline when there is a single shard), and reduces aggregations. Partial failures go in
  * `_shards.failures`; when every shard fails, ES's `all shards failed` error.
  */
-export async function executeSearch(s: EdgeServices, req: SearchRequest, targets: ShardTarget[], opts: ExecuteOptions = {}): Promise<SearchOutcome> {
+export async function executeSearch(s: EdgeServices, req: SearchRequest, targets: ShardTarget[], opts: SearchOptions = {}): Promise<SearchOutcome> {
   if (targets.length > 1 && isShardDocWalk(req)) return walkShardDocOrder(s, req, targets);
   const start = Date.now();
   const single = targets.length === 1;
-  const shardReq = (t: ShardTarget): ShardQueryRequest => ({
+  s.stats.queryCurrent += targets.length;
+  const answers = await Promise.all(
+    targets.map((t) =>
+      s.shards.query(t.ref, { req: shardRequest(req, t, single), searcher: t.searcher, fetch: single }, { timeoutMs: opts.timeoutMs }).then(
+        (page): Answer => ({ ok: true, page }),
+        (error): Answer => ({ ok: false, error }),
+      ),
+    ),
+  );
+  s.stats.queryCurrent -= targets.length;
+  const qTime = Date.now() - start;
+  for (const a of answers) {
+    s.stats.queryTotal++;
+    s.stats.queryTimeMs += qTime;
+    if (!a.ok && !(a.error instanceof ShardTimeoutError)) s.stats.queryFailure++;
+  }
+  const fetchStart = Date.now();
+  const out = await assembleSearch(req, targets, answers, s.ctx.node.id, async (t, docs, searcher) => {
+    s.stats.fetchCurrent++;
+    try {
+      return await s.shards.fetch(t.ref, docs, searcher);
+    } finally {
+      s.stats.fetchCurrent--;
+    }
+  });
+  if (out.list.length) {
+    s.stats.fetchTotal += out.list.sourceShards();
+    s.stats.fetchTimeMs += Date.now() - fetchStart;
+  }
+  out.tookMs = Date.now() - start;
+  return out;
+}
+
+/** The shard request of a target: a single shard pages itself; several rank `from + size` each. */
+function shardRequest(req: SearchRequest, t: ShardTarget, single: boolean): ShardQueryRequest {
+  return {
     query: targetQuery(req.query, t),
     postFilter: req.postFilter,
     sort: req.sort,
@@ -113,77 +159,68 @@ export async function executeSearch(s: EdgeServices, req: SearchRequest, targets
     slice: t.slice,
     shardIndex: t.shardIndex,
     checkWindow: req.checkWindow,
-  });
-  s.stats.queryCurrent += targets.length;
-  const settled = await Promise.allSettled(
-    targets.map((t) => s.shards.query(t.ref, { req: shardReq(t), searcher: t.searcher, fetch: single }, { timeoutMs: opts.timeoutMs })),
-  );
-  s.stats.queryCurrent -= targets.length;
-  const qTime = Date.now() - start;
+  };
+}
+
+/**
+ * The reduce and fetch phases over the shards' page replies (pure but for `fetch`): merges the
+ * hits, fetches the winners' sources the replies did not carry, reduces totals and aggregations.
+ */
+export async function assembleSearch(req: SearchRequest, targets: ShardTarget[], answers: Answer[], node: string, fetch: SourceFetcher): Promise<SearchOutcome> {
+  const single = targets.length === 1;
   const failures: ShardFailure[] = [];
   const errors: EsError[] = [];
-  const ok: Array<{ t: ShardTarget; searcher: SearcherRef; result: ShardQueryResult; sources: string[]; fetched: number }> = [];
+  const list = new HitList();
+  const ok: Array<{ t: ShardTarget; page: ShardPage<QueryPageHead>; p: number }> = [];
   const searchers: Array<SearcherRef | undefined> = [];
   let timedOut = 0;
-  settled.forEach((r, i) => {
-    s.stats.queryTotal++;
-    s.stats.queryTimeMs += qTime;
-    if (r.status === 'fulfilled') {
-      ok.push({ t: targets[i], searcher: r.value.head.searcher, result: r.value.head.result, sources: r.value.sources, fetched: r.value.head.fetched ?? 0 });
-      searchers[i] = r.value.head.searcher;
-    } else if (r.reason instanceof ShardTimeoutError) {
+  answers.forEach((a, i) => {
+    if (a.ok) {
+      ok.push({ t: targets[i], page: a.page, p: list.addPage(a.page, targets[i].shardIndex) });
+      searchers[i] = a.page.head.searcher;
+    } else if (a.error instanceof ShardTimeoutError) {
       timedOut++; // ES: a shard past the search timeout contributes what it has (here: nothing), not a failure
     } else {
-      s.stats.queryFailure++;
-      errors.push(asEsError(r.reason));
-      failures.push(failureOf(targets[i], r.reason, s.ctx.node.id));
+      errors.push(asEsError(a.error));
+      failures.push(failureOf(targets[i], a.error, node));
     }
   });
   if (!ok.length && targets.length && !timedOut) {
     throw allShardsFailed(errors, 'query', failures.map((f) => ({ ...f })));
   }
-  const merged = reduceHits(
-    ok.map((o) => ({ shardIndex: o.t.shardIndex, result: o.result })),
-    { sort: req.sort, from: single ? 0 : req.from, size: req.size, trackTotalHits: req.trackTotalHits },
-  );
-  // Fetch phase: sources of the winners, grouped by shard, spliced as raw text.
-  const fetchStart = Date.now();
-  const byShard = new Map<number, { t: ShardTarget; searcher: SearcherRef; docs: number[]; pos: number[]; inline?: { sources: string[]; fetched: number } }>();
-  merged.hits.forEach((h, i) => {
-    const o = ok.find((x) => x.t.shardIndex === h.shardIndex)!;
-    let g = byShard.get(h.shardIndex);
-    // The fetch may reach another copy than the query did: it waits until it applied the query's searcher.
-    if (!g) byShard.set(h.shardIndex, (g = { t: o.t, searcher: o.searcher, docs: [], pos: [], inline: single ? o : undefined }));
-    g.docs.push(h.doc);
+  mergePages(list, ok, { sort: req.sort, from: single ? 0 : req.from, size: req.size });
+  // Fetch phase: sources of the winners the query replies did not carry, grouped by shard.
+  const byPage = new Map<number, { docs: number[]; pos: number[] }>();
+  for (let i = 0; i < list.length; i++) {
+    if (list.hasSource(i)) continue;
+    const p = list.pageOf(i);
+    let g = byPage.get(p);
+    if (!g) byPage.set(p, (g = { docs: [], pos: [] }));
+    g.docs.push(list.doc(i));
     g.pos.push(i);
-  });
-  const sources: string[] = new Array(merged.hits.length);
+  }
   await Promise.all(
-    [...byShard.values()].map(async (g) => {
-      let got: string[] = [];
-      if (g.inline) got = g.inline.sources.slice(0, Math.min(g.inline.fetched, g.docs.length));
-      if (got.length < g.docs.length) {
-        s.stats.fetchCurrent++;
-        got = got.concat(await s.shards.fetch(g.t.ref, g.docs.slice(got.length), g.searcher));
-        s.stats.fetchCurrent--;
+    [...byPage].map(async ([p, g]) => {
+      const o = ok.find((x) => x.p === p)!;
+      // The fetch may reach another copy than the query did: it waits until it applied the query's searcher.
+      let at = 0;
+      for (const page of await fetch(o.t, g.docs, o.page.head.searcher)) {
+        const fp = list.addPage(page, o.t.shardIndex);
+        for (let r = 0; r < page.fetched; r++) list.setSource(g.pos[at++], fp, r);
       }
-      g.pos.forEach((p, j) => (sources[p] = got[j]));
     }),
   );
-  if (merged.hits.length) {
-    s.stats.fetchTotal += byShard.size;
-    s.stats.fetchTimeMs += Date.now() - fetchStart;
-  }
+  const shardResults = ok.map((o) => ({ shardIndex: o.t.shardIndex, result: { ...o.page.head, hits: [] } }));
   let aggregations: Record<string, unknown> | undefined;
   if (req.aggs) {
-    const reduced = reduceAggs(ok.map((o) => o.result.aggs), req.aggs);
+    const reduced = reduceAggs(ok.map((o) => o.page.head.aggs), req.aggs);
     aggregations = renderAggs(reduced, req.aggs, req.typedKeys ?? false);
   }
-  return {
+  return outcome({
     searchers,
-    hits: merged.hits.map((h, i) => Object.assign(h, { source: sources[i] })),
-    total: merged.total,
-    maxScore: merged.maxScore,
+    list,
+    total: reduceTotal(shardResults, req.trackTotalHits),
+    maxScore: maxScoreOf(ok.map((o) => o.page.head.maxScore)),
     aggregations,
     shards: {
       total: targets.length,
@@ -192,9 +229,20 @@ export async function executeSearch(s: EdgeServices, req: SearchRequest, targets
       failed: failures.length,
       ...(failures.length ? { failures } : {}),
     },
-    tookMs: Date.now() - start,
+    tookMs: 0,
     ...(timedOut ? { timedOut: true } : {}),
-  };
+  });
+}
+
+function maxScoreOf(scores: Array<number | null>): number | null {
+  let max: number | null = null;
+  for (const s of scores) if (s !== null && !Number.isNaN(s) && (max === null || s > max)) max = s;
+  return max;
+}
+
+/** A SearchOutcome whose `hits` objects are built only when someone reads them. */
+function outcome(o: Omit<SearchOutcome, 'hits'>): SearchOutcome {
+  return Object.defineProperty(o, 'hits', { get: () => o.list.toObjects(), enumerable: false }) as SearchOutcome;
 }
 
 /**
@@ -214,14 +262,14 @@ async function walkShardDocOrder(s: EdgeServices, req: SearchRequest, targets: S
   const after = req.searchAfter?.[0];
   const fromShard = after === undefined || after === null ? -1 : Number(BigInt(after as number | bigint | string) >> 32n);
   const ordered = [...targets].sort((a, b) => a.shardIndex - b.shardIndex);
-  const hits: SearchOutcome['hits'] = [];
+  const list = new HitList();
   const searchers: Array<SearcherRef | undefined> = new Array(targets.length);
   const failures: ShardFailure[] = [];
   const errors: EsError[] = [];
   let asked = 0;
   for (const t of ordered) {
     if (t.shardIndex < fromShard) continue;
-    const want = req.size - hits.length;
+    const want = req.size - list.length;
     if (want <= 0) break;
     asked++;
     const shardReq: ShardQueryRequest = {
@@ -241,13 +289,21 @@ async function walkShardDocOrder(s: EdgeServices, req: SearchRequest, targets: S
     s.stats.queryCurrent++;
     const t0 = Date.now();
     try {
-      const r = await s.shards.query(t.ref, { req: shardReq, searcher: t.searcher, fetch: true });
-      searchers[targets.indexOf(t)] = r.head.searcher;
-      const got = r.head.result.hits;
-      let sources = r.sources.slice(0, Math.min(r.head.fetched ?? 0, got.length));
-      if (sources.length < got.length) sources = sources.concat(await s.shards.fetch(t.ref, got.slice(sources.length).map((h) => h.doc), r.head.searcher));
-      got.forEach((h, i) => hits.push(Object.assign(h, { shardIndex: t.shardIndex, source: sources[i] })));
-      if (got.length) s.stats.fetchTotal++;
+      const page = await s.shards.query(t.ref, { req: shardReq, searcher: t.searcher, fetch: true });
+      searchers[targets.indexOf(t)] = page.head.searcher;
+      const p = list.addPage(page, t.shardIndex);
+      const first = list.length;
+      for (let r = 0; r < page.n; r++) list.push(p, r);
+      if (page.fetched < page.n) {
+        const docs: number[] = [];
+        for (let r = page.fetched; r < page.n; r++) docs.push(page.doc(r));
+        let at = first + page.fetched;
+        for (const fp of await s.shards.fetch(t.ref, docs, page.head.searcher)) {
+          const q = list.addPage(fp, t.shardIndex);
+          for (let r = 0; r < fp.fetched; r++) list.setSource(at++, q, r);
+        }
+      }
+      if (page.n) s.stats.fetchTotal++;
     } catch (e) {
       s.stats.queryFailure++;
       errors.push(asEsError(e));
@@ -259,19 +315,20 @@ async function walkShardDocOrder(s: EdgeServices, req: SearchRequest, targets: S
     }
   }
   if (asked && errors.length === asked) throw allShardsFailed(errors, 'query', failures.map((f) => ({ ...f })));
-  return {
+  return outcome({
     searchers,
-    hits,
+    list,
     total: undefined,
     maxScore: null,
     shards: { total: targets.length, successful: targets.length - failures.length, skipped: 0, failed: failures.length, ...(failures.length ? { failures } : {}) },
     tookMs: Date.now() - start,
-  };
+  });
 }
 
 /**
- * Renders an ES search response, splicing each stored `_source` as-is (no parse, no stringify of
- * documents). Key order follows ES: _scroll_id, pit_id, took, timed_out, _shards, hits, aggregations.
+ * Renders an ES search response, copying each hit's `_id`, `_source` and sort values from the
+ * shard replies' bytes (no parse, no stringify of documents, no object per hit). Key order follows
+ * ES: _scroll_id, pit_id, took, timed_out, _shards, hits, aggregations.
  */
 export function renderSearch(
   out: SearchOutcome,
@@ -279,35 +336,27 @@ export function renderSearch(
   indexNameOf: (shardIndex: number) => string,
   extra: RenderExtra = {},
 ): RawJson {
-  const chunks: string[] = ['{'];
-  if (extra.scrollId !== undefined) chunks.push(`"_scroll_id":${JSON.stringify(extra.scrollId)},`);
-  if (extra.pitId !== undefined) chunks.push(`"pit_id":${JSON.stringify(extra.pitId)},`);
-  chunks.push(`"took":${out.tookMs},"timed_out":${out.timedOut === true},"_shards":${JSON.stringify(out.shards)},"hits":{`);
+  const list = out.list;
+  const w = new ByteWriter(Math.max(4096, list.byteEstimate() + 1024));
+  w.u8(0x7b);
+  if (extra.scrollId !== undefined) w.utf8(`"_scroll_id":${JSON.stringify(extra.scrollId)},`);
+  if (extra.pitId !== undefined) w.utf8(`"pit_id":${JSON.stringify(extra.pitId)},`);
+  w.utf8(`"took":${out.tookMs},"timed_out":${out.timedOut === true},"_shards":${JSON.stringify(out.shards)},"hits":{`);
   const total = extra.total ?? out.total;
   if (!extra.noTotal && total) {
-    chunks.push(extra.restTotalHitsAsInt ? `"total":${total.value},` : `"total":${JSON.stringify(total)},`);
-  } else if (extra.restTotalHitsAsInt) chunks.push('"total":-1,');
-  chunks.push(`"max_score":${out.maxScore === null || out.maxScore === undefined || Number.isNaN(out.maxScore) ? 'null' : out.maxScore},"hits":[`);
-  const sortLen = extra.sortLength;
-  out.hits.forEach((h, i) => {
-    if (i) chunks.push(',');
-    chunks.push(`{"_index":${JSON.stringify(indexNameOf(h.shardIndex))},"_id":${JSON.stringify(h._id)},"_score":${h.score === null || h.score === undefined ? 'null' : h.score}`);
-    const raw = (h as unknown as { source?: string }).source;
-    if (raw !== undefined) {
-      if (req.source === undefined) chunks.push(',"_source":', raw);
-      else {
-        const filtered = filterSource(raw, req.source);
-        if (filtered !== undefined) chunks.push(',"_source":', filtered);
-      }
-    }
-    if (h.sort && extra.docSortValues) chunks.push(`,"sort":[${h.doc}]`);
-    else if (h.sort && (sortLen === undefined || sortLen > 0)) {
-      chunks.push(`,"sort":${stringify(sortLen === undefined ? h.sort : h.sort.slice(0, sortLen))}`);
-    }
-    chunks.push('}');
-  });
-  chunks.push(']}');
-  if (out.aggregations) chunks.push(`,"aggregations":${stringify(out.aggregations)}`);
-  chunks.push('}');
-  return new RawJson([chunks.join('')]);
+    w.utf8(extra.restTotalHitsAsInt ? `"total":${total.value},` : `"total":${JSON.stringify(total)},`);
+  } else if (extra.restTotalHitsAsInt) w.ascii('"total":-1,');
+  w.ascii(`"max_score":${out.maxScore === null || out.maxScore === undefined || Number.isNaN(out.maxScore) ? 'null' : out.maxScore},"hits":[`);
+  const prefixes = new Map<number, Buffer>();
+  for (let i = 0; i < list.length; i++) {
+    if (i) w.u8(0x2c);
+    const shard = list.shardIndex(i);
+    let prefix = prefixes.get(shard);
+    if (!prefix) prefixes.set(shard, (prefix = Buffer.from(`{"_index":${JSON.stringify(indexNameOf(shard))},"_id":`)));
+    list.writeHit(w, i, prefix, req.source, extra.sortLength, extra.docSortValues);
+  }
+  w.ascii(']}');
+  if (out.aggregations) w.utf8(`,"aggregations":${stringify(out.aggregations)}`);
+  w.u8(0x7d);
+  return new RawJson([w.take()]);
 }

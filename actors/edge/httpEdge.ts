@@ -158,7 +158,8 @@ function send(
   }
   let payload: Buffer | undefined;
   if (body instanceof RawJson) {
-    payload = Buffer.concat(body.chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)));
+    const c = body.chunks;
+    payload = c.length === 1 && typeof c[0] !== 'string' ? c[0] : Buffer.concat(c.map((x) => (typeof x === 'string' ? Buffer.from(x) : x)));
     if (pretty) payload = Buffer.from(JSON.stringify(JSON.parse(payload.toString()), null, 2));
   } else if (body !== undefined) {
     payload = Buffer.from(pretty ? JSON.stringify(JSON.parse(stringify(body)), null, 2) : stringify(body));

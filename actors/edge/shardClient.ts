@@ -5,7 +5,10 @@ import { EsError, errorFromWire } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { encodeBatch } from '../shard/opCodec';
 import { assembleReply, HEADER_ROOM } from '../shard/replyChunks';
-import { decodeFramed, shardUnavailable, type FetchReplyHead, type QueryMessage, type QueryReplyHead, type ShardRef, type ShardReply, type WriteReply } from '../shard/shardActor';
+import { shardUnavailable, type QueryMessage, type ShardRef, type ShardReply, type WriteReply } from '../shard/shardActor';
+import { isPage, ShardPage, type QueryPageHead } from '../shard/pageCodec';
+import { NoResponders, RequestMux, RequestTimeout } from './requestMux';
+import { localCopy } from '../shard/localCopies';
 import type { DocWrite, SearcherRef, WriteOutcome } from '../shard/engine/types';
 
 const enc = new TextEncoder();
@@ -64,7 +67,7 @@ export function checkMaxPayload(nc: NatsConnection, log: Logger): number {
 /** Nobody answers the subject (no started copy / no primary right now). */
 class NoCopy extends Error {}
 const CONNECTION_LOST = Symbol('connection lost');
-const isTimeout = (e: unknown) => e instanceof TimeoutError || (e as Error)?.cause instanceof TimeoutError || (e as { name?: string })?.name === 'TimeoutError';
+const isTimeout = (e: unknown) => e instanceof RequestTimeout || e instanceof TimeoutError || (e as Error)?.cause instanceof TimeoutError || (e as { name?: string })?.name === 'TimeoutError';
 
 /**
  * Talks to shard copies over NATS request/reply; replies are data, errors become EsError again.
@@ -82,6 +85,8 @@ export class ShardClient {
   /** Rejecters of the requests in flight, called when the connection drops. */
   private readonly inFlight = new Set<(e: unknown) => void>();
   private readonly timeoutMs: number;
+  /** One inbox for every shard request (nats.js builds error objects with stacks per `request`). */
+  private readonly mux: RequestMux;
   private readonly writeWaitMs: number;
   private readonly readWaitMs: number;
 
@@ -90,6 +95,7 @@ export class ShardClient {
     this.timeoutMs = o.timeoutMs ?? DEFAULT_SHARD_TIMEOUT_MS;
     this.writeWaitMs = o.writeWaitMs ?? 60_000;
     this.readWaitMs = o.readWaitMs ?? 5_000;
+    this.mux = new RequestMux(nc);
     void this.watchConnection();
   }
 
@@ -118,12 +124,11 @@ export class ShardClient {
     const lost = new Promise<never>((_, reject) => (fail = reject));
     this.inFlight.add(fail);
     try {
-      const ask = async () => assembleReply(this.nc, await this.nc.request(subject, payload, { timeout }), timeout);
+      const ask = async () => assembleReply(this.nc, await this.mux.request(subject, payload, timeout), timeout);
       return await Promise.race([ask(), lost]);
     } catch (e) {
       if (e === CONNECTION_LOST) throw unavailable(ref, 'the node lost its NATS connection');
-      const err = e as { message?: string; isNoResponders?: () => boolean };
-      if (err.isNoResponders?.() || /no responders/i.test(err.message ?? '')) throw new NoCopy(err.message);
+      if (e instanceof NoResponders) throw new NoCopy(e.message);
       throw e;
     } finally {
       this.inFlight.delete(fail);
@@ -233,26 +238,42 @@ export class ShardClient {
     return { total: 1 + replicas.length, successful: 1 + res.filter((r) => r.status === 'fulfilled').length };
   }
 
-  async query(ref: ShardRef, msg: QueryMessage, opts?: ShardCallOptions): Promise<{ head: QueryReplyHead; sources: string[] }> {
-    const data = await this.raw(ref, 'query', enc.encode(stringify(msg)), opts);
-    const { head, sources } = decodeFramed<QueryReplyHead>(data, (h) => h.lens);
-    if (!head.ok) throw errorFromWire(head.error);
-    return { head: head.result, sources };
+  /** The query phase on one copy: a page of hits as columns (with the sources asked inline). */
+  async query(ref: ShardRef, msg: QueryMessage, opts?: ShardCallOptions): Promise<ShardPage<QueryPageHead>> {
+    return pageOf<QueryPageHead>(await this.read(ref, 'query', enc.encode(stringify(msg)), opts));
   }
 
-  /** Fetches sources of docs (seen by `searcher`), asking again until every doc came back. */
-  async fetch(ref: ShardRef, docs: number[], searcher?: SearcherRef, opts?: ShardCallOptions): Promise<string[]> {
-    const out: string[] = [];
+  /**
+   * A read op: this node's own started copy answers in process when it holds one (no NATS round
+   * trip for a page of sources), else any started copy through the queue group.
+   */
+  private read(ref: ShardRef, op: 'query' | 'fetch', body: Uint8Array, opts?: ShardCallOptions): Promise<Uint8Array> {
+    return localCopy(this.nc, ref.indexUuid, ref.n)?.answerLocally(op, body) ?? this.raw(ref, op, body, opts);
+  }
+
+  /**
+   * Fetches sources of docs (seen by `searcher`), asking again until every doc came back: pages
+   * whose sources, in order, are those of `docs`.
+   */
+  async fetch(ref: ShardRef, docs: number[], searcher?: SearcherRef, opts?: ShardCallOptions): Promise<ShardPage[]> {
+    const out: ShardPage[] = [];
     let rest = docs;
     while (rest.length) {
-      const data = await this.raw(ref, 'fetch', enc.encode(stringify({ docs: rest, ...(searcher ? { searcher } : {}) })), opts);
-      const { head, sources } = decodeFramed<FetchReplyHead>(data, (h) => h.lens);
-      if (!head.ok) throw errorFromWire(head.error);
-      out.push(...sources);
-      rest = rest.slice(head.result.count);
+      const page = pageOf(await this.read(ref, 'fetch', enc.encode(stringify({ docs: rest, ...(searcher ? { searcher } : {}) })), opts));
+      if (!page.fetched) throw new Error(`fetch of ${rest.length} docs returned none`);
+      out.push(page);
+      rest = rest.slice(page.fetched);
     }
     return out;
   }
+}
+
+/** A page reply, or the error a JSON reply carries. */
+function pageOf<H>(data: Uint8Array): ShardPage<H> {
+  if (isPage(data)) return new ShardPage<H>(data);
+  const reply = parseJson<ShardReply<unknown>>(dec.decode(data));
+  if (!reply.ok) throw errorFromWire(reply.error);
+  throw new Error('shard answered a page request with a JSON result');
 }
 
 function unavailable(ref: ShardRef, why: string): EsError {

@@ -7,6 +7,8 @@ import { asEsError, EsError, errorToWire, type EsErrorBody } from '../wire/esErr
 import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
 import { ChunkedResponder } from './replyChunks';
+import { encodeFetchPage, encodeQueryPage, replySources } from './pageCodec';
+import { registerLocalCopy, unregisterLocalCopy, type LocalCopy } from './localCopies';
 import type { ShardStore } from './engine';
 import type { PreparedBatch } from './engine/shardStore';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';
@@ -28,24 +30,10 @@ export interface QueryMessage {
   /** Include the top hits' sources in the reply (single-shard searches skip the fetch round trip). */
   fetch?: boolean;
 }
-export interface QueryReplyHead {
-  searcher: SearcherRef;
-  result: import('./engine/types').ShardQueryResult;
-  /** Number of leading hits whose sources follow the header line (when fetch was asked). */
-  fetched?: number;
-  /** Char length of each fetched source, in hit order. */
-  lens?: number[];
-}
 export interface FetchMessage {
   docs: number[];
   /** The searcher the docs came from: a copy answers only once it has applied up to it. */
   searcher?: SearcherRef;
-}
-export interface FetchReplyHead {
-  /** How many of the requested docs are in this reply (a prefix; the caller asks again for the rest). */
-  count: number;
-  lens: number[];
-  ids: string[];
 }
 /** What the primary answers to a write. */
 export interface WriteReply {
@@ -100,14 +88,6 @@ interface OwnBatch {
   done: (outcome: boolean | Error) => void;
 }
 
-/**
- * Reply framing for sources: `<header json>\n<src0><src1>…`, the header giving each source's
- * length, so the coordinator parses only the header and splices the bytes.
- */
-function framedReply(head: unknown, sources: string[]): Uint8Array {
-  return enc.encode(`${stringify({ ok: true, result: head })}\n${sources.join('')}`);
-}
-
 export const shardUnavailable = (ref: ShardRef, why: string) =>
   new EsError('unavailable_shards_exception', 503, `[${ref.index}][${ref.n}] ${why}`, { meta: { index: ref.index, shard: String(ref.n) } });
 
@@ -131,7 +111,7 @@ export const shardUnavailable = (ref: ShardRef, why: string) =>
  * A pinned searcher `{maxDoc, seqNo}` sees the same documents on every copy built from the log:
  * a copy answers for one only once it has applied up to its seqNo.
  */
-export class ShardActor {
+export class ShardActor implements LocalCopy {
   /** Stream sequence of the last message of this shard's subject processed here (applied or refused). */
   applied = 0;
   /** Batches refused because another batch was applied first (a second writer lost). */
@@ -187,6 +167,7 @@ export class ShardActor {
     );
     this.syncPrimarySub();
     this.scheduleRefresh();
+    registerLocalCopy(this.deps.nc, indexUuid, n, this);
     return this;
   }
 
@@ -230,6 +211,7 @@ export class ShardActor {
   async stop(): Promise<void> {
     clearTimeout(this.timer);
     this.started = false;
+    unregisterLocalCopy(this.deps.nc, this.ref.indexUuid, this.ref.n, this);
     const subs = [...this.subs, ...(this.primarySub ? [this.primarySub] : [])];
     this.subs = [];
     this.primarySub = undefined;
@@ -356,18 +338,10 @@ export class ShardActor {
       switch (op) {
         case 'write':
           return this.enqueueWrite(msg);
-        case 'query': {
-          const m = parseJson<QueryMessage>(dec.decode(msg.data));
-          if (m.searcher) await this.reach(m.searcher.seqNo);
-          this.replies.respond(msg, this.query(m));
+        case 'query':
+        case 'fetch':
+          this.replies.respond(msg, await this.read(op, msg.data));
           return;
-        }
-        case 'fetch': {
-          const m = parseJson<FetchMessage>(dec.decode(msg.data));
-          if (m.searcher) await this.reach(m.searcher.seqNo);
-          this.replies.respond(msg, this.fetch(m));
-          return;
-        }
         case 'get': {
           const { id } = parseJson<{ id: string }>(dec.decode(msg.data));
           return this.ok(msg, this.store.get(id) ?? null);
@@ -399,12 +373,37 @@ export class ShardActor {
   }
 
   private replyError(msg: Msg, e: unknown, op: string): void {
-    const err = asEsError(e);
-    if (err.status >= 500 && !(e instanceof EsError)) this.deps.log.error({ err: e, shard: this.ref, op }, 'shard op failed');
     try {
-      this.replies.respond(msg, enc.encode(JSON.stringify({ ok: false, error: errorToWire(err) })));
+      this.replies.respond(msg, this.errorReply(e, op));
     } catch {
       // the connection is gone: the requester fails on its own
+    }
+  }
+
+  private errorReply(e: unknown, op: string): Uint8Array {
+    const err = asEsError(e);
+    if (err.status >= 500 && !(e instanceof EsError)) this.deps.log.error({ err: e, shard: this.ref, op }, 'shard op failed');
+    return enc.encode(JSON.stringify({ ok: false, error: errorToWire(err) }));
+  }
+
+  /**
+   * A query or fetch asked by a coordinator on this node, answered in process with the very bytes
+   * the NATS reply would carry (the request is the same encoded message); undefined when this copy
+   * cannot answer now, and the coordinator asks the queue group instead.
+   */
+  answerLocally(op: 'query' | 'fetch', body: Uint8Array): Promise<Uint8Array> | undefined {
+    if (!this.started || this.state !== 'started') return undefined;
+    return this.read(op, body);
+  }
+
+  /** The reply to a query or fetch (a page, or the error as JSON). */
+  private async read(op: 'query' | 'fetch', data: Uint8Array): Promise<Uint8Array> {
+    try {
+      const m = parseJson<QueryMessage & FetchMessage>(dec.decode(data));
+      if (m.searcher) await this.reach(m.searcher.seqNo);
+      return op === 'query' ? this.query(m) : this.fetch(m);
+    } catch (e) {
+      return this.errorReply(e, op);
     }
   }
 
@@ -556,52 +555,16 @@ export class ShardActor {
     throw shardUnavailable(this.ref, 'the mapping kept changing while the write was prepared');
   }
 
+  /** The query phase, replied as a page (actors/shard/pageCodec.ts); sources inline when asked, within the message size. */
   private query(m: QueryMessage): Uint8Array {
     const searcher = m.searcher ?? this.store.acquireSearcher();
     const result = this.store.query(searcher, m.req);
-    if (!m.fetch) return framedReply({ searcher, result }, []);
-    const sources: string[] = [];
-    const lens: number[] = [];
-    let budget = Math.floor(this.maxPayload * 0.45); // chars ~ bytes for JSON; leave room for UTF-8 growth
-    for (const h of result.hits) {
-      const s = this.store.source(h.doc);
-      if (sources.length && s.length > budget) break;
-      budget -= s.length;
-      sources.push(s);
-      lens.push(s.length);
-    }
-    return framedReply({ searcher, result, fetched: sources.length, lens }, sources);
+    const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => this.store.source(d), this.maxPayload) : [];
+    return encodeQueryPage(searcher, result, sources, m.req.shardIndex);
   }
 
+  /** Sources of docs, in order, as many as fit a message (at least one). */
   private fetch(m: FetchMessage): Uint8Array {
-    const sources: string[] = [];
-    const lens: number[] = [];
-    const ids: string[] = [];
-    let budget = Math.floor(this.maxPayload * 0.45);
-    for (const d of m.docs) {
-      const s = this.store.source(d);
-      if (sources.length && s.length > budget) break;
-      budget -= s.length;
-      sources.push(s);
-      lens.push(s.length);
-      ids.push(this.store.id(d));
-    }
-    return framedReply({ count: sources.length, lens, ids } satisfies FetchReplyHead, sources);
+    return encodeFetchPage(replySources(m.docs, (d) => this.store.source(d), this.maxPayload));
   }
-}
-
-/** Decodes a framed reply: header object plus the source strings that follow it. */
-export function decodeFramed<T>(data: Uint8Array, lensOf: (head: T) => number[] | undefined): { head: ShardReply<T>; sources: string[] } {
-  const text = dec.decode(data);
-  const nl = text.indexOf('\n');
-  const head = parseJson<ShardReply<T>>(nl < 0 ? text : text.slice(0, nl));
-  const sources: string[] = [];
-  if (head.ok && nl >= 0) {
-    let pos = nl + 1;
-    for (const len of lensOf(head.result) ?? []) {
-      sources.push(text.slice(pos, pos + len));
-      pos += len;
-    }
-  }
-  return { head, sources };
 }

@@ -70,6 +70,10 @@ export const timeRequests = (port: number, o: { specs: Array<HttpSpec | NatsSpec
 export const scrollAll = (port: number, o: { index: string; size?: number; max?: number; keepAlive?: string }) =>
   runLoader<{ docs: number; pages: number; bytes: number; ms: number }>({ mode: 'scroll', port, ...o, conc: o.max ?? 1 });
 
+/** Latencies (ms) of `pages` scroll next pages (size, sort `_doc`), one request in flight. */
+export const scrollPages = (port: number, o: { index: string; size?: number; pages?: number; keepAlive?: string }) =>
+  runLoader<{ ms: number[] }>({ mode: 'scrollpages', port, ...o });
+
 /** Walks a PIT with search_after to the end; `after[depth]` is the raw search_after there. */
 export const pitWalk = (port: number, o: { index: string; pitId: string; size?: number; sortField?: string; marks?: number[] }) =>
   runLoader<{ docs: number; bytes: number; ms: number; pageMs: number[]; after: Record<string, string | null> }>({ mode: 'pitwalk', port, ...o });

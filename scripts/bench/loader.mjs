@@ -9,7 +9,7 @@
  * Plain JavaScript on purpose (a departure from the TS-only layout): it starts in ~40 ms with no
  * transform, and a load tool should cost the machine as little as possible. It never JSON.parses a
  * page (performance-facts.md, "Load tools"): scroll ids, PIT ids and sort values are cut out of the
- * bytes. Modes: bulk, jspub, rate, times, scroll, pitwalk, open, close, pairs, lifecycle.
+ * bytes. Modes: bulk, jspub, rate, times, scroll, scrollpages, pitwalk, open, close, pairs, lifecycle.
  * Typed callers live in scripts/bench/load.ts.
  */
 import http from 'node:http';
@@ -260,6 +260,34 @@ const modes = {
       }),
     );
     return { docs, pages, bytes, ms: now() - t0 };
+  },
+
+  /**
+   * Latency of scroll next pages as a plain keep-alive client sees it: opens a scroll (size, sort
+   * `_doc`), times each continuation until `pages` pages were timed (opening again at the end of
+   * the index), clears. The empty last page is not counted; nothing is parsed.
+   */
+  async scrollpages() {
+    const { index, size = 1000, pages = 40, keepAlive = '1m' } = cfg;
+    const body = JSON.stringify({ size, sort: ['_doc'] });
+    const ms = [];
+    while (ms.length < pages) {
+      let res = await request('POST', `/${index}/_search?scroll=${keepAlive}`, body);
+      if (res.status !== 200) fail('scroll open', res);
+      let scrollId = field(res.body, '_scroll_id');
+      for (;;) {
+        const t = now();
+        res = await request('POST', '/_search/scroll', `{"scroll":"${keepAlive}","scroll_id":"${scrollId}"}`);
+        const dt = now() - t;
+        if (res.status !== 200) fail('scroll page', res);
+        if (!countHits(res.body)) break;
+        ms.push(dt);
+        scrollId = field(res.body, '_scroll_id');
+        if (ms.length >= pages) break;
+      }
+      await request('DELETE', '/_search/scroll', JSON.stringify({ scroll_id: scrollId }));
+    }
+    return { ms };
   },
 
   /**

@@ -23,6 +23,51 @@ interface Item {
 
 const ACTIONS = new Set<Action>(['index', 'create', 'delete', 'update']);
 
+/**
+ * What JSON.parse gives for the action lines clients send most, `{"index":{"_index":"i","_id":"1"}}`
+ * (either key optional, in that order; `index`, `create` or `delete`; no whitespace, no escapes),
+ * read without the parser; undefined for any other line (JSON.parse reads it).
+ */
+export function plainActionLine(l: string): Record<string, Record<string, unknown>> | undefined {
+  let action: string;
+  let at: number;
+  if (l.startsWith('{"index":{')) [action, at] = ['index', 10];
+  else if (l.startsWith('{"create":{')) [action, at] = ['create', 11];
+  else if (l.startsWith('{"delete":{')) [action, at] = ['delete', 11];
+  else return undefined;
+  const meta: Record<string, unknown> = {};
+  let idMayFollow = true;
+  if (l.startsWith('"_index":"', at)) {
+    const end = plainStringEnd(l, at + 10);
+    if (end < 0) return undefined;
+    meta._index = l.slice(at + 10, end);
+    at = end + 1;
+    idMayFollow = l.charCodeAt(at) === 0x2c; /* , */
+    if (idMayFollow) {
+      if (!l.startsWith('"_id":"', at + 1)) return undefined;
+      at++;
+    }
+  }
+  if (idMayFollow && l.startsWith('"_id":"', at)) {
+    const end = plainStringEnd(l, at + 7);
+    if (end < 0) return undefined;
+    meta._id = l.slice(at + 7, end);
+    at = end + 1;
+  }
+  if (at !== l.length - 2 || l.charCodeAt(at) !== 0x7d || l.charCodeAt(at + 1) !== 0x7d) return undefined;
+  return { [action]: meta };
+}
+
+/** Index of the quote closing a JSON string's text starting at `from`; -1 if it holds an escape or a control character. */
+function plainStringEnd(l: string, from: number): number {
+  for (let i = from; i < l.length; i++) {
+    const c = l.charCodeAt(i);
+    if (c === 0x22) return i;
+    if (c === 0x5c || c < 0x20) return -1;
+  }
+  return -1;
+}
+
 /** Splits an NDJSON bulk body into items; source lines stay raw text (never parsed here). */
 export function parseBulk(text: string, defaultIndex: string | undefined): Item[] {
   if (!text.length) throw validationFailed(['no requests added']);
@@ -39,10 +84,10 @@ export function parseBulk(text: string, defaultIndex: string | undefined): Item[
     return l;
   };
   for (let l = next(); l !== undefined; l = next()) {
-    if (!l.trim()) continue;
+    if (l.charCodeAt(0) !== 0x7b && !l.trim()) continue;
     let meta: Record<string, Record<string, unknown>>;
     try {
-      meta = JSON.parse(l);
+      meta = plainActionLine(l) ?? JSON.parse(l);
     } catch {
       throw illegalArgument(`Malformed action/metadata line [${line}], expected START_OBJECT but found [VALUE_STRING]`);
     }
@@ -124,11 +169,13 @@ export async function executeBulk(s: EdgeServices, auth: unknown, items: BulkOp[
   // Item by item, the shard-level bulk[s] and the action the op type implies (ES authorizeBulkItems):
   // a denied item gets its own 403 while the others proceed. Checked on the name before it is
   // resolved, so a missing index tells nothing to whoever may not write it. Memoized per (op, index).
-  const denied = new Map<string, EsError | undefined>();
-  const deniedOf = (it: BulkOp) => denied.get(`${it.action}\u0000${it.index}`);
+  // (Keyed by action, then index: no key string per item.)
+  const denied = new Map<string, Map<string, EsError | undefined>>();
+  const deniedOf = (it: BulkOp) => denied.get(it.action)?.get(it.index);
   for (const it of items) {
-    const key = `${it.action}\u0000${it.index}`;
-    if (!denied.has(key)) denied.set(key, await authorizeWrite(s, auth, it.action, it.index).then(() => undefined, (e) => asEsError(e)));
+    let byIndex = denied.get(it.action);
+    if (!byIndex) denied.set(it.action, (byIndex = new Map()));
+    if (!byIndex.has(it.index)) byIndex.set(it.index, await authorizeWrite(s, auth, it.action, it.index).then(() => undefined, (e) => asEsError(e)));
   }
   // Resolve target indices once each, auto-creating those an allowed non-delete item writes to (ES
   // creates no index for deletes); a failure fails that index's items, not the request.
@@ -150,8 +197,10 @@ export async function executeBulk(s: EdgeServices, auth: unknown, items: BulkOp[
       targets.set(it.index, asEsError(e));
     }
   }
-  // Group by shard, keeping each item's position.
-  const groups = new Map<string, { idx: IndexState; n: number; pos: number[] }>();
+  // Group by shard, keeping each item's position (groups in order of first appearance).
+  type Group = { idx: IndexState; n: number; pos: number[] };
+  const groups: Group[] = [];
+  const groupOf = new Map<IndexState, Group[]>();
   items.forEach((it, i) => {
     const t = targets.get(it.index);
     const err = deniedOf(it) ?? (t instanceof Error ? t : it.error);
@@ -170,12 +219,13 @@ export async function executeBulk(s: EdgeServices, auth: unknown, items: BulkOp[
       results[i] = { [it.action]: { _index: t.name, _id: it.id, status: err.status, error: itemError(err, undefined, undefined) } };
       return;
     }
-    const key = `${t.uuid}/${n}`;
-    let g = groups.get(key);
-    if (!g) groups.set(key, (g = { idx: t, n, pos: [] }));
+    let byShard = groupOf.get(t);
+    if (!byShard) groupOf.set(t, (byShard = []));
+    let g = byShard[n];
+    if (!g) groups.push((g = byShard[n] = { idx: t, n, pos: [] }));
     g.pos.push(i);
   });
-  await Promise.all([...groups.values()].map((g) => runShardGroup(s, g, items, results, refresh)));
+  await Promise.all(groups.map((g) => runShardGroup(s, g, items, results, refresh)));
   return results;
 }
 
@@ -194,7 +244,10 @@ async function runShardGroup(
     batch = [];
     const writes: DocWrite[] = pos.map((i) => {
       const it = items[i];
-      return { op: it.action === 'delete' ? 'delete' : (it.action as 'index' | 'create'), id: it.id!, ...(it.source !== undefined ? { source: it.source } : {}), ...(it.routing ? { routing: it.routing } : {}) };
+      const w: DocWrite = { op: it.action === 'delete' ? 'delete' : (it.action as 'index' | 'create'), id: it.id! };
+      if (it.source !== undefined) w.source = it.source;
+      if (it.routing) w.routing = it.routing;
+      return w;
     });
     let outcomes: WriteOutcome[];
     let refreshed = false;
@@ -210,8 +263,9 @@ async function runShardGroup(
       const i = pos[j];
       const it = items[i];
       if (o.ok) {
-        const status = o.result === 'created' ? 201 : o.result === 'not_found' ? 404 : 200;
-        results[i] = { [it.action]: { ...writeResponse(g.idx, it.id!, o, refreshed), status } };
+        const r: Record<string, unknown> = writeResponse(g.idx, it.id!, o, refreshed);
+        r.status = o.result === 'created' ? 201 : o.result === 'not_found' ? 404 : 200;
+        results[i] = { [it.action]: r };
       } else {
         const err = outcomeError(g.idx, g.n, o);
         results[i] = { [it.action]: { _index: g.idx.name, _id: it.id, status: o.status, error: itemError(err, undefined, undefined) } };

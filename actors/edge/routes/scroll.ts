@@ -50,8 +50,7 @@ export async function scrollPage(s: PagingServices, req: { auth?: unknown; opaqu
     const out = await executeSearch(s, sr, targets);
     out.tookMs = Math.max(1, out.tookMs);
     await rec.appended; // the extension is in the log before the client sees the page (revival)
-    const last = out.hits[out.hits.length - 1];
-    const next = { after: last ? last.sort : pos.after, page: pos.page + 1 };
+    const next = { after: out.list.length ? out.list.lastSort() : pos.after, page: pos.page + 1 };
     // Seed: a continuation without `scroll` releases the context as part of the request.
     return { out, sr, targets, rec, ...(scroll === undefined ? {} : { scrollId: s.ids.scrollId(rec.id, next) }) };
   } finally {

@@ -255,8 +255,7 @@ export async function startScroll(s: PagingServices, req: SearchCall, sr: Search
     // The request and total let the context be revived after a restart (actors/contexts/revive.ts).
     openedData: { ...(sr.slice ? { slice: sr.slice } : {}), request, total },
   });
-  const last = out.hits[out.hits.length - 1];
-  const scrollId = s.ids.scrollId(rec.id, { after: last?.sort, page: 1 });
+  const scrollId = s.ids.scrollId(rec.id, { after: out.list.lastSort(), page: 1 });
   await rec.appended; // the opened fact is in the log before the client sees the id
   return { out, targets, scrollId, rec, total };
 }

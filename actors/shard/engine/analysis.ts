@@ -44,8 +44,25 @@ const MAX_TOKEN_LENGTH = 255;
  * Tokens of `text` as the `standard` analyzer emits them. A linear scan (no backtracking regexp), so
  * a single multi-megabyte token costs time proportional to its length and a constant stack.
  */
+/** Text of ASCII word characters and whitespace only: its tokens are the runs of [A-Za-z0-9_]. */
+const PLAIN_ASCII = /^[A-Za-z0-9_ \t\n\r\f\v]*$/;
+
 export function analyze(text: string): string[] {
   const out: string[] = [];
+  if (PLAIN_ASCII.test(text)) {
+    // Ingest fast path (no class lookups): the same tokens as the scan below.
+    let start = -1;
+    for (let i = 0; i <= text.length; i++) {
+      const c = i < text.length ? text.charCodeAt(i) : 0x20;
+      if ((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || c === 0x5f) {
+        if (start < 0) start = i;
+      } else if (start >= 0) {
+        push(out, text.slice(start, i));
+        start = -1;
+      }
+    }
+    return out;
+  }
   const n = text.length;
   let i = 0;
   while (i < n) {

@@ -128,6 +128,22 @@ export class NumericColumn {
   add(doc: number, values: FieldValue[]): void {
     this.hi = grow(this.hi, doc + 1, NaN);
     if (this.lo) this.lo = grow(this.lo, doc + 1);
+    if (values.length === 1) {
+      // One value (the usual case): no NumVal object made; the same as the general path below.
+      const v = values[0];
+      if (typeof v === 'object') {
+        this.hi[doc] = (v as Instant).ms;
+        if (this.lo) this.lo[doc] = (v as Instant).ns;
+      } else if (typeof v === 'bigint') {
+        this.hi[doc] = Number(v);
+        if (this.lo) this.lo[doc] = 0;
+        (this.exact ??= new Map()).set(doc, v);
+      } else {
+        this.hi[doc] = v as number;
+        if (this.lo) this.lo[doc] = 0;
+      }
+      return;
+    }
     const vals = values.map((v) => this.toNumVal(v));
     if (vals.length > 1) vals.sort(cmpNum);
     const first = vals[0];
@@ -175,7 +191,7 @@ export class KeywordColumn {
 
   add(doc: number, values: FieldValue[]): void {
     this.ords = grow(this.ords, doc + 1, -1);
-    const uniq = [...new Set(values as string[])];
+    const uniq = values.length === 1 ? (values as string[]) : [...new Set(values as string[])];
     if (uniq.length > 1) uniq.sort(compareStrings);
     const ords = uniq.map((t) => {
       let o = this.dict.get(t);
@@ -224,7 +240,7 @@ export class TextColumn {
     this.lens[doc] = tokens.length + 1;
     this.sumLen.add(doc, tokens.length);
     if (tokens.length > 0) this.docCount.add(doc, 1);
-    tokens.sort();
+    sortStrings(tokens);
     for (let i = 0; i < tokens.length; ) {
       let j = i + 1;
       while (j < tokens.length && tokens[j] === tokens[i]) j++;
@@ -242,6 +258,20 @@ export class TextColumn {
     const docCount = this.docCount.before(maxDoc, (d) => (this.lens[d] > 1 ? 1 : 0));
     const sum = this.sumLen.before(maxDoc, (d) => (this.lens[d] > 0 ? this.lens[d] - 1 : 0));
     return { docCount, sumTotalTermFreq: sum };
+  }
+}
+
+/** `a.sort()` for strings (UTF-16 order); short arrays by insertion, without sort's work array. */
+function sortStrings(a: string[]): void {
+  if (a.length > 16) {
+    a.sort();
+    return;
+  }
+  for (let i = 1; i < a.length; i++) {
+    const x = a[i];
+    let j = i - 1;
+    for (; j >= 0 && a[j] > x; j--) a[j + 1] = a[j];
+    a[j + 1] = x;
   }
 }
 

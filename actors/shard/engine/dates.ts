@@ -142,6 +142,47 @@ function fraction(nanoOfSec: number, min: number, max: number): string {
 
 // ---- the ISO "optional time" family ----
 
+const digitAt = (s: string, i: number) => {
+  const c = s.charCodeAt(i) - 0x30;
+  return c >= 0 && c <= 9 ? c : -100; // any non-digit makes the field negative
+};
+const twoAt = (s: string, i: number) => digitAt(s, i) * 10 + digitAt(s, i + 1);
+
+/**
+ * The common shape `yyyy-MM-ddTHH:mm:ss[.fffffffff]Z` without the regex (every date indexed goes
+ * through here): the same fields as the regex below gives it; null for anything else.
+ */
+function isoUtc(s: string): Fields | null {
+  const n = s.length;
+  if (n < 20 || n > 30 || s.charCodeAt(n - 1) !== 0x5a /* Z */) return null;
+  if (s.charCodeAt(4) !== 0x2d || s.charCodeAt(7) !== 0x2d || s.charCodeAt(10) !== 0x54 || s.charCodeAt(13) !== 0x3a || s.charCodeAt(16) !== 0x3a) return null;
+  const century = twoAt(s, 0);
+  const yy = twoAt(s, 2);
+  const month = twoAt(s, 5);
+  const day = twoAt(s, 8);
+  const hour = twoAt(s, 11);
+  const minute = twoAt(s, 14);
+  const second = twoAt(s, 17);
+  if (century < 0 || yy < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return null;
+  const year = century * 100 + yy;
+  let nano: number | undefined;
+  if (n > 20) {
+    const len = n - 21;
+    if (s.charCodeAt(19) !== 0x2e /* . */ || len < 1) return null;
+    let v = 0;
+    for (let i = 20; i < n - 1; i++) {
+      const d = digitAt(s, i);
+      if (d < 0) return null;
+      v = v * 10 + d;
+    }
+    nano = v * 10 ** (9 - len);
+  }
+  return { year, month, day, hour, minute, second, nano, offsetSec: 0 };
+}
+
+/** Group `i` of a match as a number (no closure per parse: this runs for every date indexed). */
+const numAt = (m: RegExpExecArray, i: number) => (m[i] === undefined ? undefined : Number(m[i]));
+
 function isoAlt(strict: boolean, nanos: boolean): Alt {
   const n2 = strict ? String.raw`(\d{2})` : String.raw`(\d{1,2})`;
   const re = new RegExp(
@@ -151,11 +192,12 @@ function isoAlt(strict: boolean, nanos: boolean): Alt {
   return {
     kind: 'fields',
     parse: (s) => {
+      const fast = isoUtc(s);
+      if (fast) return fast;
       const m = re.exec(s);
       if (!m) return null;
-      const num = (i: number) => (m[i] === undefined ? undefined : Number(m[i]));
       return {
-        year: Number(m[1]), month: num(2), day: num(3), hour: num(4), minute: num(5), second: num(6),
+        year: Number(m[1]), month: numAt(m, 2), day: numAt(m, 3), hour: numAt(m, 4), minute: numAt(m, 5), second: numAt(m, 6),
         nano: m[7] === undefined ? undefined : Number(m[7].padEnd(9, '0')), offsetSec: parseOffset(m[8]),
       };
     },

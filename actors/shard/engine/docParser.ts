@@ -35,14 +35,24 @@ const LIMITS: Partial<Record<FieldType, [bigint, bigint, string]>> = {
 const MAX_NANOS = 2n ** 63n - 1n;
 
 class Ctx {
-  readonly out = new Map<string, ParsedField>();
+  /** Fields in order of first value; looked up by path (a Map once there are many). */
+  readonly out: ParsedField[] = [];
+  private byPath?: Map<string, ParsedField>;
   readonly undo: Array<() => void> = [];
   private floatPaths?: Map<string, boolean>;
   constructor(readonly m: MappingView, readonly id: string, readonly raw?: string) {}
   add(def: FieldDef, v: FieldValue): void {
-    let f = this.out.get(def.path);
-    if (!f) this.out.set(def.path, (f = { def, values: [] }));
-    f.values.push(v);
+    let f: ParsedField | undefined;
+    if (this.byPath) f = this.byPath.get(def.path);
+    else for (let i = 0; i < this.out.length && !f; i++) if (this.out[i].def.path === def.path) f = this.out[i];
+    if (f) {
+      f.values.push(v);
+      return;
+    }
+    // `[v]`, not `[]` + push: a first push would give the array room for 16 values.
+    this.out.push((f = { def, values: [v] }));
+    if (this.byPath) this.byPath.set(def.path, f);
+    else if (this.out.length > 12) this.byPath = new Map(this.out.map((x) => [x.def.path, x]));
   }
   /** Whether the first number literal at `path` in the raw JSON was written as a float. */
   isFloatLiteral(path: string): boolean {
@@ -93,10 +103,17 @@ function undoAll(undo: Array<() => void>): void {
 }
 
 function walkObject(ctx: Ctx, obj: FieldDef, value: Record<string, unknown>, dyn: Dynamic, isRoot = false): void {
-  for (const [key, v] of Object.entries(value)) {
-    if (key.length === 0 || /^\s*$/.test(key)) throw mapperParsing('field name cannot be an empty string');
+  for (const key of Object.keys(value)) {
+    const v = value[key];
+    // (a first char in '!'..'~' is not whitespace: the regex only for other keys)
+    const c0 = key.charCodeAt(0);
+    if (key.length === 0 || ((c0 <= 0x20 || c0 >= 0x7f) && /^\s*$/.test(key))) throw mapperParsing('field name cannot be an empty string');
     if (isRoot && METADATA.has(key)) {
       throw mapperParsing(`Field [${key}] is a metadata field and cannot be added inside a document. Use the index API request parameters.`);
+    }
+    if (key.indexOf('.') < 0) {
+      walkValue(ctx, obj, key, v, dyn);
+      continue;
     }
     const parts = key.split('.');
     let parent = obj;
@@ -138,7 +155,6 @@ function walkValue(ctx: Ctx, parent: FieldDef, name: string, v: unknown, dyn: Dy
     for (const x of v) walkValue(ctx, parent, name, x, dyn);
     return;
   }
-  const path = join(parent.path, name);
   let def = parent.properties!.get(name);
   if (v !== null && typeof v === 'object') {
     if (def && def.type !== 'object') throw failedToParse(ctx, def, preview(v));
@@ -149,7 +165,7 @@ function walkValue(ctx: Ctx, parent: FieldDef, name: string, v: unknown, dyn: Dy
   }
   if (def?.type === 'object') {
     if (v === null) return;
-    throw mapperParsing(`object mapping for [${path}] tried to parse field [${name}] as object, but found a concrete value`);
+    throw mapperParsing(`object mapping for [${join(parent.path, name)}] tried to parse field [${name}] as object, but found a concrete value`);
   }
   if (v === null) {
     if (def?.nullValue !== undefined) indexLeaf(ctx, def, def.nullValue);
@@ -157,7 +173,7 @@ function walkValue(ctx: Ctx, parent: FieldDef, name: string, v: unknown, dyn: Dy
   }
   if (!def) {
     if (!allowNew(dyn, parent, name)) return;
-    def = dynamicDef(ctx, path, v);
+    def = dynamicDef(ctx, join(parent.path, name), v);
     ctx.undo.push(ctx.m.attach(parent, name, def));
   }
   indexLeaf(ctx, def, v);
@@ -190,8 +206,8 @@ function dynamicDef(ctx: Ctx, path: string, v: unknown): FieldDef {
 function indexLeaf(ctx: Ctx, def: FieldDef, v: unknown): void {
   const out = convert(ctx, def, v);
   if (out !== undefined) ctx.add(def, out);
-  // multi-fields see the same raw value
-  def.fields?.forEach((sub) => indexLeaf(ctx, sub, v));
+  // multi-fields see the same raw value (a loop: a closure here would cost every leaf a context)
+  if (def.fields) for (const sub of def.fields.values()) indexLeaf(ctx, sub, v);
 }
 
 function convert(ctx: Ctx, def: FieldDef, v: unknown): FieldValue | undefined {
@@ -222,6 +238,8 @@ function toBoolean(v: unknown): number {
 }
 
 function toInteger(v: unknown, [min, max, name]: [bigint, bigint, string]): number | bigint {
+  // A safe integer (the usual case) needs no bigint: the limits compare exactly as numbers here.
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= Number(min) && v <= Number(max)) return v === 0 ? 0 : v;
   let big: bigint;
   if (typeof v === 'bigint') big = v;
   else if (typeof v === 'number') {

@@ -11,6 +11,7 @@ import type { DocValuesReader, SearcherRef, ShardHit, ShardQueryRequest, ShardQu
 import type { StoreView } from './storeView';
 import { Bitset } from './bits';
 import { compileQuery, type QueryContext } from './query';
+import { planTopScore, runTopScore, type TopPlan } from './topScore';
 import { evaluate } from './evaluate';
 import { afterTest, fullComparator, resolveSort, type SortEnv, type SortKey } from './sort';
 import { sliceFilter } from './slice';
@@ -26,6 +27,8 @@ export interface QueryOptions {
    * with aggs.ts (`createAggregators`) into a partial state for `reduceAggs`.
    */
   collectAggs?: (docs: Int32Array, reader: DocValuesReader) => unknown;
+  /** Score every match even when the top-k path could skip (tests compare the two paths). */
+  exhaustive?: boolean;
 }
 
 /** Shards at least this large walk a cached sorted order for numeric sorts. */
@@ -78,6 +81,8 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
   checkWindow(store, req, from, size);
   const aggregators = req.aggs && !opts.collectAggs ? createAggregators(req.aggs, store) : null;
 
+  const plan = !keys && !req.aggs && req.trackTotalHits !== true && !opts.exhaustive ? planTopScore(compiled, ctx) : null;
+  if (plan) return topScoreQuery(store, s, req, plan, ctx, slice, from, k);
   const tracksScores = !keys || keys.some((x) => x.kind === 'score') || req.trackScores === true;
   const ev = evaluate(compiled, ctx, tracksScores || req.minScore !== undefined);
   if (ev.score) scoreOf = ev.score;
@@ -119,6 +124,35 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
     maxScore = m === -Infinity ? null : floatValue(m);
   }
   return { totalHits, totalRelation, maxScore, hits, ...(aggs !== undefined ? { aggs } : {}) };
+}
+
+/**
+ * Relevance order when nothing needs every match (no sort, no aggregations, `track_total_hits`
+ * bounded or off): topScore.ts skips what cannot enter the top k; the result is the exhaustive one.
+ */
+function topScoreQuery(
+  store: StoreView, s: SearcherRef, req: ShardQueryRequest, plan: TopPlan, ctx: QueryContext,
+  slice: ReturnType<typeof sliceFilter>, from: number, k: number,
+): ShardQueryResult {
+  let allowed = slice?.bits ?? null;
+  if (req.postFilter !== undefined) {
+    const pf = evaluate(compileQuery(req.postFilter, ctx), ctx, false).bits;
+    if (pf) allowed = allowed ? allowed.clone().and(pf) : pf;
+  }
+  const track = req.trackTotalHits;
+  const r = runTopScore(plan, {
+    k,
+    countUpTo: track === false || (track as number) < 0 ? -1 : (track as number),
+    range: slice?.range ?? [0, s.maxDoc],
+    whole: !slice?.range,
+    allowed,
+    visible: store.deletedCount(s) > 0 ? (d) => store.visible(s, d) : null,
+    minScore: req.minScore,
+  });
+  const hits: ShardHit[] = [];
+  for (let i = from; i < r.docs.length; i++) hits.push({ doc: r.docs[i], _id: store.ids[r.docs[i]], score: floatValue(r.scores[i]) });
+  const maxScore = r.docs.length ? floatValue(r.scores[0]) : null;
+  return { totalHits: r.totalHits, totalRelation: r.totalRelation, maxScore, hits };
 }
 
 function checkWindow(store: StoreView, req: ShardQueryRequest, from: number, size: number): void {

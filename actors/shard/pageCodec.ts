@@ -1,0 +1,447 @@
+/**
+ * The binary reply of the shard `query` and `fetch` ops: a small JSON head (searcher, totals,
+ * aggregations) followed by the hits as typed columns: doc ids, scores, sort values, `_id`s as
+ * JSON text, and `_source` bytes, each addressed by offsets. The edge renders a search response
+ * by copying these bytes, without building an object per hit (see actors/edge/hitList.ts).
+ *
+ * Layout (little-endian):
+ *
+ *   u8 0xB1 | u8 version 1 | u8 flags (1 docs, 2 scores, 4 sort, 8 ids) | u8 sort keys
+ *   u32 n (hits) | u32 fetched (sources, a prefix of the hits) | u32 head length | head JSON
+ *   [i32 doc × n] [f64 score × n, NaN = null]
+ *   [per sort key: u8 kind; 1: f64 × n | 2: i64 × n | 0: u32 offset × (n+1) + tagged values |
+ *    3: (the doc ids) | 4: u32 shard index (`_shard_doc` of it and the doc ids)]
+ *   [ids: u32 offset × (n+1) + the `_id`s as JSON strings]
+ *   u32 offset × (fetched+1) + the sources
+ *
+ * Tagged sort values: 0 null, 1 f64, 2 i64, 3 a JSON string, 4 false, 5 true, 6 decimal digits of
+ * a bigint outside int64 (unsigned_long). Non-finite numbers are null, as JSON made them before.
+ * Error replies stay JSON (`{"ok":false,…}`): a reply starting with `{` is one.
+ */
+import { ByteWriter } from '../wire/byteWriter';
+import { parseJson, stringify } from '../wire/json';
+import type { SearcherRef, ShardHit, ShardQueryResult, SortValue } from './engine/types';
+import { shardDocValue } from './engine/sort';
+
+export const PAGE_MAGIC = 0xb1;
+const VERSION = 1;
+const F_DOCS = 1;
+const F_SCORES = 2;
+const F_SORT = 4;
+const F_IDS = 8;
+const K_TAGGED = 0;
+const K_F64 = 1;
+const K_I64 = 2;
+/** The hit's doc id (`_doc`), or `_shard_doc` of the u32 shard index that follows: nothing per hit. */
+const K_DOC = 3;
+const K_SHARD_DOC = 4;
+const T_NULL = 0;
+const T_F64 = 1;
+const T_I64 = 2;
+const T_STR = 3;
+const T_FALSE = 4;
+const T_TRUE = 5;
+const T_BIG = 6;
+const I64_MIN = -(1n << 63n);
+const I64_MAX = (1n << 63n) - 1n;
+
+/** The JSON head of a query reply: everything but the hits. */
+export interface QueryPageHead {
+  searcher: SearcherRef;
+  totalHits: number | null;
+  totalRelation: 'eq' | 'gte';
+  maxScore: number | null;
+  aggs?: unknown;
+}
+
+/** Writes strings one after the other, recording where each starts (byte offsets). */
+function writeStrings(w: ByteWriter, texts: string[]): void {
+  const n = texts.length;
+  const table = w.pos;
+  w.ensure(4 * (n + 1));
+  w.pos += 4 * (n + 1);
+  const start = w.pos;
+  const joined = texts.join('');
+  const bytes = w.utf8(joined);
+  const b = w.buf;
+  let at = 0;
+  if (bytes === joined.length) {
+    // One byte per code unit: char offsets are byte offsets.
+    for (let i = 0; i < n; i++) {
+      b.writeUInt32LE(at, table + 4 * i);
+      at += texts[i].length;
+    }
+  } else {
+    for (let i = 0; i < n; i++) {
+      b.writeUInt32LE(at, table + 4 * i);
+      at += Buffer.byteLength(texts[i]);
+    }
+  }
+  b.writeUInt32LE(at, table + 4 * n);
+  if (at !== w.pos - start) throw new Error(`page codec: wrote ${w.pos - start} bytes of strings, counted ${at}`);
+}
+
+/** Whether sort value `j` of every hit is its doc id (`_doc`), or `_shard_doc` of `shardIndex`. */
+function derivedFrom(hits: readonly ShardHit[], j: number, shardIndex: number | undefined): number {
+  let doc = true;
+  let shardDoc = shardIndex !== undefined;
+  for (let i = 0; i < hits.length && (doc || shardDoc); i++) {
+    const h = hits[i];
+    const v = h.sort![j];
+    if (v !== h.doc) doc = false;
+    if (shardDoc && v !== shardDocValue(shardIndex!, h.doc)) shardDoc = false;
+  }
+  return doc ? K_DOC : shardDoc ? K_SHARD_DOC : -1;
+}
+
+function writeSortColumn(w: ByteWriter, hits: readonly ShardHit[], j: number, shardIndex?: number): void {
+  const n = hits.length;
+  const derived = n ? derivedFrom(hits, j, shardIndex) : -1;
+  if (derived === K_DOC) return w.u8(K_DOC);
+  if (derived === K_SHARD_DOC) {
+    w.u8(K_SHARD_DOC);
+    return w.u32(shardIndex!);
+  }
+  let f64 = true;
+  let i64 = true;
+  for (let i = 0; i < n && (f64 || i64); i++) {
+    const v = hits[i].sort![j];
+    if (typeof v !== 'number' || !Number.isFinite(v)) f64 = false;
+    if (typeof v !== 'bigint' || v < I64_MIN || v > I64_MAX) i64 = false;
+  }
+  if (f64 && n) {
+    w.u8(K_F64);
+    w.ensure(8 * n);
+    for (let i = 0; i < n; i++) {
+      w.buf.writeDoubleLE(hits[i].sort![j] as number, w.pos);
+      w.pos += 8;
+    }
+    return;
+  }
+  if (i64 && n) {
+    w.u8(K_I64);
+    for (let i = 0; i < n; i++) w.i64(hits[i].sort![j] as bigint);
+    return;
+  }
+  w.u8(K_TAGGED);
+  const table = w.pos;
+  w.ensure(4 * (n + 1));
+  w.pos += 4 * (n + 1);
+  const start = w.pos;
+  for (let i = 0; i < n; i++) {
+    w.setU32(table + 4 * i, w.pos - start);
+    writeTagged(w, hits[i].sort![j]);
+  }
+  w.setU32(table + 4 * n, w.pos - start);
+}
+
+function writeTagged(w: ByteWriter, v: SortValue | undefined): void {
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) return w.u8(T_NULL);
+    w.u8(T_F64);
+    return w.f64(v);
+  }
+  if (typeof v === 'bigint') {
+    if (v >= I64_MIN && v <= I64_MAX) {
+      w.u8(T_I64);
+      return w.i64(v);
+    }
+    const digits = v.toString();
+    w.u8(T_BIG);
+    w.u32(digits.length);
+    return w.ascii(digits);
+  }
+  if (typeof v === 'string') {
+    w.u8(T_STR);
+    const at = w.reserveU32();
+    w.setU32(at, w.utf8(JSON.stringify(v)));
+    return;
+  }
+  if (typeof v === 'boolean') return w.u8(v ? T_TRUE : T_FALSE);
+  w.u8(T_NULL);
+}
+
+function writeHeader(w: ByteWriter, flags: number, keys: number, n: number, fetched: number, head: string): void {
+  w.u8(PAGE_MAGIC);
+  w.u8(VERSION);
+  w.u8(flags);
+  w.u8(keys);
+  w.u32(n);
+  w.u32(fetched);
+  const at = w.reserveU32();
+  w.setU32(at, w.utf8(head));
+}
+
+const charsOf = (xs: string[]) => {
+  let n = 0;
+  for (const x of xs) n += x.length;
+  return n;
+};
+
+/**
+ * Encodes a query reply: the result's hits as columns, and the sources of its first `sources.length`
+ * hits. With the request's `shardIndex`, a `_shard_doc` column (PIT tiebreaker) costs nothing per hit.
+ */
+export function encodeQueryPage(searcher: SearcherRef, result: ShardQueryResult, sources: string[], shardIndex?: number): Buffer {
+  const hits = result.hits;
+  const n = hits.length;
+  const keys = n && hits[0].sort ? hits[0].sort.length : 0;
+  const hasSort = n > 0 && hits[0].sort !== undefined;
+  let scored = false;
+  for (let i = 0; i < n && !scored; i++) scored = hits[i].score !== null;
+  const flags = F_DOCS | F_IDS | (scored ? F_SCORES : 0) | (hasSort ? F_SORT : 0);
+  const head: QueryPageHead = { searcher, totalHits: result.totalHits, totalRelation: result.totalRelation, maxScore: result.maxScore };
+  if (result.aggs !== undefined) head.aggs = result.aggs;
+  const headText = stringify(head);
+  const ids = new Array<string>(n);
+  for (let i = 0; i < n; i++) ids[i] = JSON.stringify(hits[i]._id);
+  // Sized for ASCII text (grows when not): the reply is this writer's buffer, no copy.
+  const w = new ByteWriter(64 + headText.length + n * (20 + 9 * keys) + charsOf(ids) + charsOf(sources));
+  writeHeader(w, flags, keys, n, sources.length, headText);
+  w.ensure(4 * n);
+  for (let i = 0; i < n; i++) {
+    w.buf.writeInt32LE(hits[i].doc, w.pos);
+    w.pos += 4;
+  }
+  if (scored) {
+    w.ensure(8 * n);
+    for (let i = 0; i < n; i++) {
+      const s = hits[i].score;
+      w.buf.writeDoubleLE(s === null || !Number.isFinite(s) ? NaN : s, w.pos);
+      w.pos += 8;
+    }
+  }
+  for (let j = 0; j < keys; j++) writeSortColumn(w, hits, j, shardIndex);
+  writeStrings(w, ids);
+  writeStrings(w, sources);
+  return w.take();
+}
+
+/** Encodes a fetch reply: the sources of a prefix of the asked docs. */
+export function encodeFetchPage(sources: string[]): Buffer {
+  const w = new ByteWriter(64 + 4 * sources.length + charsOf(sources));
+  writeHeader(w, 0, 0, sources.length, sources.length, '{}');
+  writeStrings(w, sources);
+  return w.take();
+}
+
+/**
+ * The sources of `docs` that go in one reply, in order: as many as fit in under half of the NATS
+ * message size (chars ≈ bytes for JSON, with room for UTF-8 growth), and always the first.
+ */
+export function replySources(docs: ArrayLike<number>, sourceOf: (doc: number) => string, maxPayload: number): string[] {
+  const sources: string[] = [];
+  let budget = Math.floor(maxPayload * 0.45);
+  for (let i = 0; i < docs.length; i++) {
+    const s = sourceOf(docs[i]);
+    if (sources.length && s.length > budget) break;
+    budget -= s.length;
+    sources.push(s);
+  }
+  return sources;
+}
+
+/**
+ * The value JSON gave the coordinator before (stringify, then a lossless parse): integral doubles
+ * beyond 2^53 came back as bigint, bigints within 2^53 as numbers, -0 as 0.
+ */
+function asJsonRead(v: number): number | bigint {
+  if (v === 0) return 0;
+  return Number.isInteger(v) && !Number.isSafeInteger(v) && Math.abs(v) < 1e21 ? BigInt(String(v)) : v;
+}
+
+function bigAsJsonRead(v: bigint): number | bigint {
+  return v >= MIN_SAFE && v <= MAX_SAFE ? Number(v) : v;
+}
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * A decoded page reply: reads columns in place (no copy of the message, nothing per hit until
+ * asked). Rows are hit positions in the shard's order.
+ */
+export class ShardPage<H = unknown> {
+  readonly n: number;
+  /** Hits whose sources this reply carries (the first `fetched`). */
+  readonly fetched: number;
+  readonly head: H;
+  readonly sortKeys: number;
+  readonly hasSort: boolean;
+  readonly hasScores: boolean;
+  /** The reply's bytes. */
+  readonly b: Buffer;
+  private readonly dv: DataView;
+  private readonly docsAt: number;
+  private readonly scoresAt: number;
+  private readonly sortKind: number[] = [];
+  private readonly sortAt: number[] = [];
+  private readonly idsTable: number;
+  private readonly idsData: number;
+  private readonly srcTable: number;
+  private readonly srcData: number;
+
+  constructor(data: Uint8Array) {
+    const b = (this.b = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    this.dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    if (b[0] !== PAGE_MAGIC || b[1] !== VERSION) throw new Error(`not a shard page reply (byte 0x${(b[0] ?? 0).toString(16)})`);
+    const flags = b[2];
+    this.sortKeys = b[3];
+    this.hasSort = (flags & F_SORT) !== 0;
+    this.hasScores = (flags & F_SCORES) !== 0;
+    const n = (this.n = this.dv.getUint32(4, true));
+    this.fetched = this.dv.getUint32(8, true);
+    const headLen = this.dv.getUint32(12, true);
+    this.head = parseJson<H>(b.toString('utf8', 16, 16 + headLen));
+    let p = 16 + headLen;
+    this.docsAt = p;
+    if (flags & F_DOCS) p += 4 * n;
+    this.scoresAt = p;
+    if (this.hasScores) p += 8 * n;
+    if (this.hasSort) {
+      for (let j = 0; j < this.sortKeys; j++) {
+        const kind = b[p++];
+        this.sortKind.push(kind);
+        this.sortAt.push(p);
+        if (kind === K_F64 || kind === K_I64) p += 8 * n;
+        else if (kind === K_SHARD_DOC) p += 4;
+        else if (kind !== K_DOC) p += 4 * (n + 1) + this.dv.getUint32(p + 4 * n, true);
+      }
+    }
+    this.idsTable = p;
+    this.idsData = p + 4 * (n + 1);
+    if (flags & F_IDS) p = this.idsData + this.dv.getUint32(p + 4 * n, true);
+    this.srcTable = p;
+    this.srcData = p + 4 * (this.fetched + 1);
+  }
+
+  doc(i: number): number {
+    return this.dv.getInt32(this.docsAt + 4 * i, true);
+  }
+
+  score(i: number): number | bigint | null {
+    if (!this.hasScores) return null;
+    const v = this.dv.getFloat64(this.scoresAt + 8 * i, true);
+    return v !== v ? null : asJsonRead(v);
+  }
+
+  /** Sort value `j` of hit `i` (undefined past the keys, as a short array gives). */
+  sortValue(i: number, j: number): SortValue | undefined {
+    if (!this.hasSort || j >= this.sortKeys) return undefined;
+    const at = this.sortAt[j];
+    switch (this.sortKind[j]) {
+      case K_F64:
+        return asJsonRead(this.dv.getFloat64(at + 8 * i, true));
+      case K_I64:
+        return bigAsJsonRead(this.dv.getBigInt64(at + 8 * i, true));
+      case K_DOC:
+        return this.doc(i);
+      case K_SHARD_DOC:
+        return shardDocValue(this.dv.getUint32(at, true), this.doc(i));
+      default:
+        return this.tagged(at + 4 * (this.n + 1) + this.dv.getUint32(at + 4 * i, true));
+    }
+  }
+
+  private tagged(p: number): SortValue {
+    switch (this.b[p]) {
+      case T_F64:
+        return asJsonRead(this.dv.getFloat64(p + 1, true));
+      case T_I64:
+        return bigAsJsonRead(this.dv.getBigInt64(p + 1, true));
+      case T_STR:
+        return JSON.parse(this.b.toString('utf8', p + 5, p + 5 + this.dv.getUint32(p + 1, true))) as string;
+      case T_BIG:
+        return bigAsJsonRead(BigInt(this.b.toString('latin1', p + 5, p + 5 + this.dv.getUint32(p + 1, true))));
+      case T_FALSE:
+        return false;
+      case T_TRUE:
+        return true;
+      default:
+        return null;
+    }
+  }
+
+  /** Whether sort column `j` holds only finite doubles, or doc-derived values below 2^53 (see {@link plainNumber}). */
+  plainNumeric(j: number): boolean {
+    if (!this.hasSort || j >= this.sortKeys) return false;
+    const kind = this.sortKind[j];
+    return kind === K_F64 || kind === K_DOC || (kind === K_SHARD_DOC && this.dv.getUint32(this.sortAt[j], true) < 2 ** 21);
+  }
+
+  /**
+   * Sort value `j` of hit `i` of a {@link plainNumeric} column, as the raw double: ordering these
+   * as numbers orders them as compareSortValues orders their JSON reading (an integral double beyond
+   * 2^53 reads as the bigint of its shortest digits, which keeps the order and the ties).
+   */
+  plainNumber(i: number, j: number): number {
+    const at = this.sortAt[j];
+    const kind = this.sortKind[j];
+    if (kind === K_F64) return this.dv.getFloat64(at + 8 * i, true);
+    const doc = this.doc(i);
+    return kind === K_DOC ? doc : this.dv.getUint32(at, true) * 4294967296 + doc;
+  }
+
+  /** The sort values of hit `i`, as the shard gave them (undefined without a sort). */
+  sort(i: number): SortValue[] | undefined {
+    if (!this.hasSort) return undefined;
+    const out = new Array<SortValue>(this.sortKeys);
+    for (let j = 0; j < this.sortKeys; j++) out[j] = this.sortValue(i, j)!;
+    return out;
+  }
+
+  /** Appends the JSON text of sort value `j` of hit `i`. */
+  writeSortValue(w: ByteWriter, i: number, j: number): void {
+    const at = this.sortAt[j];
+    switch (this.sortKind[j]) {
+      case K_F64:
+        return w.ascii(String(this.dv.getFloat64(at + 8 * i, true)));
+      case K_I64:
+        return w.ascii(String(this.dv.getBigInt64(at + 8 * i, true)));
+      case K_DOC:
+        return w.int(this.doc(i));
+      case K_SHARD_DOC: {
+        const v = shardDocValue(this.dv.getUint32(at, true), this.doc(i));
+        return typeof v === 'number' ? w.int(v) : w.ascii(String(v));
+      }
+      default: {
+        const p = at + 4 * (this.n + 1) + this.dv.getUint32(at + 4 * i, true);
+        const tag = this.b[p];
+        if (tag === T_STR || tag === T_BIG) return w.bytes(this.b, p + 5, p + 5 + this.dv.getUint32(p + 1, true));
+        if (tag === T_F64) return w.ascii(String(this.dv.getFloat64(p + 1, true)));
+        if (tag === T_I64) return w.ascii(String(this.dv.getBigInt64(p + 1, true)));
+        return w.ascii(tag === T_TRUE ? 'true' : tag === T_FALSE ? 'false' : 'null');
+      }
+    }
+  }
+
+  /** Byte range of hit `i`'s `_id` as a JSON string (quotes included). */
+  idStart(i: number): number {
+    return this.idsData + this.dv.getUint32(this.idsTable + 4 * i, true);
+  }
+  idEnd(i: number): number {
+    return this.idsData + this.dv.getUint32(this.idsTable + 4 * i + 4, true);
+  }
+
+  id(i: number): string {
+    const a = this.idStart(i);
+    const e = this.idEnd(i);
+    const b = this.b;
+    for (let p = a + 1; p < e - 1; p++) if (b[p] === 0x5c /* \ */) return JSON.parse(b.toString('utf8', a, e)) as string;
+    return b.toString('utf8', a + 1, e - 1);
+  }
+
+  /** Byte range of source `i` (i < fetched). */
+  sourceStart(i: number): number {
+    return this.srcData + this.dv.getUint32(this.srcTable + 4 * i, true);
+  }
+  sourceEnd(i: number): number {
+    return this.srcData + this.dv.getUint32(this.srcTable + 4 * i + 4, true);
+  }
+
+  source(i: number): string {
+    return this.b.toString('utf8', this.sourceStart(i), this.sourceEnd(i));
+  }
+}
+
+/** Whether a reply is a page (else it is JSON: an error). */
+export const isPage = (data: Uint8Array): boolean => data.length > 0 && data[0] === PAGE_MAGIC;
