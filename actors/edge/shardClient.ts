@@ -81,7 +81,7 @@ const isTimeout = (e: unknown) => e instanceof RequestTimeout || e instanceof Ti
  * the shard (replyChunks.ts) are reassembled here.
  */
 export class ShardClient {
-  private connected = true;
+  private connected_ = true;
   /** Rejecters of the requests in flight, called when the connection drops. */
   private readonly inFlight = new Set<(e: unknown) => void>();
   private readonly timeoutMs: number;
@@ -99,6 +99,11 @@ export class ShardClient {
     void this.watchConnection();
   }
 
+  /** Whether the node's NATS connection is up (searches may still run on local copies without it). */
+  get connected(): boolean {
+    return this.connected_ && !this.nc.isClosed();
+  }
+
   private get maxPayload() {
     return this.nc.info?.max_payload ?? 1024 * 1024;
   }
@@ -106,9 +111,9 @@ export class ShardClient {
   private async watchConnection(): Promise<void> {
     for await (const s of this.nc.status()) {
       if (s.type === 'disconnect') {
-        this.connected = false;
+        this.connected_ = false;
         for (const fail of [...this.inFlight]) fail(CONNECTION_LOST);
-      } else if (s.type === 'reconnect') this.connected = true;
+      } else if (s.type === 'reconnect') this.connected_ = true;
     }
   }
 
@@ -119,7 +124,7 @@ export class ShardClient {
 
   /** One request, failing at once when the connection drops under it. */
   private async once(ref: ShardRef, subject: string, payload: Uint8Array, timeout: number): Promise<Uint8Array> {
-    if (!this.connected || this.nc.isClosed()) throw unavailable(ref, 'the node is not connected to NATS');
+    if (!this.connected) throw unavailable(ref, 'the node is not connected to NATS');
     let fail!: (e: unknown) => void;
     const lost = new Promise<never>((_, reject) => (fail = reject));
     this.inFlight.add(fail);
@@ -175,10 +180,12 @@ export class ShardClient {
     }
   }
 
-  /** A plain JSON request/reply. */
+  /** A plain JSON request/reply (counts and real-time gets from this node's own copy when it can). */
   async call<T>(ref: ShardRef, op: ShardOp, body: unknown, opts?: ShardCallOptions | string): Promise<T> {
     const o = typeof opts === 'string' ? { node: opts } : opts;
-    const data = await this.raw(ref, op, enc.encode(stringify(body)), o);
+    const payload = enc.encode(stringify(body));
+    const local = !o?.node && (op === 'count' || op === 'get') ? localCopy(this.nc, ref.indexUuid, ref.n)?.answerLocally(op, payload) : undefined;
+    const data = await (local ?? this.raw(ref, op, payload, o));
     const reply = parseJson<ShardReply<T>>(dec.decode(data));
     if (!reply.ok) throw errorFromWire(reply.error);
     return reply.result;

@@ -7,9 +7,15 @@
 
 /** What a copy answers in process: the same reply bytes it would send over NATS. */
 export interface LocalCopy {
-  /** The reply to a read op, or undefined when this copy cannot answer now (not started). */
-  answerLocally(op: 'query' | 'fetch', body: Uint8Array): Promise<Uint8Array> | undefined;
+  /**
+   * The reply to a read op, or undefined when this copy cannot answer now (not started; `get`
+   * only from the primary, which is real-time).
+   */
+  answerLocally(op: LocalOp, body: Uint8Array): Promise<Uint8Array> | undefined;
 }
+
+/** Ops a node's own copy answers in process: searches, counts, and real-time gets on the primary. */
+export type LocalOp = 'query' | 'fetch' | 'count' | 'get';
 
 const byConnection = new WeakMap<object, Map<string, LocalCopy>>();
 const key = (indexUuid: string, n: number) => `${indexUuid}/${n}`;

@@ -8,7 +8,7 @@ import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
 import { ChunkedResponder } from './replyChunks';
 import { encodeFetchPage, encodeQueryPage, replySources } from './pageCodec';
-import { registerLocalCopy, unregisterLocalCopy, type LocalCopy } from './localCopies';
+import { registerLocalCopy, unregisterLocalCopy, type LocalCopy, type LocalOp } from './localCopies';
 import type { ShardStore } from './engine';
 import type { PreparedBatch } from './engine/shardStore';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';
@@ -342,10 +342,9 @@ export class ShardActor implements LocalCopy {
         case 'fetch':
           this.replies.respond(msg, await this.read(op, msg.data));
           return;
-        case 'get': {
-          const { id } = parseJson<{ id: string }>(dec.decode(msg.data));
-          return this.ok(msg, this.store.get(id) ?? null);
-        }
+        case 'get':
+        case 'count':
+          return this.ok(msg, await this.answerJson(op, msg.data));
         case 'refresh': {
           const { minSeqNo } = parseJson<{ minSeqNo?: number }>(dec.decode(msg.data)) ?? {};
           if (minSeqNo !== undefined) await this.reach(minSeqNo);
@@ -354,11 +353,6 @@ export class ShardActor implements LocalCopy {
         }
         case 'searcher':
           return this.ok(msg, this.store.acquireSearcher());
-        case 'count': {
-          const { query, searcher } = parseJson<{ query?: unknown; searcher?: SearcherRef }>(dec.decode(msg.data));
-          if (searcher) await this.reach(searcher.seqNo);
-          return this.ok(msg, this.store.count(searcher ?? this.store.acquireSearcher(), query));
-        }
         case 'stats':
           return this.ok(msg, {
             ...this.store.stats(), maxSeqNo: this.store.maxSeqNo(), indexTotal: this.store.sources.length, sizeBytes: this.store.sourceBytes(),
@@ -391,20 +385,32 @@ export class ShardActor implements LocalCopy {
    * the NATS reply would carry (the request is the same encoded message); undefined when this copy
    * cannot answer now, and the coordinator asks the queue group instead.
    */
-  answerLocally(op: 'query' | 'fetch', body: Uint8Array): Promise<Uint8Array> | undefined {
-    if (!this.started || this.state !== 'started') return undefined;
+  answerLocally(op: LocalOp, body: Uint8Array): Promise<Uint8Array> | undefined {
+    if (!this.started || this.state !== 'started' || (op === 'get' && this.role !== 'primary')) return undefined;
     return this.read(op, body);
   }
 
-  /** The reply to a query or fetch (a page, or the error as JSON). */
-  private async read(op: 'query' | 'fetch', data: Uint8Array): Promise<Uint8Array> {
+  /** The reply to a read op (a page for query/fetch, JSON for count/get, or the error as JSON). */
+  private async read(op: LocalOp, data: Uint8Array): Promise<Uint8Array> {
     try {
+      if (op === 'count' || op === 'get') return enc.encode(stringify({ ok: true, result: await this.answerJson(op, data) }));
       const m = parseJson<QueryMessage & FetchMessage>(dec.decode(data));
       if (m.searcher) await this.reach(m.searcher.seqNo);
       return op === 'query' ? this.query(m) : this.fetch(m);
     } catch (e) {
       return this.errorReply(e, op);
     }
+  }
+
+  /** count and get, whether asked over NATS or in process. */
+  private async answerJson(op: 'count' | 'get', data: Uint8Array): Promise<unknown> {
+    if (op === 'get') {
+      const { id } = parseJson<{ id: string }>(dec.decode(data));
+      return this.store.get(id) ?? null;
+    }
+    const { query, searcher } = parseJson<{ query?: unknown; searcher?: SearcherRef }>(dec.decode(data));
+    if (searcher) await this.reach(searcher.seqNo);
+    return this.store.count(searcher ?? this.store.acquireSearcher(), query);
   }
 
   private ok(msg: Msg, result: unknown) {

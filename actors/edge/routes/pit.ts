@@ -3,7 +3,7 @@ import type { EsRequest, EsResponse, Router } from '../router';
 import type { SearcherRef } from '../../shard/engine/types';
 import { parseTimeValue } from '../../shard/engine';
 import { refuseFilteredAliases } from '../aliasFilters';
-import { isSuperuser, keepAliveOrThrow, orderedTargets, searchIndices, type PagingServices } from './search';
+import { isSuperuser, keepAliveOrThrow, requireLog, orderedTargets, searchIndices, type PagingServices } from './search';
 
 const OPEN = 'indices:data/read/open_point_in_time';
 
@@ -12,6 +12,7 @@ async function openPit(s: PagingServices, req: EsRequest): Promise<EsResponse> {
   const ka = req.query.keep_alive;
   if (ka === undefined) throw validationFailed(['[keep_alive] is not specified']);
   const keepAliveMs = keepAliveOrThrow(s, parseTimeValue(ka, 'keep_alive'));
+  requireLog(s);
   const indices = await searchIndices(s, req, OPEN);
   refuseFilteredAliases(s, req.params.index, indices, 'point in time');
   const targets = orderedTargets(indices, req.query.routing);

@@ -163,6 +163,16 @@ export function liveContext(s: PagingServices, req: { auth?: unknown }, id: stri
   return rec;
 }
 
+/**
+ * A scroll or PIT cannot be opened without the lifecycle log (its `opened` fact must be logged
+ * before the client gets its id): while the node is cut off from NATS, ES's 503 at once.
+ */
+export function requireLog(s: PagingServices): void {
+  if (!s.shards.connected) {
+    throw new EsError('no_shard_available_action_exception', 503, 'the node is not connected to NATS: search contexts cannot be opened');
+  }
+}
+
 /** Internal sort of a scroll: the user's sort (or _score) plus a unique tiebreaker, so the position is exact. */
 function scrollSort(sort: SortSpec[] | undefined): SortSpec[] {
   // `_doc` alone: any doc order will do (ES defines none across shards), so walk shard after shard
@@ -218,6 +228,7 @@ export interface ScrollStart {
  * is in the lifecycle log before this resolves. Also what reindex and delete-by-query page with.
  */
 export async function startScroll(s: PagingServices, req: SearchCall, sr: SearchRequest): Promise<ScrollStart> {
+  requireLog(s);
   const keepAliveMs = keepAliveOrThrow(s, sr.scrollKeepAliveMs!);
   const indices = await searchIndices(s, req);
   refuseFilteredAliases(s, req.params.index, indices, 'scroll');
