@@ -66,6 +66,8 @@ export function checkMaxPayload(nc: NatsConnection, log: Logger): number {
 
 /** Nobody answers the subject (no started copy / no primary right now). */
 class NoCopy extends Error {}
+/** The connection dropped with the request in flight: it may or may not have been delivered. */
+class ConnectionLost extends Error {}
 const CONNECTION_LOST = Symbol('connection lost');
 const isTimeout = (e: unknown) => e instanceof RequestTimeout || e instanceof TimeoutError || (e as Error)?.cause instanceof TimeoutError || (e as { name?: string })?.name === 'TimeoutError';
 
@@ -132,7 +134,7 @@ export class ShardClient {
       const ask = async () => assembleReply(this.nc, await this.mux.request(subject, payload, timeout), timeout);
       return await Promise.race([ask(), lost]);
     } catch (e) {
-      if (e === CONNECTION_LOST) throw unavailable(ref, 'the node lost its NATS connection');
+      if (e === CONNECTION_LOST) throw new ConnectionLost('the node lost its NATS connection');
       if (e instanceof NoResponders) throw new NoCopy(e.message);
       throw e;
     } finally {
@@ -174,10 +176,25 @@ export class ShardClient {
           // No answer: the copy may have died holding it. Ask again (writes until their wait is over, reads once).
           if (op === 'write' ? Date.now() < deadline : timeouts++ < 1) continue;
         }
+        if (e instanceof ConnectionLost) {
+          // Sent, then the connection dropped (our NATS server died): ask again once reconnected,
+          // as a write that did land is applied again as the same documents.
+          if (await this.reconnected(op === 'write' ? deadline : Date.now() + this.readWaitMs)) continue;
+          throw unavailable(ref, `${e.message} and did not get it back in time; the request may have been applied`);
+        }
         if (e instanceof EsError) throw e;
         throw unavailable(ref, (e as Error).message ?? String(e));
       }
     }
+  }
+
+  /** Resolves true once the connection is back, false at `deadline`. */
+  private async reconnected(deadline: number): Promise<boolean> {
+    while (!this.connected) {
+      if (Date.now() >= deadline || this.nc.isClosed()) return false;
+      await sleep(100);
+    }
+    return true;
   }
 
   /** A plain JSON request/reply (counts and real-time gets from this node's own copy when it can). */

@@ -62,7 +62,7 @@ function load(via: ClusterNode, from: number) {
           const st = it.index.status;
           if (st === 200 || st === 201) out.acked.add(ids[k]);
           // A 503 whose append may have reached the log is unknown; every other refusal is definite.
-          else if (st === 503 && /did not acknowledge|did not reach|timed? ?out/i.test(it.index.error?.reason ?? '')) out.unknown.add(ids[k]);
+          else if (st === 503 && /did not acknowledge|did not reach|timed? ?out|may have been applied/i.test(it.index.error?.reason ?? '')) out.unknown.add(ids[k]);
           else out.refused.add(ids[k]);
         });
       } catch {
