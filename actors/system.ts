@@ -22,7 +22,7 @@ import { Kvm } from '@nats-io/kv';
 import { VERSION } from './edge/routes/cluster';
 import { localInfo } from './edge/views/nodes';
 import { serveNode } from './cluster/nodeRpc';
-import { ContextRegistry, reviveContexts, writeCheckpoint } from './contexts';
+import { ContextDirectory, ContextRegistry, ContextService, reviveContexts, writeCheckpoint } from './contexts';
 import { startSecurity, type SecurityModule } from './security';
 import { documentRoutes } from './edge/routes/documents';
 import { bulkRoutes } from './edge/routes/bulk';
@@ -193,8 +193,12 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     const security = await startSecurity(ctx);
     stops.push(() => security.stop());
 
-    const contexts = new ContextRegistry(bus);
+    // Scroll contexts and PITs: this node's own as actors (registry), every node's as the log tells
+    // them (directory), and the commands and adoptions between nodes (service).
+    const directory = new ContextDirectory(nc, log);
+    const contexts = new ContextRegistry(bus, Date, node.id, (e) => directory.apply(e));
     stops.push(() => contexts.stopAll());
+    stops.push(() => directory.stop());
     cluster.onIndexDeleted((idx) => contexts.releaseIndex(idx.uuid));
     const t1 = Date.now();
     const checkpointPath = join(dataDir, 'contexts-checkpoint.json');
@@ -203,11 +207,26 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       rebuildScroll: scrollFromFact,
       log,
       checkpointPath,
+      nodeId: node.id,
+      legacy: false, // contexts of older logs are adopted under a lease (one node takes them)
+      directory,
     });
     log.info({ ...revived, ms: Date.now() - t1 }, 'search contexts revived from the lifecycle log');
+    const contextService = new ContextService({
+      nc, nodeId: node.id, registry: contexts, directory,
+      liveNodes: () => membership.liveIds(),
+      warm: () => membership.warm,
+      leases: await leasesBucket(nc, Number(replicas ?? 1)),
+      rebuildScroll: scrollFromFact,
+      log,
+    });
+    contextService.start();
+    membership.onLeft((id) => contextService.nodeLeft(id));
+    stops.push(() => contextService.stop());
+    void contextService.adoptOrphans();
     // Checkpoints of the context projection bound the next start-up's fold (actors/contexts/checkpoint.ts).
     const checkpoint = () =>
-      writeCheckpoint(nc, contexts, checkpointPath).catch((e: Error) => log.warn({ err: e.message }, 'context checkpoint failed'));
+      writeCheckpoint(nc, contexts, directory, checkpointPath).catch((e: Error) => log.warn({ err: e.message }, 'context checkpoint failed'));
     await checkpoint();
     const every = setInterval(() => void checkpoint(), settings.num('snapshot.interval_ms', 300_000));
     every.unref();
@@ -224,8 +243,10 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       security: security.enabled ? { ...security, authorize: (a, act, idx) => security.gate.authorize(a, act, idx) } : undefined,
       stats: newSearchStats(),
       membership,
-      nodeOps: {},
+      nodeOps: { ping: () => true },
       contexts,
+      directory,
+      contextService,
       ids,
     };
     clusterRoutes(router, services);

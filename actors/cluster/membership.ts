@@ -55,6 +55,7 @@ export class Membership {
   /** Nodes that left, with when they were last heard from. */
   readonly leftAt = new Map<string, number>();
   private readonly listeners: Array<() => void> = [];
+  private readonly leftListeners: Array<(id: string) => void> = [];
   private timer?: NodeJS.Timeout;
   private sub?: Subscription;
   private stopped = false;
@@ -92,7 +93,7 @@ export class Membership {
           if (this.seen.delete(id)) {
             this.leftAt.set(id, Date.now());
             this.log.info({ node: id }, 'node left');
-            this.emit();
+            this.emit(id);
           }
           return;
         }
@@ -123,7 +124,7 @@ export class Membership {
         this.seen.delete(id);
         this.leftAt.set(id, s.at);
         this.log.warn({ node: id, name: s.rec.name, silentMs: now - s.at }, 'node stopped heartbeating: left the cluster');
-        this.emit();
+        this.emit(id);
       }
     }
   }
@@ -156,8 +157,13 @@ export class Membership {
   onChange(fn: () => void): void {
     this.listeners.push(fn);
   }
-  private emit(): void {
+  /** A node left (stopped cleanly, or stopped heartbeating). */
+  onLeft(fn: (id: string) => void): void {
+    this.leftListeners.push(fn);
+  }
+  private emit(left?: string): void {
     for (const fn of this.listeners) fn();
+    if (left) for (const fn of this.leftListeners) fn(left);
   }
 
   /** Leaves: tells the others at once. */

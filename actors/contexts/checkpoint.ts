@@ -3,7 +3,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { EVENT_STREAM } from '../../streams';
 import type { ContextState } from '../../streams/evolve';
-import type { ContextRegistry, Tombstone } from './registry';
+import type { ContextRegistry } from './registry';
+import type { ContextDirectory } from './directory';
 
 /**
  * A checkpoint of the context projection: the open contexts and the remembered ends as they stood
@@ -15,7 +16,7 @@ import type { ContextRegistry, Tombstone } from './registry';
  * registry is copied, so every fact at or below it is in the copy.
  */
 export interface ContextCheckpoint {
-  version: 1;
+  version: number;
   /**
    * Identity of the log: subject and timestamp of message `streamSeq` (nats-server resets a
    * stream's `created` time when it recovers it from disk, so that cannot tell streams apart).
@@ -23,23 +24,30 @@ export interface ContextCheckpoint {
   stream: string;
   streamSeq: number;
   takenAt: number;
-  open: ContextState[];
-  tombstones: Array<[string, Tombstone]>;
+  /** Every context the directory remembered (open anywhere in the cluster, and recently ended). */
+  states: ContextState[];
 }
 
-const VERSION = 1;
+/** 2: the cluster-wide directory (1 held this node's open contexts and tombstones: refolded instead). */
+const VERSION = 2;
 
 /** Writes the checkpoint atomically (temp file, fsync, rename) with a SHA-256 of its body. */
-export async function writeCheckpoint(nc: NatsConnection, registry: ContextRegistry, path: string): Promise<ContextCheckpoint> {
+export async function writeCheckpoint(nc: NatsConnection, registry: ContextRegistry, directory: ContextDirectory, path: string): Promise<ContextCheckpoint> {
   const jsm = await jetstreamManager(nc);
-  const info = await jsm.streams.info(EVENT_STREAM);
+  // The directory has folded everything up to its position; this node's own contexts add what the
+  // log does not know (the last use of a PIT searched without keep_alive).
+  const seq = directory.position;
+  const own = new Map(registry.openStates().map((s) => [s.id, s]));
+  const states = directory.all().map((s) => {
+    const mine = own.get(s.id);
+    return mine && s.status === 'open' ? { ...s, lastActivityAt: Math.max(s.lastActivityAt, mine.lastActivityAt) } : s;
+  });
   const cp: ContextCheckpoint = {
     version: VERSION,
-    stream: await messageIdentity(jsm, info.state.last_seq),
-    streamSeq: info.state.last_seq,
+    stream: await messageIdentity(jsm, seq),
+    streamSeq: seq,
     takenAt: Date.now(),
-    open: registry.openStates(),
-    tombstones: registry.tombstoneEntries(),
+    states,
   };
   writeChecksummedFile(path, JSON.stringify(cp));
   return cp;

@@ -1,6 +1,6 @@
 import { createActor, type AnyActorRef } from 'xstate';
 import { v4 as uuidv4 } from 'uuid';
-import { makeEnvelope, type Bus } from '../../streams';
+import { makeEnvelope, type Bus, type Envelope } from '../../streams';
 import type { Owner } from '../../streams';
 import type { ContextState } from '../../streams/evolve';
 import { scrollContextMachine, type ScrollReleaseReason } from '../../machines/scrollContext.machine';
@@ -79,7 +79,17 @@ export class ContextRegistry {
   /** Freed scroll contexts: count and summed lifetime, for `_nodes/stats`. */
   readonly freed = { scrollTotal: 0, scrollTimeMs: 0 };
 
-  constructor(private readonly bus: Bus, private readonly clock: { now(): number } = Date) {}
+  /**
+   * @param nodeId this node: every fact it appends says so (`node`), and the contexts it opens name
+   *   it as their owner
+   * @param onFact each fact once appended (the cluster-wide directory folds its own at once)
+   */
+  constructor(
+    private readonly bus: Bus,
+    private readonly clock: { now(): number } = Date,
+    private readonly nodeId?: string,
+    private readonly onFact?: (e: Envelope) => void,
+  ) {}
 
   open(init: {
     kind: ContextKind;
@@ -96,7 +106,10 @@ export class ContextRegistry {
     const rec = this.record(uuidv4(), init, now, now);
     rec.opened = init.openedData as ContextRecord['opened'];
     rec.correlationId = init.correlationId;
-    const opened = { indices: init.indices, shards: init.shards.length, pinned: init.shards, ...(init.owner ? { owner: init.owner } : {}), ...(init.openedData ?? {}) };
+    const opened = {
+      ...(this.nodeId ? { node: this.nodeId } : {}),
+      indices: init.indices, shards: init.shards.length, pinned: init.shards, ...(init.owner ? { owner: init.owner } : {}), ...(init.openedData ?? {}),
+    };
     this.spawn(rec, undefined, opened, init.correlationId);
     return rec;
   }
@@ -117,6 +130,17 @@ export class ContextRegistry {
     // Ran out while the node was down: its expired fact and tombstone carry the time it was due.
     if (dueAt <= now) rec.overdueAt = dueAt;
     this.spawn(rec, Math.max(0, dueAt - now), undefined);
+    return rec;
+  }
+
+  /**
+   * Takes over a context whose owner node died (or a legacy one no node owns): revived like after a
+   * restart, with what is left of its keep-alive, and an `adopted` fact naming the old and new owner
+   * continues its facts. Every later fact comes from this node.
+   */
+  adopt(state: ContextState, scroll: ContextRecord['scroll'] | undefined, from: string): ContextRecord {
+    const rec = this.revive(state, scroll);
+    if (this.live.has(rec.id) && this.nodeId) rec.actor.send({ type: 'adopt', from, to: this.nodeId } as never);
     return rec;
   }
 
@@ -183,8 +207,9 @@ export class ContextRegistry {
       type.endsWith('.opened') ? rec.createdAt // the same instant the registry reports as created
       : rec.overdueAt !== undefined && type.endsWith('.expired') ? rec.overdueAt
       : this.clock.now();
-    const p = this.bus.append(makeEnvelope({ type, aggregateId: rec.id, seq, data, time, correlationId }));
-    p.catch(() => undefined);
+    const env = makeEnvelope({ type, aggregateId: rec.id, seq, data, time, correlationId, ...(this.nodeId ? { node: this.nodeId } : {}) });
+    const p = this.bus.append(env);
+    p.then(() => this.onFact?.(env), () => undefined);
     rec.appended = p;
   }
 

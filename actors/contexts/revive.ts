@@ -1,10 +1,12 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
-import { Aggregate, subjects } from '../../streams';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Aggregate, EVENT_STREAM, subjects } from '../../streams';
 import { foldLog } from '../../streams/factReader';
 import { emptyWorld, type ContextState } from '../../streams/evolve';
 import { readCheckpoint } from './checkpoint';
 import type { ContextRecord, ContextRegistry } from './registry';
+import type { ContextDirectory } from './directory';
 
 /** Rebuilds a scroll's paging data from its opened fact (the request as the client sent it). */
 export type ScrollRebuilder = (request: NonNullable<ContextState['request']>, total: ContextState['total']) => NonNullable<ContextRecord['scroll']>;
@@ -21,10 +23,13 @@ export interface ReviveResult {
 }
 
 /**
- * Start-up: folds the scroll and PIT facts of the lifecycle log and brings every context that is
- * still open back as a live actor on its pinned searchers, with what is left of its keep-alive
- * (one whose keep-alive ran out while the node was down expires at once, with its `expired`
- * fact). Ended contexts leave tombstones, so a 404 after a restart still says why.
+ * Start-up: folds the scroll and PIT facts of the lifecycle log (after the checkpoint, when one is
+ * usable) and brings back as live actors the contexts this node owns (`nodeId`; every open one when
+ * no node id is given), each on its pinned searchers with what is left of its keep-alive (one whose
+ * keep-alive ran out while the node was down expires at once, with its `expired` fact). Ended
+ * contexts leave tombstones, so a 404 after a restart still says why. The `directory` (when given)
+ * starts from the same fold and follows the log from there: contexts of other nodes are served
+ * through their owners, or adopted when their owner is gone (ContextService).
  *
  * A context that cannot be revived is released with a fact: `index_deleted` when an index it pinned
  * no longer exists, `shutdown` when its opened fact predates the revival data (no request).
@@ -32,45 +37,58 @@ export interface ReviveResult {
 export async function reviveContexts(
   nc: NatsConnection,
   registry: ContextRegistry,
-  opts: { indexExists: (uuid: string) => boolean; rebuildScroll: ScrollRebuilder; log?: Logger; checkpointPath?: string },
+  opts: {
+    indexExists: (uuid: string) => boolean;
+    rebuildScroll: ScrollRebuilder;
+    log?: Logger;
+    checkpointPath?: string;
+    /** Revive only the contexts this node owns (and, unless `legacy` is false, those no node owns). */
+    nodeId?: string;
+    /** Contexts of logs written before nodes clustered name no owner: revive them here (default), or leave them to adoption. */
+    legacy?: boolean;
+    directory?: ContextDirectory;
+  },
 ): Promise<ReviveResult> {
   const out: ReviveResult = { revived: 0, released: 0, tombstones: 0, events: 0, checkpoint: 'none' };
   const { cp, why } = opts.checkpointPath ? await readCheckpoint(nc, opts.checkpointPath) : { cp: undefined, why: 'none' };
   out.checkpoint = cp ? cp.streamSeq : why!;
-  if (cp) {
-    registry.restoreTombstones(cp.tombstones);
-    out.tombstones += cp.tombstones.length;
-  }
+  // What the fold below reaches at least: the directory follows on from here.
+  const last = (await (await jetstreamManager(nc)).streams.info(EVENT_STREAM)).state.last_seq;
+  const all: ContextState[] = [];
   for (const aggregate of [Aggregate.Scroll, Aggregate.Pit]) {
     const world = emptyWorld();
-    for (const st of cp?.open ?? []) if (st.kind === aggregate) world[aggregate].set(st.id, st);
+    for (const st of cp?.states ?? []) if (st.kind === aggregate) world[aggregate].set(st.id, { ...st });
     await foldLog(nc, { filterSubject: subjects.factsOfType(aggregate), world, ...(cp ? { startSeq: cp.streamSeq + 1 } : {}) });
     out.events += world.events;
-    const states = aggregate === Aggregate.Scroll ? world.scroll : world.pit;
-    for (const state of states.values()) {
-      if (state.status !== 'open') {
-        registry.remember(state);
-        out.tombstones++;
-        continue;
+    all.push(...(aggregate === Aggregate.Scroll ? world.scroll : world.pit).values());
+  }
+  const mine = (st: ContextState) => opts.nodeId === undefined || st.node === opts.nodeId || (!st.node && opts.legacy !== false);
+  const toRevive: ContextState[] = [];
+  for (const state of all) {
+    if (state.status !== 'open') {
+      registry.remember(state);
+      out.tombstones++;
+    } else if (mine(state)) toRevive.push({ ...state });
+  }
+  await opts.directory?.start(all, Math.max(last, cp?.streamSeq ?? 0));
+  for (const state of toRevive) {
+    let scroll: ContextRecord['scroll'];
+    let releaseReason: 'index_deleted' | 'shutdown' | undefined;
+    if (!state.pinned.every((p) => opts.indexExists(p.indexUuid))) releaseReason = 'index_deleted';
+    else if (state.kind === 'scroll') {
+      try {
+        if (!state.request) throw new Error('opened fact has no request');
+        scroll = opts.rebuildScroll(state.request, state.total);
+      } catch (e) {
+        opts.log?.warn({ context: state.id, err: (e as Error).message }, 'scroll context cannot be revived');
+        releaseReason = 'shutdown';
       }
-      let scroll: ContextRecord['scroll'];
-      let releaseReason: 'index_deleted' | 'shutdown' | undefined;
-      if (!state.pinned.every((p) => opts.indexExists(p.indexUuid))) releaseReason = 'index_deleted';
-      else if (state.kind === 'scroll') {
-        try {
-          if (!state.request) throw new Error('opened fact has no request');
-          scroll = opts.rebuildScroll(state.request, state.total);
-        } catch (e) {
-          opts.log?.warn({ context: state.id, err: (e as Error).message }, 'scroll context cannot be revived');
-          releaseReason = 'shutdown';
-        }
-      }
-      const rec = registry.revive(state, scroll);
-      if (releaseReason) {
-        await registry.release(rec, releaseReason);
-        out.released++;
-      } else out.revived++;
     }
+    const rec = registry.revive(state, scroll);
+    if (releaseReason) {
+      await registry.release(rec, releaseReason);
+      out.released++;
+    } else out.revived++;
   }
   return out;
 }

@@ -1,17 +1,18 @@
 import { allShardsFailed, illegalArgument, validationFailed } from '../../wire/esErrors';
 import type { EsRequest, EsResponse, Router } from '../router';
 import { executeSearch, renderSearch, type SearchOutcome, type ShardTarget } from '../coordinator';
-import type { ContextRecord } from '../../contexts';
+import type { ContextHandle } from '../../contexts';
 import { parseTimeValue, type SearchRequest } from '../../shard/engine';
 import { checkKeepAlive, KeepAliveTooLarge } from '../../../machines/keepAlive';
-import { indexNames, isSuperuser, keepAliveLimits, liveContext, type PagingServices } from './search';
+import { contextMissing, indexNames, isSuperuser, keepAliveLimits, mayUse, useContext, type PagingServices } from './search';
 
 /** One scroll page: its hits (with sources), the context, and the id of the next page (none once released). */
 export interface ScrollPage {
   out: SearchOutcome;
   sr: SearchRequest;
   targets: ShardTarget[];
-  rec: ContextRecord;
+  /** The context (its scroll data), wherever its owner node runs. */
+  rec: Pick<ContextHandle, 'id' | 'scroll'>;
   scrollId?: string;
 }
 
@@ -24,7 +25,6 @@ export async function scrollPage(s: PagingServices, req: { auth?: unknown; opaqu
   const { contextId, pos } = s.ids.parseScrollId(scrollId);
   // ES authorizes the scroll action (granted on any index) before it looks the context up.
   if (s.security) await s.security.authorize(req.auth, 'indices:data/read/scroll');
-  const rec = liveContext(s, req, contextId, 'scroll');
   let keepAliveMs: number | undefined;
   if (scroll !== undefined) {
     keepAliveMs = parseTimeValue(String(scroll), 'scroll');
@@ -33,15 +33,16 @@ export async function scrollPage(s: PagingServices, req: { auth?: unknown; opaqu
     } catch (e) {
       if (!(e instanceof KeepAliveTooLarge)) throw e;
       // ES frees the context when a continuation asks for too long a keep-alive.
-      await s.contexts.release(rec, 'keep_alive_too_large', req.opaqueId);
+      await s.contextService.release(contextId, 'scroll', 'keep_alive_too_large', req.opaqueId, (o) => mayUse(s, req, o));
       throw allShardsFailed([illegalArgument(e.message)]);
     }
   }
-  s.contexts.use(rec, keepAliveMs ?? keepAliveLimits(s).defaultMs, req.opaqueId);
+  const h = await useContext(s, req, contextId, 'scroll', keepAliveMs ?? keepAliveLimits(s).defaultMs);
   const started = Date.now();
   try {
-    const sr = { ...(rec.scroll!.request as SearchRequest), searchAfter: pos.after };
-    const targets = rec.shards.map((p) => ({
+    if (!h.scroll) throw contextMissing(s, contextId, 'query', req);
+    const sr = { ...(h.scroll.request as SearchRequest), searchAfter: pos.after };
+    const targets = h.shards.map((p) => ({
       ref: { index: p.index, indexUuid: p.indexUuid, n: p.n },
       shardIndex: p.shardIndex,
       searcher: p.searcher,
@@ -49,13 +50,13 @@ export async function scrollPage(s: PagingServices, req: { auth?: unknown; opaqu
     }));
     const out = await executeSearch(s, sr, targets);
     out.tookMs = Math.max(1, out.tookMs);
-    await rec.appended; // the extension is in the log before the client sees the page (revival)
+    await h.ready; // the extension is in the log before the client sees the page (revival)
     const next = { after: out.list.length ? out.list.lastSort() : pos.after, page: pos.page + 1 };
     // Seed: a continuation without `scroll` releases the context as part of the request.
-    return { out, sr, targets, rec, ...(scroll === undefined ? {} : { scrollId: s.ids.scrollId(rec.id, next) }) };
+    return { out, sr, targets, rec: h, ...(scroll === undefined ? {} : { scrollId: s.ids.scrollId(h.id, next) }) };
   } finally {
-    s.contexts.done(rec);
-    if (scroll === undefined) await s.contexts.release(rec, 'no_scroll_param', req.opaqueId);
+    h.done();
+    if (scroll === undefined) await h.release('no_scroll_param', req.opaqueId);
     s.stats.scrollTimeMs += Date.now() - started;
   }
 }
@@ -107,22 +108,21 @@ async function clearScroll(s: PagingServices, req: EsRequest): Promise<EsRespons
     const { contextId } = s.ids.parseScrollId(id); // junk -> 400 Cannot parse scroll id
     if (seen.has(contextId)) continue;
     seen.add(contextId);
-    const rec = s.contexts.get(contextId);
-    if (!rec || rec.kind !== 'scroll') continue;
-    if (s.security && !s.security.sameOwner(rec.owner, owner)) continue; // only the owner's contexts are freed
-    freed += await s.contexts.clear(rec, owner?.username, req.opaqueId);
+    // Only the caller's own contexts are freed, wherever their owner node runs.
+    freed += await s.contextService.clear(contextId, 'scroll', owner?.username, req.opaqueId, (o) => mayUse(s, req, o));
   }
   return { status: freed ? 200 : 404, body: { succeeded: true, num_freed: freed } };
 }
 
-/** `_all`: every scroll context of the caller; num_freed counts nodes that answered (ES). */
+/** `_all`: every scroll context of the caller on every node; num_freed counts the shard contexts freed. */
 async function clearAll(s: PagingServices, req: EsRequest): Promise<EsResponse> {
   const owner = s.security?.ownerOf(req.auth);
-  for (const rec of s.contexts.list('scroll')) {
-    if (s.security && !s.security.sameOwner(rec.owner, owner)) continue;
-    await s.contexts.clear(rec, owner?.username, req.opaqueId);
+  let freed = 0;
+  for (const st of s.directory.open('scroll')) {
+    if (!mayUse(s, req, st.owner)) continue;
+    freed += await s.contextService.clear(st.id, 'scroll', owner?.username, req.opaqueId, (o) => mayUse(s, req, o));
   }
-  return { body: { succeeded: true, num_freed: 1 } };
+  return { body: { succeeded: true, num_freed: freed } };
 }
 
 export function scrollRoutes(r: Router, s: PagingServices): void {
@@ -132,23 +132,27 @@ export function scrollRoutes(r: Router, s: PagingServices): void {
   r.add('DELETE', '/_search/scroll', (req) => clearScroll(s, req), authz);
   r.add('DELETE', '/_search/scroll/_all', (req) => clearAll(s, req), authz);
   r.add('DELETE', '/_search/scroll/{scroll_id}', (req) => clearScroll(s, req), authz);
-  // Our extension: list open scroll contexts (ES has no such API).
+  // Our extension: list open scroll contexts of the whole cluster (ES has no such API).
   r.add('GET', '/_scroll', (req) => {
-    const owner = s.security?.ownerOf(req.auth);
     const now = Date.now();
-    const scrolls = s.contexts
-      .list('scroll')
-      .filter((rec) => !s.security || s.security.sameOwner(rec.owner, owner) || isSuperuser(req))
-      .map((rec) => ({
-        id: rec.id,
-        indices: rec.indices,
-        owner: rec.owner ?? null,
-        shards: rec.shards.length,
-        created: new Date(rec.createdAt).toISOString(),
-        age_in_millis: now - rec.createdAt,
-        keep_alive: `${rec.keepAliveMs}ms`,
-        expires_at: s.contexts.expiresAt(rec) === null ? null : new Date(s.contexts.expiresAt(rec)!).toISOString(),
-      }));
+    const scrolls = s.directory
+      .open('scroll')
+      .filter((st) => mayUse(s, req, st.owner) || isSuperuser(req))
+      .map((st) => {
+        const rec = s.contexts.get(st.id); // this node's own: its in-use state is known here
+        const exp = rec ? s.contexts.expiresAt(rec) : st.lastActivityAt + st.keepAliveMs;
+        return {
+          id: st.id,
+          indices: st.indices,
+          owner: st.owner ?? null,
+          node: st.node ?? null,
+          shards: st.shards,
+          created: new Date(st.openedAt).toISOString(),
+          age_in_millis: now - st.openedAt,
+          keep_alive: `${rec?.keepAliveMs ?? st.keepAliveMs}ms`,
+          expires_at: exp === null ? null : new Date(exp).toISOString(),
+        };
+      });
     return { body: { count: scrolls.length, scrolls } };
   }, { kind: 'cluster', action: 'cluster:monitor/scroll/list' });
 }

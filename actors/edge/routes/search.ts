@@ -5,7 +5,7 @@ import { executeSearch, renderSearch, sliceTargets, targetQuery, type SearchOutc
 import { refuseFilteredAliases, withAliasFilters } from '../aliasFilters';
 import { resolveOptions } from './indices';
 import { routingSpec, type IndexState } from '../../cluster';
-import type { ContextRecord, ContextRegistry } from '../../contexts';
+import type { ContextDirectory, ContextHandle, ContextRecord, ContextRegistry, ContextService } from '../../contexts';
 import type { IdCodec } from '../ids';
 import { parseSearchRequest, parseTimeValue, searchShards, withImplicitShardDoc, type SearchRequest } from '../../shard/engine';
 import type { SortSpec } from '../../shard/engine/types';
@@ -14,7 +14,12 @@ import { parseBody } from '../../wire/json';
 
 /** What the paging routes share: registry of contexts and the id codec. */
 export interface PagingServices extends EdgeServices {
+  /** This node's own contexts (their actors). */
   contexts: ContextRegistry;
+  /** Every context of the cluster, as the lifecycle log tells them. */
+  directory: ContextDirectory;
+  /** Uses, clears and adoptions of contexts wherever their owner runs. */
+  contextService: ContextService;
   ids: IdCodec;
 }
 
@@ -147,7 +152,9 @@ export function isSuperuser(req: EsRequest): boolean {
  * that user (or to anyone when security is off): another user learns nothing about the owner.
  */
 export function contextMissing(s: PagingServices, id: string, phase = 'query', req?: { auth?: unknown }): EsError {
-  const t = s.contexts.tombstone(id);
+  // This node's own memory, else what the log says (a context another node owned)
+  const st = s.directory.get(id);
+  const t = s.contexts.tombstone(id) ?? (st && st.status !== 'open' ? { why: st.status, at: st.endedAt ?? st.lastActivityAt, detail: st.reason, by: st.by } : undefined);
   const showBy = t?.by && (!s.security || (req && s.security.ownerOf(req.auth)?.username === t.by));
   const why = t
     ? `${t.why}${t.detail ? ` (${t.detail})` : ''} at ${new Date(t.at).toISOString()}${showBy ? ` by [${t.by}]` : ''}`
@@ -156,11 +163,25 @@ export function contextMissing(s: PagingServices, id: string, phase = 'query', r
   return allShardsFailed([e], phase, [{ shard: -1, index: null, reason: { type: e.type, reason: e.message } }]);
 }
 
-/** Finds a live context the caller owns, or throws the 404. */
-export function liveContext(s: PagingServices, req: { auth?: unknown }, id: string, kind: 'scroll' | 'pit'): ContextRecord {
-  const rec = s.contexts.get(id);
-  if (!rec || rec.kind !== kind || !ownerCheck(s, req, rec)) throw contextMissing(s, id, 'query', req);
-  return rec;
+/**
+ * Starts a use of a live context the caller owns, wherever its owner node runs (ContextService), or
+ * throws the 404. `keepAliveMs` extends it (undefined: as it is).
+ */
+export async function useContext(
+  s: PagingServices,
+  req: { auth?: unknown; opaqueId?: string },
+  id: string,
+  kind: 'scroll' | 'pit',
+  keepAliveMs: number | undefined,
+): Promise<ContextHandle> {
+  const h = await s.contextService.acquire(id, kind, { keepAliveMs, correlationId: req.opaqueId, mayUse: (owner) => mayUse(s, req, owner) });
+  if (!h) throw contextMissing(s, id, 'query', req);
+  return h;
+}
+
+/** Whether the caller may use (or free) a context opened by `owner`. */
+export function mayUse(s: PagingServices, req: { auth?: unknown }, owner: { username: string; realm: string } | undefined): boolean {
+  return !s.security || s.security.sameOwner(owner, s.security.ownerOf(req.auth));
 }
 
 /**
@@ -287,28 +308,30 @@ async function openScroll(s: PagingServices, req: SearchCall, sr: SearchRequest)
 async function pitSearch(s: PagingServices, req: SearchCall, sr: SearchRequest): Promise<EsResponse> {
   const pit = sr.pit!;
   const contextId = s.ids.parsePitId(pit.id);
-  const rec = liveContext(s, req, contextId, 'pit');
-  if (s.security) await s.security.authorize(req.auth, READ, rec.indices);
+  // The PIT's indices are authorized before it is used (wherever its owner node runs).
+  const st = await s.contextService.state(contextId);
+  if (!st || st.kind !== 'pit' || st.status !== 'open' || !mayUse(s, req, st.owner)) throw contextMissing(s, contextId, 'query', req);
+  if (s.security) await s.security.authorize(req.auth, READ, st.indices);
   const keepAliveMs = pit.keepAliveMs === undefined ? undefined : keepAliveOrThrow(s, pit.keepAliveMs);
-  s.contexts.use(rec, keepAliveMs, req.opaqueId);
+  const h = await useContext(s, req, contextId, 'pit', keepAliveMs);
   try {
     const sort = withImplicitShardDoc(sr.sort, sr.searchAfter);
     const targets = sliceTargets(
-      rec.shards.map((p) => ({ ref: { index: p.index, indexUuid: p.indexUuid, n: p.n }, shardIndex: p.shardIndex, searcher: p.searcher })),
+      h.shards.map((p) => ({ ref: { index: p.index, indexUuid: p.indexUuid, n: p.n }, shardIndex: p.shardIndex, searcher: p.searcher })),
       sr.slice,
       'pit',
     );
     const out = await executeSearch(s, { ...sr, sort, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs });
-    if (keepAliveMs !== undefined) await rec.appended; // the extension is logged before the answer
+    await h.ready; // the extension is logged before the answer
     return {
       body: renderSearch(out, sr, indexNames(targets), {
-        pitId: s.ids.pitId(rec.id),
+        pitId: s.ids.pitId(h.id),
         restTotalHitsAsInt: sr.restTotalHitsAsInt,
         noTotal: sr.trackTotalHits === false,
       }),
     };
   } finally {
-    s.contexts.done(rec);
+    h.done();
   }
 }
 

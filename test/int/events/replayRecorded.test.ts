@@ -7,7 +7,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { ContextRegistry, readCheckpoint, reviveContexts, writeCheckpoint, type ContextRecord } from '../../../actors/contexts';
+import pino from 'pino';
+import { ContextDirectory, ContextRegistry, readCheckpoint, reviveContexts, writeCheckpoint, type ContextRecord } from '../../../actors/contexts';
 import { factSource, replayLog } from '../../../scripts/cli/replayLog';
 
 const pinned = (i: number) => [{ index: 'books', indexUuid: i % 2 ? 'idx-a' : 'idx-b', n: 0, shardIndex: 0, searcher: { maxDoc: 10, seqNo: 9 } }];
@@ -30,6 +31,15 @@ function rng(seed: number) {
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** A directory that has folded the whole log (what a node's checkpoint is written from). */
+async function directoryOf(nc: NatsConnection): Promise<ContextDirectory> {
+  const d = new ContextDirectory(nc, pino({ level: 'silent' }));
+  await d.start([], 0);
+  await d.catchUp();
+  void d.stop();
+  return d;
 }
 
 describe('replay of a log recorded by the live context registry', () => {
@@ -145,8 +155,8 @@ describe('replay of a log recorded by the live context registry', () => {
 
     // A checkpoint, then more history: the next start folds only what came after it.
     const path = join(await tempDir(), 'contexts.json');
-    const cp = await writeCheckpoint(nc, after, path);
-    expect(cp.open.map((x) => x.id)).toEqual([long.id]);
+    const cp = await writeCheckpoint(nc, after, await directoryOf(nc), path);
+    expect(cp.states.filter((x) => x.status === 'open').map((x) => x.id)).toEqual([long.id]);
     const tail = after.open({ kind: 'pit', indices: ['books'], shards: pinned(5), keepAliveMs: 60_000 });
     await after.clear(after.get(long.id)!, 'u');
     await tail.appended;
@@ -161,7 +171,7 @@ describe('replay of a log recorded by the live context registry', () => {
     third.stopAll();
 
     // A corrupt checkpoint is ignored: the whole log is folded instead, with the same outcome.
-    writeFileSync(path, readFileSync(path, 'utf8').replace('"open"', '"opem"'));
+    writeFileSync(path, readFileSync(path, 'utf8').replace('"status":"open"', '"status":"opem"'));
     const fourth = new ContextRegistry(new Bus(nc));
     const full = await reviveContexts(nc, fourth, { indexExists: () => true, rebuildScroll: () => ({ request: {} }), checkpointPath: path });
     expect(full).toMatchObject({ checkpoint: 'checksum mismatch', revived: 1 });
@@ -175,7 +185,7 @@ describe('replay of a log recorded by the live context registry', () => {
     const rec = reg.open({ kind: 'pit', indices: ['books'], shards: pinned(7), keepAliveMs: 60_000 });
     await rec.appended;
     const path = join(await tempDir(), 'contexts.json');
-    const cp = await writeCheckpoint(nc, reg, path);
+    const cp = await writeCheckpoint(nc, reg, await directoryOf(nc), path);
     reg.stopAll();
     await nc.close();
     await nats.restart();
