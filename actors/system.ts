@@ -22,6 +22,7 @@ import { Kvm } from '@nats-io/kv';
 import { VERSION } from './edge/routes/cluster';
 import { localInfo } from './edge/views/nodes';
 import { serveNode } from './cluster/nodeRpc';
+import { liveContexts } from './edge/routes/contextList';
 import { ContextDirectory, ContextRegistry, ContextService, reviveContexts, writeCheckpoint } from './contexts';
 import { startSecurity, type SecurityModule } from './security';
 import { documentRoutes } from './edge/routes/documents';
@@ -222,6 +223,10 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     });
     contextService.start();
     membership.onLeft((id) => contextService.nodeLeft(id));
+    // A context of ours another node adopted (we were taken for dead): it is theirs from now on.
+    directory.onChange((st) => {
+      if (st.node && st.node !== node.id && contexts.get(st.id)) contexts.disown(st.id);
+    });
     stops.push(() => contextService.stop());
     void contextService.adoptOrphans();
     // Checkpoints of the context projection bound the next start-up's fold (actors/contexts/checkpoint.ts).
@@ -249,6 +254,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       contextService,
       ids,
     };
+    services.nodeOps.contexts = () => liveContexts(services);
     clusterRoutes(router, services);
     indexRoutes(router, services);
     documentRoutes(router, services);

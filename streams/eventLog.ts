@@ -105,7 +105,7 @@ export async function* readStream(nc: NatsConnection, stream: string, opts: Read
     for await (const m of messages) {
       done++;
       if (opts.onProgress && done % 4096 === 0) opts.onProgress(m.seq - first + 1, total);
-      yield { seq: m.seq, subject: m.subject, data: m.data, timeMs: Math.floor(m.info.timestampNanos / 1e6) };
+      yield { seq: m.seq, subject: m.subject, data: m.data, timeMs: Math.floor(m.info.timestampNanos / 1e6), msgId: m.headers?.get('Nats-Msg-Id') || undefined };
       if (m.seq >= last || m.info.pending === 0) break;
     }
   } finally {

@@ -10,6 +10,11 @@ interface Waiter {
   timer?: NodeJS.Timeout;
 }
 
+/** No message for this long while the stream has some past our position: the consumer is replaced. */
+const STALL_MS = 1_500;
+/** How often an idle follower checks that nothing is pending. */
+const IDLE_CHECK_MS = 5_000;
+
 /** The follower did not reach a stream sequence in time. */
 export class FollowTimeout extends Error {
   constructor(readonly stream: string, readonly seq: number, readonly position: number) {
@@ -36,6 +41,10 @@ export class StreamFollower {
   private stopped = false;
   private loop?: Promise<void>;
   private catchUp!: { target: number; resolve: () => void; reject: (e: Error) => void; promise: Promise<void> };
+  /** When the follower last dispatched a message (or last made sure nothing was pending). */
+  private progressAt = Date.now();
+  private watchdog?: NodeJS.Timeout;
+  private checking = false;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -58,6 +67,35 @@ export class StreamFollower {
     if (info.state.last_seq <= afterSeq) resolve();
     const first = await this.subscribe();
     this.loop = this.run(first);
+    this.watchdog = setInterval(() => void this.checkStall(), 500);
+    this.watchdog.unref();
+  }
+
+  /**
+   * The ordered consumer recovers from a leader change on its own only after missed heartbeats
+   * (tens of seconds), and was seen to stall again after such a reset with messages pending. While
+   * the stream holds messages past our position and none arrived for STALL_MS (checked sooner when
+   * someone waits), the consumer is replaced by a new one from the message after the last dispatched.
+   */
+  private async checkStall(): Promise<void> {
+    const idle = Date.now() - this.progressAt;
+    if (this.stopped || this.checking || idle < (this.waiters.length ? STALL_MS : IDLE_CHECK_MS)) return;
+    this.checking = true;
+    try {
+      const last = (await (await jetstreamManager(this.nc)).streams.info(this.stream)).state.last_seq;
+      if (last <= this.position) {
+        this.progressAt = Date.now(); // nothing pending: idle, not stalled
+        return;
+      }
+      if (Date.now() - this.progressAt < STALL_MS) return;
+      this.log.warn({ stream: this.stream, position: this.position, last }, `${this.stream} follower stalled with messages pending; following again`);
+      this.progressAt = Date.now();
+      this.messages?.stop();
+    } catch {
+      // no answer (the connection is down): the next tick asks again
+    } finally {
+      this.checking = false;
+    }
   }
 
   /** An ordered consumer from the message after `position`. */
@@ -70,7 +108,21 @@ export class StreamFollower {
     // Bounded by bytes: write batches reach tens of MB, and the server must never queue more than
     // its per-client max_pending for us while a big batch is applied (slow-consumer cut).
     this.messages = await consumer.consume({ max_bytes: READ_MAX_BYTES });
+    void this.watch(this.messages);
     return this.messages;
+  }
+
+  /** Logs the consumer's resets (leader changes, gaps it noticed): what an operator reads after a failover. */
+  private async watch(messages: ConsumerMessages): Promise<void> {
+    try {
+      for await (const st of messages.status()) {
+        if (st.type === 'reset' || st.type === 'ordered_consumer_recreated' || st.type === 'heartbeats_missed') {
+          this.log.warn({ stream: this.stream, event: st.type, position: this.position }, `${this.stream} follower consumer ${st.type}`);
+        }
+      }
+    } catch {
+      // the consumer ended
+    }
   }
 
   /** Resolves when the follower reached the log's end as of `start`. */
@@ -98,6 +150,7 @@ export class StreamFollower {
             this.log.error({ err: e, seq: m.seq, subject: m.subject }, `${this.stream} message could not be applied`);
           }
           this.position = m.seq;
+          this.progressAt = Date.now();
           if (this.onProgress && ++n % 4096 === 0) this.onProgress(m.seq - from, this.catchUp.target - from);
           if (m.seq >= this.catchUp.target) this.catchUp.resolve();
           if (this.waiters.length) this.wake();
@@ -145,6 +198,7 @@ export class StreamFollower {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    clearInterval(this.watchdog);
     this.messages?.stop();
     await this.loop?.catch(() => undefined);
     for (const w of this.waiters) {

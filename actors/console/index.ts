@@ -58,8 +58,8 @@ export function startConsole(router: Router, s: PagingServices, security: Securi
   const nc = s.ctx.nc;
   const resolver: Resolver = {
     context: (id) => {
-      const rec = s.contexts.get(id);
-      return rec && { owner: rec.owner, indices: rec.indices };
+      const st = s.directory.get(id); // any node's context (the lifecycle log)
+      return st && { owner: st.owner, indices: st.indices };
     },
     apiKeyOwner: (id) => sec?.apiKeys.records.get(id)?.owner,
     tokenSubject: (id) => {
@@ -67,7 +67,7 @@ export function startConsole(router: Router, s: PagingServices, security: Securi
       return t && { username: t.subject.username, realm: t.subject.realm.name };
     },
     serviceTokenAccount: () => undefined,
-    openContexts: () => s.contexts.list().map((r) => ({ id: r.id, owner: r.owner, indices: r.indices })),
+    openContexts: () => s.directory.open().map((st) => ({ id: st.id, owner: st.owner, indices: st.indices })),
   };
   const hub = new FactHub(nc, resolver, s.ctx.log);
   const serviceTokens = new ServiceTokenIndex(nc);
@@ -95,7 +95,7 @@ export function startConsole(router: Router, s: PagingServices, security: Securi
     });
   }, none);
 
-  router.add('GET', api('contexts'), () => json(contextsView(s)), { kind: 'cluster', action: ACTIONS.contexts });
+  router.add('GET', api('contexts'), async () => json(await contextsView(s)), { kind: 'cluster', action: ACTIONS.contexts });
 
   router.add('GET', api('credentials'), async (req) => {
     if (!sec) return json({ now: Date.now(), security: false, api_keys: { visible: 'none', total: 0, keys: [] }, tokens: { visible: false, total: 0, pairs: [] }, service_tokens: { visible: false, tokens: [] } });

@@ -6,6 +6,10 @@ import type { ContextRecord, ContextRegistry } from '../contexts/registry';
 import type { SecurityServices } from '../security/services';
 import { SERVICE_ACCOUNTS } from '../security/serviceAccountDefs';
 import { keepAliveLimits, type PagingServices } from '../edge/routes/search';
+import { liveOf, type LiveContext } from '../edge/routes/contextList';
+import { clusterNodes } from '../edge/views/nodes';
+import { shardCopies } from '../edge/views/health';
+import type { ContextState } from '../../streams/evolve';
 import { seesApiKey, type Access } from './access';
 import type { LastUse } from './lastUse';
 
@@ -35,16 +39,17 @@ export function contextRow(c: ContextRegistry, rec: ContextRecord, node: { id: s
 }
 
 /**
- * The "Now" view of contexts on this node: every open scroll and PIT, and per owner how many
- * shard-level scroll contexts it holds against `search.max_open_scroll_context` (a node-wide limit:
- * one owner's share shows who is using it up).
+ * The "Now" view of contexts: every open scroll and PIT of the cluster (the lifecycle log), with
+ * their live expiry from their owner nodes, and per owner how many shard-level scroll contexts it
+ * holds on this node against `search.max_open_scroll_context` (a per-node limit, as in ES: one
+ * owner's share shows who is using it up).
  */
-export function contextsView(s: PagingServices, now = Date.now()) {
+export async function contextsView(s: PagingServices, now = Date.now()) {
   const node = { id: s.ctx.node.id, name: s.ctx.node.name };
   const max = keepAliveLimits(s).maxOpenScroll;
-  const live = s.contexts.list();
+  const local = s.contexts.list();
   const owners = new Map<string, { owner: Owner | null; scrolls: number; scroll_shard_contexts: number; pits: number }>();
-  for (const rec of live) {
+  for (const rec of local) {
     const k = ownerKey(rec.owner);
     let o = owners.get(k);
     if (!o) owners.set(k, (o = { owner: rec.owner ?? null, scrolls: 0, scroll_shard_contexts: 0, pits: 0 }));
@@ -53,17 +58,43 @@ export function contextsView(s: PagingServices, now = Date.now()) {
       o.scroll_shard_contexts += rec.shards.length;
     } else o.pits++;
   }
-  const open = s.contexts.shardContexts('scroll');
+  const mine = new Set(local.map((r) => r.id));
+  const others = s.directory.open().filter((st) => !mine.has(st.id));
+  const live = await liveOf(s, others);
+  const names = new Map(clusterNodes(s).map((n) => [n.id, n.name]));
+  const rows = [
+    ...local.map((rec) => contextRow(s.contexts, rec, node, now)),
+    ...others.map((st) => remoteRow(st, live.get(st.id), { id: st.node ?? '', name: names.get(st.node ?? '') ?? st.node ?? '' }, now)),
+  ];
   return {
     now,
     node,
-    limit: { setting: 'search.max_open_scroll_context', max, open_scroll_shard_contexts: open },
-    total: live.length,
+    limit: { setting: 'search.max_open_scroll_context', max, open_scroll_shard_contexts: s.contexts.shardContexts('scroll') },
+    total: rows.length,
     // The oldest first: a leak shows as old contexts that stay.
-    contexts: live.sort((a, b) => a.createdAt - b.createdAt).slice(0, MAX_ROWS).map((rec) => contextRow(s.contexts, rec, node, now)),
+    contexts: rows.sort((a, b) => a.created - b.created).slice(0, MAX_ROWS),
     owners: [...owners.values()]
       .map((o) => ({ ...o, share: max > 0 ? o.scroll_shard_contexts / max : 0 }))
       .sort((a, b) => b.scroll_shard_contexts - a.scroll_shard_contexts || b.pits - a.pits),
+  };
+}
+
+/** A context another node owns, as the log tells it plus what its owner said (when it answered). */
+function remoteRow(st: ContextState, l: LiveContext | undefined, node: { id: string; name: string }, now: number) {
+  return {
+    id: st.id,
+    kind: st.kind,
+    owner: st.owner ?? null,
+    indices: st.indices,
+    shards: st.shards,
+    created: st.openedAt,
+    age_ms: now - st.openedAt,
+    keep_alive_ms: l?.keepAliveMs ?? st.keepAliveMs,
+    expires_at: l ? l.expiresAt : st.lastActivityAt + st.keepAliveMs,
+    in_use: l?.inUse ?? false,
+    pages: l?.pages ?? null,
+    node,
+    ...(st.slice ? { slice: st.slice } : {}),
   };
 }
 
@@ -171,21 +202,20 @@ export interface ShardCopy {
   node: string | null;
 }
 
-/**
- * Where shard copies live. Today one node holds every primary and replicas stay unassigned (as
- * `_cluster/health` reports); a clustered node can pass its allocation here instead.
- */
 export type ShardCopySource = () => ShardCopy[];
 
+/** Where shard copies live: the allocation the cluster state holds, as `_cat/shards` shows it. */
 export function localShardCopies(s: PagingServices): ShardCopySource {
   return () => {
+    const nodes = clusterNodes(s);
     const out: ShardCopy[] = [];
     for (const name of s.cluster.names()) {
       const idx = s.cluster.get(name);
       if (!idx) continue;
       for (let n = 0; n < idx.settings.numberOfShards; n++) {
-        out.push({ index: name, shard: n, primary: true, state: 'STARTED', node: s.ctx.node.id });
-        for (let r = 0; r < idx.settings.numberOfReplicas; r++) out.push({ index: name, shard: n, primary: false, state: 'UNASSIGNED', node: null });
+        for (const c of shardCopies(idx, n, nodes)) {
+          out.push({ index: name, shard: n, primary: c.primary, state: c.relocatingFrom ? 'RELOCATING' : c.state, node: c.node?.id ?? null });
+        }
       }
     }
     return out;
@@ -196,20 +226,22 @@ export function localShardCopies(s: PagingServices): ShardCopySource {
 export function clusterView(s: PagingServices, copies: ShardCopySource) {
   const all = copies();
   const me = s.ctx.node;
-  const nodes = [
-    {
-      id: me.id,
-      name: me.name,
-      host: me.host,
-      roles: ['data', 'ingest', 'master'],
-      local: true,
-      contexts: { scroll: s.contexts.list('scroll').length, pit: s.contexts.list('pit').length },
-      shards: all.filter((c) => c.node === me.id),
-    },
-  ];
-  // Copies on nodes this one does not know yet (clustering) are listed under their node id.
+  const open = s.directory.open();
+  const count = (node: string, kind: 'scroll' | 'pit') => open.filter((st) => st.node === node && st.kind === kind).length;
+  const known = clusterNodes(s);
+  const nodes = known.map((n) => ({
+    id: n.id,
+    name: n.name,
+    host: n.host,
+    roles: n.roles,
+    local: n.local,
+    contexts: { scroll: count(n.id, 'scroll'), pit: count(n.id, 'pit') },
+    shards: all.filter((c) => c.node === n.id),
+  }));
+  // Copies on nodes this one does not know (yet) are listed under their node id.
+  const ids = new Set(known.map((n) => n.id));
   const others = new Map<string, ShardCopy[]>();
-  for (const c of all) if (c.node && c.node !== me.id) others.set(c.node, [...(others.get(c.node) ?? []), c]);
-  for (const [id, shards] of others) nodes.push({ id, name: id, host: '', roles: [], local: false, contexts: { scroll: 0, pit: 0 }, shards });
+  for (const c of all) if (c.node && !ids.has(c.node)) others.set(c.node, [...(others.get(c.node) ?? []), c]);
+  for (const [id, shards] of others) nodes.push({ id, name: id, host: '', roles: [], local: false, contexts: { scroll: count(id, 'scroll'), pit: count(id, 'pit') }, shards });
   return { cluster_name: me.clusterName, nodes, unassigned: all.filter((c) => c.node === null) };
 }

@@ -144,6 +144,18 @@ export class ContextRegistry {
     return rec;
   }
 
+  /**
+   * Another node adopted this context (the log says so: this node was taken for dead, or cut off):
+   * its actor stops here without a fact, and every later use goes to the new owner.
+   */
+  disown(id: string): void {
+    const rec = this.live.get(id);
+    if (!rec) return;
+    this.live.delete(id);
+    this.seqs.delete(id);
+    rec.actor.stop();
+  }
+
   /** Keeps the tombstone of a context the log says has ended (start-up), so a 404 can say why. */
   remember(state: ContextState): void {
     if (state.status === 'open') return;

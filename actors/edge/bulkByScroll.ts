@@ -200,7 +200,8 @@ export async function runWorker(
       }
     }
   } finally {
-    if (rec) await s.contexts.clear(rec, s.security?.ownerOf(job.auth)?.username).catch(() => 0);
+    // Through its owner node (this one, unless it was adopted while this job ran).
+    if (rec) await s.contextService.clear(rec.id, 'scroll', s.security?.ownerOf(job.auth)?.username, undefined, () => true).catch(() => 0);
     rec = undefined;
   }
   if (job.refresh && touched.size) {

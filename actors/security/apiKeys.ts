@@ -125,7 +125,7 @@ export class ApiKeyService {
     const id = text.slice(0, i);
     const secret = text.slice(i + 1);
     const rec = this.records.get(id);
-    if (!rec) return { status: 'continue', message: `unable to find apikey with id ${id}` };
+    if (!rec) return { status: 'continue', message: `unable to find apikey with id ${id}`, unknown: true };
     if (rec.status === 'invalidated') return { status: 'continue', message: `api key [${id}] has been invalidated` };
     let auth = this.cache.get(id, secret);
     if (!auth) {

@@ -16,6 +16,8 @@ export interface ChainParts {
   apiKeysEnabled: boolean;
   /** Default `WWW-Authenticate` challenges of this node. */
   challenges: string[];
+  /** Waits until this node has folded every credential fact appended so far (another node's). */
+  catchUp?: () => Promise<void>;
 }
 
 /** One step's result: the authentication, a thrown 401, or its message kept for later. */
@@ -46,11 +48,11 @@ export class AuthenticatorChain {
         if (sa) return sa;
       }
       if (p.tokensEnabled) {
-        const t = take(p.tokens.authenticate(h.value), 'oauth2 token', messages);
+        const t = take(await this.known(() => p.tokens.authenticate(h.value)), 'oauth2 token', messages);
         if (t) return t;
       }
     } else if (h?.scheme === 'apikey' && p.apiKeysEnabled) {
-      const k = take(p.apiKeys.authenticate(h.value), 'API key', messages);
+      const k = take(await this.known(() => p.apiKeys.authenticate(h.value)), 'API key', messages);
       if (k) return k;
     }
     let token;
@@ -67,5 +69,16 @@ export class AuthenticatorChain {
     }
     if (messages.length) throw anonymousNotAllowed(p.challenges, messages);
     throw missingCredentials(req.uri, p.challenges);
+  }
+
+  /**
+   * A step's result; a credential this node does not know is asked again once the node has read
+   * the log's end: a token or API key created through another node a moment ago works at once.
+   */
+  private async known(step: () => AuthResult): Promise<AuthResult> {
+    const r = step();
+    if (r.status !== 'continue' || !r.unknown || !this.p.catchUp) return r;
+    await this.p.catchUp();
+    return step();
   }
 }

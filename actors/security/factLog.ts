@@ -1,7 +1,8 @@
 import type { Subscription } from '@nats-io/transport-node';
 import { createActor, type AnyStateMachine } from 'xstate';
 import { v5 as uuidv5 } from 'uuid';
-import { makeEnvelope, readFacts, subjects, type Aggregate, type Envelope } from '../../streams';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { EVENT_STREAM, StreamFollower, makeEnvelope, readFacts, subjects, type Aggregate, type Envelope, type LoggedMessage } from '../../streams';
 import type { NodeContext } from '../nodeContext';
 import { SECURITY_NS } from './roleStore';
 import { readFactBatches } from '../../streams/factReader';
@@ -11,7 +12,10 @@ export type FactBody = { type: string } & Record<string, unknown>;
 
 export interface AppendOptions {
   correlationId?: string;
-  /** Deterministic envelope id (facts several nodes may append, such as expiry). */
+  /**
+   * The fact is one any node may derive on its own (expiry, the generated `elastic` password): when
+   * another node appended it first, ours is dropped quietly instead of failing the command.
+   */
   dedupe?: boolean;
 }
 
@@ -22,16 +26,40 @@ export interface InvalidateMessage {
   ids: string[];
 }
 
+/**
+ * Another node appended the aggregate's next fact first (same aggregate, same seq: the same
+ * message id, which JetStream de-duplicates). The aggregate is folded again from the log; the
+ * command runs again on what the winner left ({@link FactLog.exclusive} does that).
+ */
+export class LostRace extends Error {
+  constructor(readonly aggregate: string, readonly id: string, readonly seq: number) {
+    super(`another node appended fact ${seq} of ${aggregate} [${id}] first`);
+    this.name = 'LostRace';
+  }
+}
+
 const dec = new TextDecoder();
+const PREFIX = 'es.v1.evt.';
+/** The message id of a credential fact: one per (aggregate, id, seq), whichever node appends it. */
+export const factMsgId = (aggregate: string, id: string, seq: number) => uuidv5(`${aggregate}:${id}:${seq}`, SECURITY_NS);
 
 /**
- * The security module's link to the event log: replays ES_EVT per aggregate at start, follows live
- * facts from every node over core NATS (folds are idempotent by per-aggregate seq), runs credential
- * machines and appends what they emit BEFORE the caller answers (each append awaits its ack).
+ * The security module's link to the event log. At start it folds each aggregate's facts (after a
+ * checkpoint), then follows ES_EVT with one resumable ordered consumer: every node applies every
+ * credential fact in log order, including the ones appended while it was cut off from NATS (it
+ * resumes from the last sequence it applied). Commands run credential machines and append what
+ * they emit BEFORE the caller answers (each append awaits its ack). Every fact's message id is
+ * derived from (aggregate, id, seq), so two nodes appending the same aggregate's next fact store
+ * one: the other learns it lost ({@link LostRace}) and runs its command again on the winner's state.
  */
 export class FactLog {
   private readonly subs: Subscription[] = [];
   private readonly locks = new Map<string, Promise<unknown>>();
+  private follower?: StreamFollower;
+  private aggregates = new Set<string>();
+  /** Set while the connection is down and until the follower caught up after it came back. */
+  private stale?: Promise<void>;
+  private stopped = false;
 
   constructor(
     private readonly ctx: NodeContext,
@@ -41,28 +69,11 @@ export class FactLog {
   ) {}
 
   /**
-   * Subscribes to live facts, replays the log (after `checkpoint.seq`, once the checkpoint's facts
-   * are folded, when one is given), then folds what arrived meanwhile.
+   * Folds the checkpoint's facts, replays the log after it, then follows ES_EVT from where the
+   * replay began (facts appended meanwhile arrive twice; folds are idempotent by per-aggregate seq).
    */
   async start(aggregates: Aggregate[], checkpoint?: { seq: number; facts: Envelope[] }): Promise<void> {
-    const buffer: Envelope[] = [];
-    let live = false;
-    for (const a of aggregates) {
-      this.subs.push(
-        this.ctx.nc.subscribe(subjects.factsOfType(a), {
-          callback: (err, msg) => {
-            if (err) return;
-            try {
-              const env = JSON.parse(dec.decode(msg.data)) as Envelope;
-              if (live) this.safeApply(env);
-              else buffer.push(env);
-            } catch {
-              /* not an envelope */
-            }
-          },
-        }),
-      );
-    }
+    this.aggregates = new Set(aggregates);
     this.subs.push(
       this.ctx.nc.subscribe(subjects.authInvalidate, {
         callback: (err, msg) => {
@@ -76,15 +87,60 @@ export class FactLog {
         },
       }),
     );
-    await this.ctx.nc.flush();
+    const last = (await (await jetstreamManager(this.ctx.nc)).streams.info(EVENT_STREAM)).state.last_seq;
     for (const env of checkpoint?.facts ?? []) this.safeApply(env);
     const from = checkpoint ? { startSeq: checkpoint.seq + 1 } : {};
     // The push reader (flow control, batches) folds several times faster than an ordered pull.
     for (const a of aggregates) {
       for await (const batch of readFactBatches(this.ctx.nc, { filterSubject: subjects.factsOfType(a), ...from })) for (const env of batch) this.safeApply(env);
     }
-    live = true;
-    for (const env of buffer.splice(0)) this.safeApply(env);
+    this.follower = new StreamFollower(this.ctx.nc, EVENT_STREAM, subjects.allFacts, (m) => this.dispatch(m), this.ctx.log);
+    await this.follower.start(Math.max(last, checkpoint?.seq ?? 0));
+    void this.watchConnection();
+  }
+
+  /** A fact of ES_EVT: folded when it is a credential's (scroll and PIT facts are skipped unparsed). */
+  private dispatch(m: LoggedMessage): void {
+    const dot = m.subject.indexOf('.', PREFIX.length);
+    if (!this.aggregates.has(m.subject.slice(PREFIX.length, dot))) return;
+    this.safeApply(JSON.parse(dec.decode(m.data)) as Envelope);
+  }
+
+  /**
+   * While the connection is down, and after it comes back until the follower has read the log's
+   * end, what this node knows of credentials may be stale (an invalidation on another node):
+   * {@link fresh} makes authentication wait for that.
+   */
+  private async watchConnection(): Promise<void> {
+    let release: (() => void) | undefined;
+    for await (const st of this.ctx.nc.status()) {
+      if (this.stopped) return;
+      if (st.type === 'disconnect' && !release) this.stale = new Promise<void>((r) => (release = r));
+      else if (st.type === 'reconnect' && release) {
+        const done = release;
+        release = undefined;
+        void this.follower!.reachEnd(10_000).catch(() => undefined).then(() => {
+          if (!release) this.stale = undefined;
+          done();
+        });
+      }
+    }
+  }
+
+  /** Resolves once the follower has read every fact appended so far (bounded: 2 s). */
+  async catchUp(): Promise<void> {
+    await this.follower?.reachEnd(2_000).catch(() => undefined);
+  }
+
+  /**
+   * Resolves once this node's credential facts are current: at once when connected and followed
+   * (undefined, so the hot path does not await); after a reconnect, once the follower caught up;
+   * while disconnected, after at most `waitMs` (then it answers from what it has).
+   */
+  fresh(waitMs = 2_000): Promise<void> | undefined {
+    const s = this.stale;
+    if (!s) return undefined;
+    return Promise.race([s, new Promise<void>((r) => setTimeout(r, waitMs).unref())]);
   }
 
   private safeApply(env: Envelope) {
@@ -115,20 +171,23 @@ export class FactLog {
     return this.append(target.aggregate, target.id, target.seq, bodies, target);
   }
 
-  /** Appends fact bodies to the log (awaiting each ack, in order) and folds them locally. */
+  /**
+   * Appends fact bodies to the log (awaiting each ack, in order) and folds them locally. A fact
+   * another node appended first (same aggregate and seq) throws {@link LostRace} once the
+   * aggregate is folded again, or, with `dedupe`, ends the append quietly.
+   */
   async append(aggregate: Aggregate, id: string, seq: number, bodies: FactBody[], opts: AppendOptions = {}): Promise<Envelope[]> {
     const out: Envelope[] = [];
     for (const { type, ...data } of bodies) {
       if (!type.startsWith(`${aggregate}.`)) throw new Error(`fact ${type} does not belong to ${aggregate}`);
       const made = makeEnvelope({ type, aggregateId: id, seq: ++seq, data, time: this.clock.now(), correlationId: opts.correlationId });
-      // Facts every node may derive on its own (expiry) get an id from (aggregate, seq): JetStream
-      // de-duplicates the copies other nodes append.
-      const env = opts.dedupe ? { ...made, id: uuidv5(`${aggregate}:${id}:${seq}`, SECURITY_NS) } : made;
+      const env = { ...made, id: factMsgId(aggregate, id, seq) };
       const ack = await this.ctx.bus.append(env);
-      if (ack.duplicate && opts.dedupe) {
-        // Another node appended this fact first; its copy reaches us through the log.
+      if (ack.duplicate) {
+        // Another node appended this aggregate's fact `seq` first; its copy reaches us through the log.
         await this.refold(aggregate, id);
-        return out;
+        if (opts.dedupe) return out;
+        throw new LostRace(aggregate, id, seq);
       }
       this.apply(env);
       out.push(env);
@@ -148,10 +207,24 @@ export class FactLog {
     this.ctx.nc.publish(subjects.authInvalidate, JSON.stringify(m));
   }
 
-  /** Serializes commands on one aggregate (two refreshes of one token must not both mint a pair). */
+  /**
+   * Serializes commands on one aggregate on this node (two refreshes of one token must not both
+   * mint a pair), after the follower has read the log's end (another node's fact a moment ago).
+   * Across nodes the message ids do the same: a command that lost the race runs again.
+   */
   async exclusive<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const attempt = async () => {
+      for (let i = 0; ; i++) {
+        await this.follower?.reachEnd(5_000).catch(() => undefined);
+        try {
+          return await fn();
+        } catch (e) {
+          if (!(e instanceof LostRace) || i >= 4) throw e;
+        }
+      }
+    };
     const prev = this.locks.get(key) ?? Promise.resolve();
-    const run = prev.then(fn, fn);
+    const run = prev.then(attempt, attempt);
     const tail = run.catch(() => undefined);
     this.locks.set(key, tail);
     try {
@@ -162,6 +235,8 @@ export class FactLog {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     for (const s of this.subs.splice(0)) s.unsubscribe();
+    await this.follower?.stop();
   }
 }

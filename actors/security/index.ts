@@ -175,7 +175,7 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   bootstrapHash = await bootstrapElastic(users, facts, st, passwordAlgorithm, opts.print ?? ((t) => process.stdout.write(t)));
 
   const challenges = defaultChallenges({ bearer: tokensEnabled || realms.jwtRealms.length > 0, apiKey: apiKeysEnabled });
-  const chain = new AuthenticatorChain({ serviceAccounts, tokens, apiKeys, realms, tokensEnabled, apiKeysEnabled, challenges });
+  const chain = new AuthenticatorChain({ serviceAccounts, tokens, apiKeys, realms, tokensEnabled, apiKeysEnabled, challenges, catchUp: () => facts.catchUp() });
   const services: SecurityServices = { ctx, facts, users, roles, realms, tokens, apiKeys, serviceAccounts, tokensEnabled, apiKeysEnabled, passwordAlgorithm, challenges, now };
 
   const r = ctx.router;
@@ -206,7 +206,13 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   ctx.log.info({ realms: realms.realms.map((x) => `${x.type}/${x.name}`), tokens: tokens.size, apiKeys: apiKeys.records.size }, 'security started');
   return {
     enabled: true,
-    gate: { authenticate: (req) => chain.authenticate(req), authorize: (auth, action, indices) => authorize(auth, action, indices) },
+    gate: {
+      // After a reconnect, credentials are checked once the facts missed meanwhile are folded.
+      authenticate: (req) => {
+        const f = facts.fresh();
+        return f ? f.then(() => chain.authenticate(req)) : chain.authenticate(req);
+      },
+      authorize: (auth, action, indices) => authorize(auth, action, indices) },
     allowedIndices,
     ownerOf,
     sameOwner,

@@ -12,7 +12,7 @@ import {
   type TokenSubject,
 } from '../../machines/accessToken.machine';
 import { oauth2Error, tokenExpired } from './errors';
-import type { FactLog } from './factLog';
+import { LostRace, type FactLog } from './factLog';
 import { sha256Url } from './hashing';
 import { ownerOf, sameOwner } from './ownership';
 import type { Permission } from './permission';
@@ -137,7 +137,7 @@ export class TokenService {
   authenticate(bearer: string): AuthResult {
     const id = this.byAccess.get(sha256Url(bearer));
     const rec = id ? this.records.get(id) : undefined;
-    if (!rec) return { status: 'continue', message: 'invalid token' };
+    if (!rec) return { status: 'continue', message: 'invalid token', unknown: true };
     if (rec.accessInvalidated || rec.status === 'invalidated' || rec.status === 'expired' || this.now() >= rec.accessExpiresAt) {
       return { status: 'terminate', error: tokenExpired() };
     }
@@ -188,7 +188,11 @@ export class TokenService {
    * once; re-use within 30 s returns the same pair, opened from the sealed copy in `token.refreshed`.
    */
   async refresh(refreshToken: string, client: Authentication, correlationId?: string): Promise<IssuedPair> {
-    const id = this.byRefresh.get(sha256Url(refreshToken));
+    let id = this.byRefresh.get(sha256Url(refreshToken));
+    if (!id) {
+      await this.facts.catchUp(); // created through another node a moment ago
+      id = this.byRefresh.get(sha256Url(refreshToken));
+    }
     if (!id || !this.records.has(id)) throw oauth2Error('invalid_grant', 'could not refresh the requested token');
     return this.facts.exclusive(`token:${id}`, async () => {
       const rec = this.records.get(id)!;
@@ -209,12 +213,19 @@ export class TokenService {
       const subject = this.authOf(rec);
       const issued = await this.create(subject, client, 'refresh_token', true, rec.tokenId, correlationId);
       const superseding = sealPair(refreshToken, { access: issued.access, refresh: issued.refresh! });
-      await this.facts.run(
-        accessTokenMachine,
-        { tokenId: rec.tokenId, now, record: rec },
-        [{ type: 'refresh', refreshedAt: now, supersededBy: issued.record.tokenId, superseding }],
-        { aggregate: Aggregate.Token, id: rec.tokenId, seq: rec.seq, correlationId },
-      );
+      try {
+        await this.facts.run(
+          accessTokenMachine,
+          { tokenId: rec.tokenId, now, record: rec },
+          [{ type: 'refresh', refreshedAt: now, supersededBy: issued.record.tokenId, superseding }],
+          { aggregate: Aggregate.Token, id: rec.tokenId, seq: rec.seq, correlationId },
+        );
+      } catch (e) {
+        // Another node refreshed it first (LostRace: the retry returns that node's pair): the pair
+        // minted here was never handed out, and is invalidated so it never can be.
+        if (e instanceof LostRace) await this.invalidate(issued.record, { access: true, refresh: true }, correlationId).catch(() => undefined);
+        throw e;
+      }
       return issued;
     });
   }

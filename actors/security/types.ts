@@ -42,7 +42,8 @@ export interface Authentication {
 /** Result of one authenticator (STYLE.md "Security: a chain of authenticators"). */
 export type AuthResult =
   | { status: 'success'; authentication: Authentication }
-  | { status: 'continue'; message?: string }
+  /** `unknown`: no such credential here (yet: it may have been created on another node a moment ago). */
+  | { status: 'continue'; message?: string; unknown?: boolean }
   | { status: 'terminate'; error: EsError };
 
 /** The owner of a context or credential (ES `canAccessResourcesOf` compares these). */

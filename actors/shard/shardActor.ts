@@ -252,6 +252,7 @@ export class ShardActor implements LocalCopy {
     this.applied = m.seq;
     if (head && head.after !== this.store.maxSeqNo()) {
       this.refused++;
+      this.deps.log.warn({ shard: this.ref, seq: m.seq, after: head.after, maxSeqNo: this.store.maxSeqNo(), own: !!mine }, 'shard batch refused: prepared on another state');
       mine?.done(false);
       return 0;
     }
@@ -356,7 +357,7 @@ export class ShardActor implements LocalCopy {
         case 'stats':
           return this.ok(msg, {
             ...this.store.stats(), maxSeqNo: this.store.maxSeqNo(), indexTotal: this.store.sources.length, sizeBytes: this.store.sourceBytes(),
-            applied: this.applied, role: this.role, state: this.state, node: this.deps.nodeId,
+            applied: this.applied, refused: this.refused, role: this.role, state: this.state, node: this.deps.nodeId,
           });
         default:
           throw new Error(`unknown shard op [${op}]`);

@@ -2,6 +2,7 @@
  * Several nodes on a real 3-server NATS cluster (JetStream R3), for the cluster suites: nodes run
  * in this process (`startSystem`) or as real processes (`scripts/start.ts`, to kill -9 them).
  */
+import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +48,8 @@ export interface TestClusterOptions {
   process?: boolean;
   security?: boolean;
   settings?: Record<string, unknown>;
+  /** Each node connects to its own NATS server only (so stopping that server cuts the node off). */
+  pinNats?: boolean;
 }
 
 const BASE_SETTINGS = {
@@ -84,7 +87,9 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
   const makeNode = async (i: number, asProcess: boolean): Promise<ClusterNode> => {
     // Each node prefers its own NATS server (as nodes on several machines would).
     const servers = nats.servers;
-    const natsUrl = [...servers.slice(i % servers.length), ...servers.slice(0, i % servers.length)].map((s) => s.url).join(',');
+    const natsUrl = opts.pinNats
+      ? servers[i % servers.length].url
+      : [...servers.slice(i % servers.length), ...servers.slice(0, i % servers.length)].map((s) => s.url).join(',');
     const dataDir = join(dir, `node${i}`);
     const port = await freePort();
     const name = `node-${i}`;
@@ -105,6 +110,13 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
           n.proc = spawnCli('start', [], env);
           n.proc.stdout!.on('data', (d) => (out = (out + d).slice(-20_000)));
           n.proc.stderr!.on('data', (d) => (out = (out + d).slice(-20_000)));
+          // TEST_NODE_LOG_DIR=<dir>: every node's output also goes to <dir>/<name>.log (failover post-mortems).
+          const logDir = process.env.TEST_NODE_LOG_DIR;
+          if (logDir) {
+            const file = createWriteStream(join(logDir, `${name}.log`), { flags: 'a' });
+            n.proc.stdout!.pipe(file);
+            n.proc.stderr!.pipe(file);
+          }
           await untilUp(n.url, n.proc, () => out);
         } else {
           n.sys = await startSystem({

@@ -4,6 +4,7 @@ import { readFactBatches } from '../../../streams/factReader';
 import { applyContext, type ContextState } from '../../../streams/evolve';
 import type { Envelope } from '../../../streams';
 import type { PagingServices } from './search';
+import { liveOf } from './contextList';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -44,8 +45,8 @@ async function getContext(s: PagingServices, req: EsRequest): Promise<EsResponse
       `no search context [${given}] in the lifecycle log: it never existed here, or its events are older than the retention (events.retention_ms)`,
     );
   }
-  const live = s.contexts.get(state.id);
-  const expiresAt = live ? s.contexts.expiresAt(live) : undefined;
+  // Its live expiry is known by its owner node only (a PIT search need not log a fact).
+  const live = state.status === 'open' ? (await liveOf(s, [state])).get(state.id) : undefined;
   return {
     body: {
       id: state.id,
@@ -59,7 +60,8 @@ async function getContext(s: PagingServices, req: EsRequest): Promise<EsResponse
       opened_at: iso(state.openedAt),
       last_activity_at: iso(state.lastActivityAt),
       extensions: state.extensions,
-      ...(state.status === 'open' ? { expires_at: live ? (expiresAt === null ? null : iso(expiresAt!)) : null, in_use: live ? live.inUse > 0 : false } : {}),
+      ...(state.node ? { node: state.node } : {}),
+      ...(state.status === 'open' ? { expires_at: live ? (live.expiresAt === null ? null : iso(live.expiresAt)) : null, in_use: live?.inUse ?? false } : {}),
       ...(state.endedAt !== undefined ? { ended_at: iso(state.endedAt) } : {}),
       ...(state.reason ? { reason: state.reason } : {}),
       ...(state.by ? { by: state.by } : {}),

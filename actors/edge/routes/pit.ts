@@ -3,7 +3,8 @@ import type { EsRequest, EsResponse, Router } from '../router';
 import type { SearcherRef } from '../../shard/engine/types';
 import { parseTimeValue } from '../../shard/engine';
 import { refuseFilteredAliases } from '../aliasFilters';
-import { isSuperuser, keepAliveOrThrow, requireLog, orderedTargets, searchIndices, type PagingServices } from './search';
+import { listContexts } from './contextList';
+import { keepAliveOrThrow, mayUse, requireLog, orderedTargets, searchIndices, type PagingServices } from './search';
 
 const OPEN = 'indices:data/read/open_point_in_time';
 
@@ -49,37 +50,19 @@ async function closePit(s: PagingServices, req: EsRequest): Promise<EsResponse> 
   }
   if (!body.id) throw illegalArgument('search context id is is not provided');
   const contextId = s.ids.parsePitId(String(body.id));
-  const rec = s.contexts.get(contextId);
+  // Only the caller's own PIT is closed, wherever its owner node runs.
   const owner = s.security?.ownerOf(req.auth);
-  if (!rec || rec.kind !== 'pit' || (s.security && !s.security.sameOwner(rec.owner, owner))) {
-    throw new HttpBodyError(404, { succeeded: false, num_freed: 0 });
-  }
-  const freed = await s.contexts.clear(rec, owner?.username, req.opaqueId);
+  const freed = await s.contextService.clear(contextId, 'pit', owner?.username, req.opaqueId, (o) => mayUse(s, req, o));
+  if (!freed) throw new HttpBodyError(404, { succeeded: false, num_freed: 0 });
   return { body: { succeeded: true, num_freed: freed } };
 }
 
 export function pitRoutes(r: Router, s: PagingServices): void {
   r.add('POST', '/{index}/_pit', (req) => openPit(s, req), { kind: 'handler' });
   r.add('DELETE', '/_pit', (req) => closePit(s, req), { kind: 'handler' });
-  // Our extension: list open PITs.
-  r.add('GET', '/_pit', (req) => {
-    const owner = s.security?.ownerOf(req.auth);
-    const pits = s.contexts
-      .list('pit')
-      .filter((rec) => !s.security || isSuperuser(req) || s.security.sameOwner(rec.owner, owner))
-      .map((rec) => {
-        const exp = s.contexts.expiresAt(rec);
-        return {
-          id: s.ids.pitId(rec.id),
-          context_id: rec.id,
-          indices: rec.indices,
-          owner: rec.owner ?? null,
-          shards: rec.shards.length,
-          created: new Date(rec.createdAt).toISOString(),
-          keep_alive: `${rec.keepAliveMs}ms`,
-          expires_at: exp === null ? null : new Date(exp).toISOString(),
-        };
-      });
+  // Our extension: list the open PITs of the whole cluster.
+  r.add('GET', '/_pit', async (req) => {
+    const pits = await listContexts(s, req, 'pit');
     return { body: { count: pits.length, pits } };
   }, { kind: 'cluster', action: 'cluster:monitor/point_in_time/list' });
 }

@@ -4,7 +4,8 @@ import { executeSearch, renderSearch, type SearchOutcome, type ShardTarget } fro
 import type { ContextHandle } from '../../contexts';
 import { parseTimeValue, type SearchRequest } from '../../shard/engine';
 import { checkKeepAlive, KeepAliveTooLarge } from '../../../machines/keepAlive';
-import { contextMissing, indexNames, isSuperuser, keepAliveLimits, mayUse, useContext, type PagingServices } from './search';
+import { listContexts } from './contextList';
+import { contextMissing, indexNames, keepAliveLimits, mayUse, useContext, type PagingServices } from './search';
 
 /** One scroll page: its hits (with sources), the context, and the id of the next page (none once released). */
 export interface ScrollPage {
@@ -114,15 +115,17 @@ async function clearScroll(s: PagingServices, req: EsRequest): Promise<EsRespons
   return { status: freed ? 200 : 404, body: { succeeded: true, num_freed: freed } };
 }
 
-/** `_all`: every scroll context of the caller on every node; num_freed counts the shard contexts freed. */
+/**
+ * `_all`: every scroll context of the caller on every node. As ES, num_freed counts the nodes that
+ * acknowledged (each live node's contexts are freed through their owner), not the contexts.
+ */
 async function clearAll(s: PagingServices, req: EsRequest): Promise<EsResponse> {
   const owner = s.security?.ownerOf(req.auth);
-  let freed = 0;
   for (const st of s.directory.open('scroll')) {
     if (!mayUse(s, req, st.owner)) continue;
-    freed += await s.contextService.clear(st.id, 'scroll', owner?.username, req.opaqueId, (o) => mayUse(s, req, o));
+    await s.contextService.clear(st.id, 'scroll', owner?.username, req.opaqueId, (o) => mayUse(s, req, o));
   }
-  return { body: { succeeded: true, num_freed: freed } };
+  return { body: { succeeded: true, num_freed: Math.max(1, s.membership.liveIds().length) } };
 }
 
 export function scrollRoutes(r: Router, s: PagingServices): void {
@@ -133,26 +136,8 @@ export function scrollRoutes(r: Router, s: PagingServices): void {
   r.add('DELETE', '/_search/scroll/_all', (req) => clearAll(s, req), authz);
   r.add('DELETE', '/_search/scroll/{scroll_id}', (req) => clearScroll(s, req), authz);
   // Our extension: list open scroll contexts of the whole cluster (ES has no such API).
-  r.add('GET', '/_scroll', (req) => {
-    const now = Date.now();
-    const scrolls = s.directory
-      .open('scroll')
-      .filter((st) => mayUse(s, req, st.owner) || isSuperuser(req))
-      .map((st) => {
-        const rec = s.contexts.get(st.id); // this node's own: its in-use state is known here
-        const exp = rec ? s.contexts.expiresAt(rec) : st.lastActivityAt + st.keepAliveMs;
-        return {
-          id: st.id,
-          indices: st.indices,
-          owner: st.owner ?? null,
-          node: st.node ?? null,
-          shards: st.shards,
-          created: new Date(st.openedAt).toISOString(),
-          age_in_millis: now - st.openedAt,
-          keep_alive: `${rec?.keepAliveMs ?? st.keepAliveMs}ms`,
-          expires_at: exp === null ? null : new Date(exp).toISOString(),
-        };
-      });
+  r.add('GET', '/_scroll', async (req) => {
+    const scrolls = await listContexts(s, req, 'scroll');
     return { body: { count: scrolls.length, scrolls } };
   }, { kind: 'cluster', action: 'cluster:monitor/scroll/list' });
 }

@@ -137,11 +137,6 @@ export async function searchIndices(s: EdgeServices, req: Pick<SearchCall, 'para
   return indices;
 }
 
-function ownerCheck(s: EdgeServices, req: { auth?: unknown }, rec: ContextRecord): boolean {
-  if (!s.security) return true;
-  return s.security.sameOwner(rec.owner, s.security.ownerOf(req.auth));
-}
-
 /** The caller holds the built-in `superuser` role (sees every context in the listing extensions). */
 export function isSuperuser(req: EsRequest): boolean {
   return !!(req.auth as { user?: { roles?: string[] } } | undefined)?.user?.roles?.includes('superuser');

@@ -52,9 +52,10 @@ export function parseMetrics<T extends string>(given: string | undefined, known:
 
 /** Stats of every shard of `indices`, in index then shard order. */
 export async function collectShardStats(s: PagingServices, indices: IndexState[]): Promise<ShardStat[]> {
-  const contexts = s.contexts.list();
+  // Every open context of the cluster (the lifecycle log), whichever node owns it.
+  const contexts = s.directory.open();
   const pinned = (uuid: string, n: number, kind?: 'scroll') =>
-    contexts.filter((r) => (!kind || r.kind === kind) && r.shards.some((p) => p.indexUuid === uuid && p.n === n)).length;
+    contexts.filter((r) => (!kind || r.kind === kind) && r.pinned.some((p) => p.indexUuid === uuid && p.n === n)).length;
   const jobs = indices.flatMap((idx) =>
     idx.shards.map(async (sh, n): Promise<ShardStat> => {
       // This node's copy when it holds one, else any copy.
