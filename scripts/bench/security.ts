@@ -45,8 +45,8 @@ export async function run(o: BenchOptions): Promise<Row[]> {
     o.note('security: scripts/securityBench.ts ...');
     const json = join(dir, 'figures.json');
     await securityBench(o, json);
-    const figures = JSON.parse(await readFile(json, 'utf8')) as Array<{ metric: string; value: number; unit: string }>;
-    for (const f of figures) rows.push(row(S, `securityBench: ${f.metric}`, f.value, f.unit));
+    const figures = JSON.parse(await readFile(json, 'utf8')) as Array<{ metric: string; value: number; unit: string; max?: number }>;
+    for (const f of figures) rows.push(row(S, `securityBench: ${f.metric}`, f.value, f.unit, f.max === undefined ? {} : { max: f.max }));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
