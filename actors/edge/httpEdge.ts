@@ -10,8 +10,8 @@ import { makeRequest, RawJson, type EsRequest, type EsResponse, type Route, type
 
 /** The security gate the edge consults (actors/security implements it). */
 export interface SecurityGate {
-  /** Resolves who is calling, or throws a 401 EsError. */
-  authenticate(req: EsRequest): Promise<unknown>;
+  /** Who is calling (a value when known at once, else a promise of it), or throws a 401 EsError. */
+  authenticate(req: EsRequest): unknown | Promise<unknown>;
   /** Throws a 403 EsError when `auth` may not run `action` (on `indices`). */
   authorize(auth: unknown, action: string, indices?: string[]): void | Promise<void>;
 }

@@ -78,7 +78,7 @@ function disabledModule(router: Router): SecurityModule {
   stub.add('GET', '/_security/_authenticate', () => ({}));
   return {
     enabled: false,
-    gate: { authenticate: async () => undefined, authorize: () => {} },
+    gate: { authenticate: () => undefined, authorize: () => {} },
     allowedIndices: (_a, _x, indices) => indices,
     ownerOf: () => undefined,
     sameOwner,
