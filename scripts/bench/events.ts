@@ -3,7 +3,7 @@
  * contexts and 100 PITs are opened, extended and freed, counted by a subscriber on `es.v1.evt.>`,
  * next to pipelined raw JetStream publishes of envelopes of the same size; (2) replay rate of an
  * N-event log (N = corpus size: 1M) next to the bare read of it; (3) cold start of `startSystem`
- * (until `GET /` answers) on the corpus store with N lifecycle events vs the same store with an
+ * (until every primary shard has started: health yellow) on the corpus store with N lifecycle events vs the same store with an
  * empty lifecycle log. Runs last: it takes the corpus store (the shared node is stopped).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -146,7 +146,7 @@ export async function run(o: BenchOptions): Promise<Row[]> {
       await ncA.close();
     }
 
-    // Cold start: startSystem until GET / answers, A and B interleaved. A start that does not
+    // Cold start: startSystem until every primary has started (health yellow), A and B interleaved. A start that does not
     // finish within `limitMs` is reported as timed out (with its nats-server stopped, so the stuck
     // start stops working on it) instead of hanging the run.
     const limitMs = o.quick ? 60_000 : 120_000;
@@ -164,7 +164,9 @@ export async function run(o: BenchOptions): Promise<Row[]> {
       }
       const offSys = onAbort(() => sys.stop());
       try {
-        await call(sys.url, 'GET', '/');
+        // Ready means serving every document: the node answers before its shard copies have all
+        // started (they recover from the snapshot and the log after it), so wait for every primary.
+        await call(sys.url, 'GET', `/_cluster/health?wait_for_status=yellow&timeout=${Math.round(limitMs / 1000)}s`);
         const ms = performance.now() - t0;
         const count = await call<{ count: number }>(sys.url, 'GET', '/bench/_count');
         if (count.count !== docs) throw new Error(`cold start saw ${count.count} documents, expected ${docs}`);
