@@ -61,8 +61,8 @@ function int(buf: Buffer, from: number, to: number): number {
  * Connects, exchanges INFO/CONNECT and waits for the first PONG, so a refused connection rejects here.
  */
 export function openWire(url: string, opts: { name?: string; timeoutMs?: number } = {}): Promise<Wire> {
-  const target = wireTarget(url);
   return new Promise<Wire>((resolve, reject) => {
+    const target = wireTarget(url); // a list of servers or a tls:// URL rejects here (nats.js then)
     const socket: Socket = tcpConnect({ host: target.host, port: target.port });
     socket.setNoDelay(true);
     const handlers = new Map<number, WireHandler>();
