@@ -3,10 +3,10 @@
  * contexts and 100 PITs are opened, extended and freed, counted by a subscriber on `es.v1.evt.>`,
  * next to pipelined raw JetStream publishes of envelopes of the same size; (2) replay rate of an
  * N-event log (N = corpus size: 1M) next to the bare read of it; (3) cold start of `startSystem`
- * (until it counts every document: its shard copies recover after it answers) on the corpus store with N lifecycle events vs the same store with an
+ * (the same node starting again on its own folder, until it counts every document: its shard copies recover after it answers) on the corpus store with N lifecycle events vs the same store with an
  * empty lifecycle log. Runs last: it takes the corpus store (the shared node is stopped).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
@@ -100,7 +100,11 @@ export async function run(o: BenchOptions): Promise<Row[]> {
     const docs = o.docs;
     const [dirA, dirB] = [join(root, 'with-events'), join(root, 'empty-log')];
     o.note('events: copying the corpus store ...');
+    // The node's own folder too (identity, snapshots): a cold start is the same node starting again,
+    // not a stranger on its log (that one waits for the shard copies of a node that never returns).
+    const corpusData = (await o.corpus.get()).dataDir;
     await o.corpus.copyStoreTo([dirA, dirB]);
+    for (const d of ['data-a', 'data-b']) await cp(corpusData, join(root, d), { recursive: true });
     const natsA = await startEmbeddedNats(dirA);
     servers.push(natsA);
     const natsB = await startEmbeddedNats(dirB);
