@@ -6,6 +6,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { Aggregate, EVENT_STREAM, subjects, type Envelope } from '../../streams';
 import { readFactBatches } from '../../streams/factReader';
 import { apiKeyRecord, evolveApiKey, type ApiKeyRecord, type ApiKeyStatus } from '../../machines/apiKey.machine';
+import { evolveToken, tokenDocExpiresAt, type AccessTokenRecord } from '../../machines/accessToken.machine';
 import { messageIdentity, notOfThisLog } from '../contexts/checkpoint';
 import { canonicalJson } from './roleDescriptor';
 
@@ -19,7 +20,8 @@ import { canonicalJson } from './roleDescriptor';
  *   distinct objects (100,000 keys of one owner share one `limited_by`). Loading builds each record
  *   directly, with no per-key JSON parse and no per-key interning.
  * - Users, roles, tokens and service tokens are kept as their facts (JSON lines) and folded at
- *   start-up as before; token pairs the expiry sweep has forgotten drop out at the next checkpoint.
+ *   start-up as before; token pairs the log ended (expired, or invalidated with their document
+ *   ended) drop out at the next checkpoint, decided by folding the facts, not by the node's memory.
  *
  * The file is built from the log (the previous checkpoint plus the log after it), never from the
  * node's memory, so a fact the node missed on core NATS is not baked in. Folds are idempotent by
@@ -239,25 +241,41 @@ function writeAtomically(path: string, bytes: Buffer): void {
 }
 
 /**
- * Writes a new checkpoint: the previous one plus the log after it. API keys are folded (all of
- * them: a key is never forgotten); of the other aggregates, the facts of credentials `isLive` still
- * knows are kept.
+ * Which token pairs of `facts` a checkpoint keeps, decided by folding those facts (never by what a
+ * node holds in memory, which may lag the log): every pair except those the log ended, a
+ * `token.expired` one, or an invalidated one whose document ended by `asOf` (the log's time at the
+ * checkpoint's sequence), as the expiry sweep forgets them.
  */
-export async function writeFactCheckpoint(
-  nc: NatsConnection,
-  path: string,
-  aggregates: Aggregate[],
-  isLive: (aggregate: Aggregate, id: string) => boolean,
-): Promise<FactCheckpoint> {
+export function liveTokens(facts: Iterable<Envelope>, asOf: number): Set<string> {
+  const recs = new Map<string, AccessTokenRecord>();
+  for (const e of facts) {
+    const next = evolveToken(recs.get(e.aggregateId), e);
+    if (next) recs.set(e.aggregateId, next);
+  }
+  const live = new Set<string>();
+  for (const [id, r] of recs) {
+    if (r.status === 'expired' || (r.status === 'invalidated' && asOf >= tokenDocExpiresAt(r))) continue;
+    live.add(id);
+  }
+  return live;
+}
+
+/**
+ * Writes a new checkpoint: the previous one plus the log after it. API keys are folded (all of
+ * them: a key is never forgotten); users, roles and service tokens keep all their facts; token
+ * pairs keep theirs unless the fold of those facts says the pair is gone ({@link liveTokens}).
+ */
+export async function writeFactCheckpoint(nc: NatsConnection, path: string, aggregates: Aggregate[]): Promise<FactCheckpoint> {
   const jsm = await jetstreamManager(nc);
-  const seq = (await jsm.streams.info(EVENT_STREAM)).state.last_seq;
+  const { last_seq: seq, last_ts: lastTs } = (await jsm.streams.info(EVENT_STREAM)).state;
+  const asOf = Date.parse(lastTs);
   const prev = (await readFactCheckpoint(nc, path)).cp;
   const from = prev ? { startSeq: prev.seq + 1 } : {};
   const seen = new Set<string>();
   const facts: Envelope[] = [];
   const keys = new Map<string, ApiKeyRecord>(prev?.apiKeys.map((r) => [r.keyId, r]));
-  const keep = (a: Aggregate, e: Envelope) => {
-    if (seen.has(e.id) || !isLive(a, e.aggregateId)) return;
+  const keep = (e: Envelope) => {
+    if (seen.has(e.id)) return;
     seen.add(e.id);
     facts.push(e);
   };
@@ -271,10 +289,12 @@ export async function writeFactCheckpoint(
       }
       continue;
     }
-    for (const e of prev?.facts ?? []) if (e.type.startsWith(`${a}.`)) keep(a, e);
-    for await (const batch of readFactBatches(nc, { filterSubject: subjects.factsOfType(a), ...from })) for (const e of batch) keep(a, e);
+    for (const e of prev?.facts ?? []) if (e.type.startsWith(`${a}.`)) keep(e);
+    for await (const batch of readFactBatches(nc, { filterSubject: subjects.factsOfType(a), ...from })) for (const e of batch) keep(e);
   }
-  const cp: FactCheckpoint = { seq, facts, apiKeys: [...keys.values()] };
+  const tokens = liveTokens(facts.filter((e) => e.type.startsWith(`${Aggregate.Token}.`)), Number.isNaN(asOf) ? 0 : asOf);
+  const kept = facts.filter((e) => !e.type.startsWith(`${Aggregate.Token}.`) || tokens.has(e.aggregateId));
+  const cp: FactCheckpoint = { seq, facts: kept, apiKeys: [...keys.values()] };
   writeAtomically(path, encodeFactCheckpoint(cp, await messageIdentity(jsm, seq)));
   rmSync(join(dirname(path), OLD_CHECKPOINT_FILE), { force: true });
   return cp;

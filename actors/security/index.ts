@@ -161,12 +161,12 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   // API keys come folded (installed before the live subscription starts: later facts fold on top).
   if (loaded.cp) apiKeys.load(loaded.cp.apiKeys);
   await facts.start(aggregates, loaded.cp);
-  const isLive = (a: Aggregate, id: string) =>
-    a === Aggregate.Token ? tokens.get(id) !== undefined : a === Aggregate.ApiKey ? apiKeys.records.has(id) : true;
+  // The checkpoint is a fold of the log alone: a credential another node just created may not be
+  // in this node's memory yet, and must not be dropped from it for that (factCheckpoint.ts).
   let writing: Promise<unknown> = Promise.resolve();
   const checkpoint = () =>
     (writing = writing.then(() =>
-      writeFactCheckpoint(ctx.nc, checkpointPath, aggregates, isLive).catch((e: Error) => ctx.log.warn({ err: e.message }, 'security checkpoint failed')),
+      writeFactCheckpoint(ctx.nc, checkpointPath, aggregates).catch((e: Error) => ctx.log.warn({ err: e.message }, 'security checkpoint failed')),
     ));
   // A first checkpoint soon after start (not during it: it would compete with start-up), then periodically.
   const firstCheckpoint = setTimeout(() => void checkpoint(), Math.min(30_000, st.num('snapshot.interval_ms', 300_000)));

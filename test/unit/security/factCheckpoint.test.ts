@@ -1,5 +1,5 @@
 import { evolveApiKey, type ApiKeyRecord } from '../../../machines/apiKey.machine';
-import { CheckpointUnusable, decodeFactCheckpoint, encodeFactCheckpoint, type FactCheckpoint } from '../../../actors/security/factCheckpoint';
+import { CheckpointUnusable, decodeFactCheckpoint, encodeFactCheckpoint, liveTokens, type FactCheckpoint } from '../../../actors/security/factCheckpoint';
 import { makeEnvelope } from '../../../streams';
 import { apiKeyHistory } from '../../support/apiKeyFacts';
 
@@ -42,5 +42,38 @@ describe('the binary credential checkpoint', () => {
     expect(() => decodeFactCheckpoint(bytes.subarray(0, bytes.length - 8))).toThrow(CheckpointUnusable);
     expect(() => decodeFactCheckpoint(Buffer.from('{"version":1,"seq":3}\n{}\n'))).toThrow(new CheckpointUnusable('not a checkpoint'));
     expect(() => decodeFactCheckpoint(Buffer.alloc(0))).toThrow(CheckpointUnusable);
+  });
+});
+
+describe('which token pairs a checkpoint keeps (a fold of its facts)', () => {
+  const HOUR = 3_600_000;
+  const created = (id: string, refreshExpiresAt?: number) =>
+    makeEnvelope({
+      type: 'token.created',
+      aggregateId: id,
+      seq: 1,
+      time: 0,
+      data: { accessHash: `h-${id}`, ...(refreshExpiresAt ? { refreshHash: `r-${id}`, refreshExpiresAt } : {}), createdAt: 0, accessExpiresAt: HOUR, grantType: 'password', subject: {}, client: {} },
+    });
+  const fact = (id: string, seq: number, type: string, data: object = {}) => makeEnvelope({ type, aggregateId: id, seq, time: 0, data });
+  const facts = [
+    created('live', 24 * HOUR),
+    created('expired'),
+    fact('expired', 2, 'token.expired'),
+    created('invalidated-ended'),
+    fact('invalidated-ended', 2, 'token.invalidated', { access: true, refresh: false }),
+    created('invalidated-running', 24 * HOUR),
+    fact('invalidated-running', 2, 'token.invalidated', { access: true, refresh: true }),
+    created('half-invalidated', 24 * HOUR),
+    fact('half-invalidated', 2, 'token.invalidated', { access: true, refresh: false }),
+    fact('no-created-fact', 2, 'token.invalidated', { access: true, refresh: true }),
+  ];
+
+  it.each([
+    ['keeps pairs the log has not ended, drops expired ones and invalidated ones whose document ended', 2 * HOUR, ['live', 'invalidated-running', 'half-invalidated']],
+    ['keeps an invalidated pair until its document ends at the log time', 0, ['live', 'invalidated-ended', 'invalidated-running', 'half-invalidated']],
+    ['drops every invalidated pair once the log is past the refresh lifetime', 25 * HOUR, ['live', 'half-invalidated']],
+  ])('%s', (_what, asOf, expected) => {
+    expect([...liveTokens(facts, asOf)]).toEqual(expected);
   });
 });
