@@ -215,7 +215,7 @@ export interface HitMetaSource {
  */
 export function hitMeta(store: HitMetaSource, hits: readonly ShardHit[], want: { version?: boolean; seqNoPrimaryTerm?: boolean }): HitMeta | undefined {
   const n = hits.length;
-  if (!n) return undefined;
+  if (!n || (!want.version && !want.seqNoPrimaryTerm && !store.hasRouting())) return undefined; // a plain search
   const meta: HitMeta = {};
   if (store.hasRouting()) {
     const routing = new Array<string | undefined>(n);
