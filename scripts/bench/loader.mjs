@@ -390,7 +390,8 @@ const modes = {
       const res =
         kinds[i] === 'scroll'
           ? await request('POST', '/_search/scroll', `{"scroll":"1m","scroll_id":"${ids[i]}"}`)
-          : await request('POST', '/_search', `{"size":1,"pit":{"id":"${ids[i]}","keep_alive":"1m"}}`);
+          : // a longer keep-alive than the open's: an extension the node logs (repeating the same one is coalesced)
+            await request('POST', '/_search', `{"size":1,"pit":{"id":"${ids[i]}","keep_alive":"2m"}}`);
       if (res.status !== 200) fail(`extend ${kinds[i]}`, res);
       if (kinds[i] === 'scroll') ids[i] = field(res.body, '_scroll_id');
     });
