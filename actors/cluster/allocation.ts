@@ -150,16 +150,19 @@ export function decideAllocation(input: AllocationInput): { changes: Map<string,
 
 function rebalanceOne(decided: Map<string, ShardAllocation[]>, load: Map<string, number>, live: string[]): void {
   const byLoad = [...live].sort((a, b) => load.get(b)! - load.get(a)! || (a < b ? -1 : 1));
-  const busiest = byLoad[0];
   const idlest = byLoad[byLoad.length - 1];
-  if (load.get(busiest)! - load.get(idlest)! < 2) return;
-  for (const shards of decided.values()) {
-    for (const a of shards) {
-      if (!a.replicas.includes(busiest) || a.primary === idlest || a.replicas.includes(idlest)) continue;
-      a.replicas.push(idlest);
-      a.relocating = { from: busiest, to: idlest };
-      load.set(idlest, load.get(idlest)! + 1);
-      return;
+  // From the busiest node that has a replica to give: a node holding only primaries keeps them
+  // (moving a primary would need a hand-over), and the next busiest gives one instead.
+  for (const busiest of byLoad) {
+    if (load.get(busiest)! - load.get(idlest)! < 2) return;
+    for (const shards of decided.values()) {
+      for (const a of shards) {
+        if (!a.replicas.includes(busiest) || a.primary === idlest || a.replicas.includes(idlest)) continue;
+        a.replicas.push(idlest);
+        a.relocating = { from: busiest, to: idlest };
+        load.set(idlest, load.get(idlest)! + 1);
+        return;
+      }
     }
   }
 }
