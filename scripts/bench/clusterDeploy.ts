@@ -27,6 +27,8 @@ export interface BenchNode {
   kill(): Promise<void>;
   /** SIGTERM (SIGKILL after 30 s), and waits for the exit. */
   stop(): Promise<void>;
+  /** CPU time its current process used so far (user + system, ms; 0 when none runs or no /proc). */
+  cpuMs(): number;
 }
 
 export interface Deployment {
@@ -180,6 +182,7 @@ async function benchNode(dir: string, name: string, config: string, natsUrl: str
       await exited(p);
       clearTimeout(hard);
     },
+    cpuMs: () => cpuOf(n.proc?.pid),
   };
   return n;
 }
