@@ -92,12 +92,14 @@ export async function startDeployment(o: { root: string; name: string; nodes: nu
   writeFileSync(config, '# bench node: settings come from ES_SETTING_*\n');
   const nodes: BenchNode[] = [];
   let nats: NatsCluster | undefined;
-  const stop = async () => {
-    await Promise.all(nodes.map((n) => n.stop().catch(() => undefined)));
+  const stop = async (hard = false) => {
+    await Promise.all(nodes.map((n) => (hard ? n.kill() : n.stop()).catch(() => undefined)));
     await nats?.stop().catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   };
-  const off = onAbort(stop);
+  // On Ctrl-C the terminal's SIGINT has reached the nats-servers too: a node's graceful stop would
+  // wait for NATS until the 30 s SIGKILL, so an interrupted run kills its nodes at once.
+  const off = onAbort(() => stop(true));
   try {
     nats = await startNatsCluster({ dir: join(dir, 'nats'), name: `bench-${o.name}` });
     const servers = nats.servers.map((s) => s.url);
