@@ -1,5 +1,5 @@
 /**
- * Deployments for the `cluster` bench section: a 3-server NATS cluster on loopback
+ * Deployments for the `cluster` and `contexts` bench sections: a 3-server NATS cluster on loopback
  * (actors/natsCluster.ts) and N node processes (`scripts/start.ts`, as `npm start` and
  * `npm run cluster` run them) with a given `cluster.stream_replicas`, security off, in a temp folder.
  * Nodes are real processes so that two of them use two cores and one can be killed with SIGKILL.
