@@ -6,16 +6,16 @@
  * - sliced scroll with max 2, served by 2 nodes vs 1: two child loaders each walk one slice to the
  *   end with the scroll API; config `one`: both slices opened and paged through A; config `two`:
  *   slice 0 through A, slice 1 through B. Interleaved rounds (the order alternates), paired medians
- *   of docs/s, with the CPU each node process spent meanwhile (from /proc), which tells a slower
- *   setup from a starved one: on a 2-core machine both nodes, the nats-servers and the loaders share
- *   the same two cores.
+ *   of docs/s, with the CPU each node process, the nats-servers, the loaders and the whole machine
+ *   spent meanwhile (from /proc), which tells a slower setup from a starved one: on a 2-core machine
+ *   both nodes, the nats-servers and the loaders share the same two cores with any other work.
  * - a scroll page served by a non-owner vs the owner: scrolls opened through A, next pages fetched
  *   through B vs through A (one request in flight, size 1,000), interleaved rounds, paired medians.
  * - owner death to the first page by the adopter: a small index; N scrolls opened through A (their
  *   owner), A's process killed with SIGKILL, and a continuation of one of those scrolls sent through
- *   B every 50 ms (each time one with no request in flight) until one answers 200; every page so
- *   served is checked to be the next one (full, none of its documents on the first page). A is
- *   restarted between rounds.
+ *   B every 50 ms (each time one with no request in flight); the figure is the first 200, and the
+ *   polling goes on until all N were continued. Every page so served is checked to be the next one
+ *   (full, none of its documents on the first page). A is restarted between rounds.
  *
  * Targets (informative): 2 nodes ≥ 1.25× one node's sliced scroll rate; non-owner page ≤ 1.15× the
  * owner's; owner death to the adopter's first page ≤ 5 s.
