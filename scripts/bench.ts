@@ -1,7 +1,7 @@
 /**
- * The performance figures of issues 2–6 and 11, measured side by side on this machine:
+ * The performance figures of issues 2–6, 11, 12 and 14, measured side by side on this machine:
  *
- *   npm run bench [-- --only foundation,pit,scroll,security,events,search,cluster | issue2,…] [--docs N] [--quick]
+ *   npm run bench [-- --only foundation,pit,scroll,security,events,search,cluster,contexts | issue2,…] [--docs N] [--quick]
  *                    [--rounds R] [--out bench-results.json]
  *
  * Sections run in order, each a module of scripts/bench/ exporting `run(opts): Promise<Row[]>`;
@@ -23,7 +23,7 @@ import { killLoaders } from './bench/load';
 import { fmt, hasGc } from './bench/stats';
 import type { BenchOptions, Row, Section } from './bench/types';
 
-const USAGE = `usage: npm run bench [-- --only foundation,pit,scroll,security,events,search,cluster | issue2,… ] [--docs N] [--quick]
+const USAGE = `usage: npm run bench [-- --only foundation,pit,scroll,security,events,search,cluster,contexts | issue2,… ] [--docs N] [--quick]
                           [--rounds R] [--out bench-results.json]`;
 
 const SECTIONS: Array<{ name: string; issue: string; load: () => Promise<{ run: Section }> }> = [
@@ -33,6 +33,7 @@ const SECTIONS: Array<{ name: string; issue: string; load: () => Promise<{ run: 
   { name: 'security', issue: 'issue5', load: () => import('./bench/security') },
   { name: 'events', issue: 'issue6', load: () => import('./bench/events') },
   { name: 'cluster', issue: 'issue11', load: () => import('./bench/cluster') },
+  { name: 'contexts', issue: 'issue12', load: () => import('./bench/contexts') },
   { name: 'search', issue: 'issue14', load: () => import('./bench/textSearch') },
 ];
 

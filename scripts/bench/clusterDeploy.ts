@@ -1,5 +1,5 @@
 /**
- * Deployments for the `cluster` bench section: a 3-server NATS cluster on loopback
+ * Deployments for the `cluster` and `contexts` bench sections: a 3-server NATS cluster on loopback
  * (actors/natsCluster.ts) and N node processes (`scripts/start.ts`, as `npm start` and
  * `npm run cluster` run them) with a given `cluster.stream_replicas`, security off, in a temp folder.
  * Nodes are real processes so that two of them use two cores and one can be killed with SIGKILL.
@@ -27,6 +27,8 @@ export interface BenchNode {
   kill(): Promise<void>;
   /** SIGTERM (SIGKILL after 30 s), and waits for the exit. */
   stop(): Promise<void>;
+  /** CPU time its current process used so far (user + system, ms; 0 when none runs or no /proc). */
+  cpuMs(): number;
 }
 
 export interface Deployment {
@@ -90,12 +92,14 @@ export async function startDeployment(o: { root: string; name: string; nodes: nu
   writeFileSync(config, '# bench node: settings come from ES_SETTING_*\n');
   const nodes: BenchNode[] = [];
   let nats: NatsCluster | undefined;
-  const stop = async () => {
-    await Promise.all(nodes.map((n) => n.stop().catch(() => undefined)));
+  const stop = async (hard = false) => {
+    await Promise.all(nodes.map((n) => (hard ? n.kill() : n.stop()).catch(() => undefined)));
     await nats?.stop().catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   };
-  const off = onAbort(stop);
+  // On Ctrl-C the terminal's SIGINT has reached the nats-servers too: a node's graceful stop would
+  // wait for NATS until the 30 s SIGKILL, so an interrupted run kills its nodes at once.
+  const off = onAbort(() => stop(true));
   try {
     nats = await startNatsCluster({ dir: join(dir, 'nats'), name: `bench-${o.name}` });
     const servers = nats.servers.map((s) => s.url);
@@ -180,6 +184,7 @@ async function benchNode(dir: string, name: string, config: string, natsUrl: str
       await exited(p);
       clearTimeout(hard);
     },
+    cpuMs: () => cpuOf(n.proc?.pid),
   };
   return n;
 }
