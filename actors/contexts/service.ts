@@ -39,6 +39,13 @@ type Command =
   | { cmd: 'done'; useId: string }
   | { cmd: 'clear'; by?: string; correlationId?: string }
   | { cmd: 'release'; reason: string; correlationId?: string };
+/** What a use of a context asks (`gone`: the caller's error when the context ended meanwhile). */
+export interface UseOptions {
+  keepAliveMs?: number;
+  correlationId?: string;
+  mayUse: (owner: Owner | undefined) => boolean;
+  gone?: () => Error;
+}
 type Answer = { ok: true; freed?: number } | { ok: false; gone: true };
 
 /** The owner did not answer and is still alive: ES's 503, the client may retry. */
@@ -163,7 +170,7 @@ export class ContextService {
   async acquire(
     id: string,
     kind: ContextKind,
-    opts: { keepAliveMs?: number; correlationId?: string; mayUse: (owner: Owner | undefined) => boolean },
+    opts: UseOptions,
   ): Promise<ContextHandle | undefined> {
     for (let attempt = 0; attempt < 4; attempt++) {
       const st = await this.state(id);
@@ -178,19 +185,8 @@ export class ContextService {
         await this.adopt(owner);
         continue;
       }
-      const useId = uuidv4();
-      const answer = await this.command(kind, id, { cmd: 'use', useId, keepAliveMs: opts.keepAliveMs, correlationId: opts.correlationId, from: this.d.nodeId });
-      if (answer === 'silent') {
-        // Not answered: the owner is dead (adopt it) or slow (503, the client retries).
-        if (await this.alive(owner)) throw ownerBusy(id);
-        await this.adopt(owner);
-        continue;
-      }
-      if (!answer.ok) {
-        await this.d.directory.catchUp();
-        continue;
-      }
-      return this.remoteHandle(st, kind, useId);
+      // The owner is told of the use while the page is searched: `ready` settles when it logged it.
+      return this.remoteHandle(st, kind, opts);
     }
     return undefined;
   }
@@ -206,14 +202,56 @@ export class ContextService {
     };
   }
 
-  private remoteHandle(st: ContextState, kind: ContextKind, useId: string): ContextHandle {
-    const owner = st.node!;
+  /**
+   * A use through the owner on another node. The `use` command goes out at once and the caller
+   * searches meanwhile (the pinned searchers and the scroll's request come from the log); `ready`
+   * settles when the owner has logged the use, or rejects: ES's 503 when the owner is alive but
+   * silent, the caller's 404 when the context ended. An owner found dead is adopted here first, and
+   * a context adopted away from the owner asked is asked of its new owner.
+   */
+  private remoteHandle(st: ContextState, kind: ContextKind, opts: UseOptions): ContextHandle {
+    const useId = uuidv4();
+    const reg = this.d.registry;
+    let owner = st.node ?? LEGACY_OWNER;
+    let local: ContextRecord | undefined;
+    const ready = (async () => {
+      for (let attempt = 0; attempt < 4; attempt++) {
+        const answer = await this.command(kind, st.id, { cmd: 'use', useId, keepAliveMs: opts.keepAliveMs, correlationId: opts.correlationId, from: this.d.nodeId });
+        if (answer !== 'silent' && answer.ok) return;
+        if (answer === 'silent') {
+          // Not answered: the owner is dead (adopt it) or slow (503, the client retries).
+          if (await this.alive(owner)) throw ownerBusy(st.id);
+          await this.adopt(owner);
+        } else {
+          await this.d.directory.catchUp();
+        }
+        const now = this.d.directory.get(st.id);
+        if (!now || now.status !== 'open') break;
+        owner = now.node ?? LEGACY_OWNER;
+        if (owner === this.d.nodeId) {
+          local = reg.get(st.id);
+          if (!local) break;
+          reg.use(local, opts.keepAliveMs, opts.correlationId);
+          await local.appended;
+          return;
+        }
+      }
+      throw opts.gone?.() ?? new EsError('search_context_missing_exception', 404, `No search context found for id [${st.id}]`);
+    })();
+    ready.catch(() => undefined); // the caller awaits it after its search; a search that fails first leaves it unawaited
     return {
       id: st.id, kind, indices: st.indices, shards: st.pinned as PinnedShard[], owner: st.owner,
       scroll: kind === 'scroll' ? this.d.directory.scrollOf(st, this.d.rebuildScroll) : undefined,
-      ready: Promise.resolve(),
-      done: () => this.d.nc.publish(subjects.command(kind, st.id, 'done'), enc.encode(JSON.stringify({ cmd: 'done', useId }))),
+      ready,
+      // After the owner has the use (a `done` ahead of its `use` would be dropped and pin it open).
+      done: () =>
+        void ready.then(
+          () => (local ? reg.done(local) : this.d.nc.publish(subjects.command(kind, st.id, 'done'), enc.encode(JSON.stringify({ cmd: 'done', useId })))),
+          () => undefined,
+        ),
       release: async (reason, correlationId) => {
+        await ready.catch(() => undefined);
+        if (local) return reg.release(local, reason as never, correlationId);
         const a = await this.command(kind, st.id, { cmd: 'release', reason, correlationId });
         if (a === 'silent' && (await this.alive(owner))) throw ownerBusy(st.id);
       },

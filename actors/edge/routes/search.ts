@@ -183,7 +183,12 @@ export async function useContext(
   kind: 'scroll' | 'pit',
   keepAliveMs: number | undefined,
 ): Promise<ContextHandle> {
-  const h = await s.contextService.acquire(id, kind, { keepAliveMs, correlationId: req.opaqueId, mayUse: (owner) => mayUse(s, req, owner) });
+  const h = await s.contextService.acquire(id, kind, {
+    keepAliveMs,
+    correlationId: req.opaqueId,
+    mayUse: (owner) => mayUse(s, req, owner),
+    gone: () => contextMissing(s, id, 'query', req),
+  });
   if (!h) throw contextMissing(s, id, 'query', req);
   return h;
 }
