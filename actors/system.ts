@@ -42,6 +42,11 @@ export interface SystemOptions {
   port?: number;
   /** Connect here; without it an embedded nats-server child is started. */
   natsUrl?: string;
+  /**
+   * Only the servers of `natsUrl`, never the ones the NATS cluster announces (nats.js
+   * `ignoreClusterUpdates`): a test cuts a node off by stopping its one server.
+   */
+  natsPinned?: boolean;
   dataDir?: string;
   configDir?: string;
   settings?: Settings;
@@ -119,7 +124,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     // the client shuffles them unless told not to (a node on a machine lists its local server first).
     const servers = natsUrl.split(',').map((u) => u.trim()).filter(Boolean);
     // Servers in the order given (each node prefers its own), reconnecting fast to another when one dies.
-    const nc: NatsConnection = await connect({ servers, name: 'es-node', maxReconnectAttempts: -1, noRandomize: true, reconnectTimeWait: 250 });
+    const nc: NatsConnection = await connect({ servers, name: 'es-node', maxReconnectAttempts: -1, noRandomize: true, reconnectTimeWait: 250, ...(opts.natsPinned ? { ignoreClusterUpdates: true } : {}) });
     stops.push(() => nc.drain().catch(() => nc.close()));
     checkMaxPayload(nc, log); // warns below the README's 8 MB
     const replicas = settings.get<number | undefined>('cluster.stream_replicas', undefined);

@@ -59,6 +59,8 @@ export class FactLog {
   private aggregates = new Set<string>();
   /** Set while the connection is down and until the follower caught up after it came back. */
   private stale?: Promise<void>;
+  /** Back on NATS and reading what was missed (requests then wait for it, up to 10 s). */
+  private catchingUp = false;
   private stopped = false;
 
   constructor(
@@ -119,10 +121,32 @@ export class FactLog {
       else if (st.type === 'reconnect' && release) {
         const done = release;
         release = undefined;
-        void this.follower!.reachEnd(10_000).catch(() => undefined).then(() => {
+        this.catchingUp = true;
+        void this.readMissed().then(() => {
+          this.catchingUp = false;
           if (!release) this.stale = undefined;
           done();
         });
+      }
+    }
+  }
+
+  /**
+   * After a reconnect: reads up to the log's end. Right after the node's own server comes back,
+   * JetStream may not answer yet (its stream info fails until the server rejoined): asked again
+   * until it does, for at most 10 s, then the node goes on with what it has (and says so).
+   */
+  private async readMissed(): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        return await this.follower!.reachEnd(Math.max(1, deadline - Date.now()));
+      } catch (e) {
+        if (this.stopped || Date.now() >= deadline) {
+          this.ctx.log.warn({ err: (e as Error).message }, 'credential facts missed while disconnected may not be read yet');
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 200));
       }
     }
   }
@@ -134,14 +158,16 @@ export class FactLog {
 
   /**
    * Resolves once this node's credential facts are current: at once when connected and followed
-   * (undefined, so the hot path does not await); after a reconnect, once the follower caught up;
-   * while disconnected, after at most `waitMs` (then it answers from what it has).
+   * (undefined, so the hot path does not await); after a reconnect, once the follower caught up
+   * (at most 10 s); while disconnected, after at most `waitMs` (then it answers from what it has).
    */
   fresh(waitMs = 2_000): Promise<void> | undefined {
     const s = this.stale;
     if (!s) return undefined;
-    return Promise.race([s, new Promise<void>((r) => setTimeout(r, waitMs).unref())]);
+    const ms = this.catchingUp ? 10_000 : waitMs;
+    return Promise.race([s, new Promise<void>((r) => setTimeout(r, ms).unref())]);
   }
+
 
   private safeApply(env: Envelope) {
     try {

@@ -120,7 +120,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
           await untilUp(n.url, n.proc, () => out);
         } else {
           n.sys = await startSystem({
-            host: '127.0.0.1', port, natsUrl, dataDir, configDir: join(dataDir, 'config'),
+            host: '127.0.0.1', port, natsUrl, natsPinned: opts.pinNats, dataDir, configDir: join(dataDir, 'config'),
             settings: new Settings({ ...settings, 'node.name': name }),
             log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
           });
