@@ -20,6 +20,49 @@ import { upcast, type Envelope } from './envelope';
 const dec = new TextDecoder();
 const SECOND_NS = 1_000_000_000;
 
+/**
+ * How a push consumer's messages reach {@link openFactPush}: nats.js by default ({@link natsTransport});
+ * the replay reader worker brings its own raw protocol reader (scripts/cli/natsWire.ts).
+ */
+export interface FactTransport {
+  /** Subscribes to `inbox`; resolves once the server has the subscription. */
+  listen(inbox: string, on: FactTransportHandler): Promise<{ respond(reply: string): void; close(): void }>;
+}
+export interface FactTransportHandler {
+  /** A stored fact's payload (a view valid during the call); `subject` when the transport knows it. */
+  fact(data: Uint8Array, subject?: string): void;
+  /** A status-100 message: a flow-control request (`reply` set) or an idle heartbeat. */
+  control(reply: string | undefined): void;
+  error(e: unknown): void;
+}
+
+/** The default transport: a nats.js subscription on `nc`. */
+export function natsTransport(nc: NatsConnection): FactTransport {
+  return {
+    async listen(inbox, on) {
+      const replies = new Map<string, Msg>();
+      const sub = nc.subscribe(inbox, {
+        callback: (err, m) => {
+          if (err) return on.error(err);
+          if (m.data.length === 0 && m.headers?.code === 100) {
+            if (m.reply) replies.set(m.reply, m);
+            return on.control(m.reply);
+          }
+          on.fact(m.data, m.subject);
+        },
+      });
+      await nc.flush();
+      return {
+        respond(reply) {
+          replies.get(reply)?.respond();
+          replies.delete(reply);
+        },
+        close: () => sub.unsubscribe(),
+      };
+    },
+  };
+}
+
 /** A running delivery of raw fact payloads (see {@link openFactPush}). */
 export interface FactPush {
   /** Facts the filter matched when the consumer was created. */
@@ -38,10 +81,12 @@ export interface FactPush {
  */
 export async function openFactPush(
   nc: NatsConnection,
-  onFact: (data: Uint8Array, subject: string) => void,
+  onFact: (data: Uint8Array, subject?: string) => void,
   filterSubject?: string,
   /** First stream sequence to deliver (default: the start of the stream). */
   startSeq?: number,
+  /** How messages arrive (default: a nats.js subscription on `nc`, which also runs the JetStream API). */
+  transport: FactTransport = natsTransport(nc),
 ): Promise<FactPush> {
   const jsm = await jetstreamManager(nc);
   if ((await jsm.streams.info(EVENT_STREAM)).state.messages === 0) {
@@ -54,7 +99,7 @@ export async function openFactPush(
   let name: string | undefined;
   let held = false;
   let checking = false;
-  const parked: Msg[] = [];
+  const parked: string[] = [];
   const checkIdle = async () => {
     if (checking || !name || delivered >= total) return;
     checking = true;
@@ -68,27 +113,26 @@ export async function openFactPush(
     }
   };
   const inbox = createInbox();
-  const sub = nc.subscribe(inbox, {
-    callback: (err, m) => {
-      if (err) return settle.reject(err);
-      if (m.data.length === 0 && m.headers?.code === 100) {
-        // A flow-control request (answer it, or delivery stalls) or an idle heartbeat.
-        if (!m.reply) void checkIdle();
-        else if (held) parked.push(m);
-        else m.respond();
-        return;
-      }
+  const listening = await transport.listen(inbox, {
+    fact(data, subject) {
       delivered++;
       try {
-        onFact(m.data, m.subject);
+        onFact(data, subject);
       } catch (e) {
         settle.reject(e);
       }
       if (delivered >= total) settle.resolve();
     },
+    control(reply) {
+      // A flow-control request (answer it, or delivery stalls) or an idle heartbeat.
+      if (!reply) void checkIdle();
+      else if (held) parked.push(reply);
+      else listening.respond(reply);
+    },
+    error: (e) => settle.reject(e),
   });
   const close = async () => {
-    sub.unsubscribe();
+    listening.close();
     if (name) await jsm.consumers.delete(EVENT_STREAM, name).catch(() => false);
   };
   try {
@@ -114,14 +158,14 @@ export async function openFactPush(
     finished,
     hold(on) {
       held = on;
-      if (!on) for (const m of parked.splice(0)) m.respond();
+      if (!on) for (const r of parked.splice(0)) listening.respond(r);
     },
     close,
   };
 }
 
 /** Parses one stored payload into an (upcast) envelope. */
-export function parseFact(data: Uint8Array, subject: string): Envelope {
+export function parseFact(data: Uint8Array, subject = EVENT_STREAM): Envelope {
   try {
     return upcast(JSON.parse(dec.decode(data)) as Envelope);
   } catch (e) {

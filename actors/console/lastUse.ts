@@ -8,12 +8,16 @@ import type { Authentication } from '../security/types';
  */
 export class LastUse {
   private readonly at = new Map<string, number>();
+  /** Each (cached, shared) authentication's key, built once rather than on every request. */
+  private readonly keys = new WeakMap<object, string | null>();
 
   constructor(private readonly max = 200_000, private readonly now: () => number = Date.now) {}
 
   /** Records a successful authentication (one Map delete+set: moves the key to the young end). */
   note(auth: unknown): void {
-    const key = credentialKey(auth as Authentication | undefined);
+    if (!auth || typeof auth !== 'object') return;
+    let key = this.keys.get(auth);
+    if (key === undefined) this.keys.set(auth, (key = credentialKey(auth as Authentication) ?? null));
     if (!key) return;
     this.at.delete(key);
     this.at.set(key, this.now());
@@ -43,11 +47,15 @@ export function credentialKey(a: Authentication | undefined): string | undefined
  * the wrapped gate's: the same errors, the same result.
  */
 export function recordingGate(gate: SecurityGate, lastUse: LastUse): SecurityGate {
+  const noted = (auth: unknown) => {
+    lastUse.note(auth);
+    return auth;
+  };
   return {
-    async authenticate(req) {
-      const auth = await gate.authenticate(req);
-      lastUse.note(auth);
-      return auth;
+    // A warm authentication comes back as a value: keep it one (no promise per request).
+    authenticate(req) {
+      const auth = gate.authenticate(req);
+      return auth instanceof Promise ? auth.then(noted) : noted(auth);
     },
     authorize: (auth, action, indices) => gate.authorize(auth, action, indices),
   };

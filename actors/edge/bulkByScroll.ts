@@ -142,7 +142,10 @@ export async function runWorker(
 ): Promise<SliceResult> {
   const started = Date.now();
   const failures: Array<Record<string, unknown>> = [];
-  const body = { ...job.search.body, ...(slice ? { slice } : {}) };
+  // Delete-by-query deletes each hit only if it is still the version the scroll saw (ES's
+  // compare-and-set): the hits must carry `_seq_no` / `_primary_term`. In the body, so a scroll
+  // revived from its opened fact asks for them too.
+  const body = { ...job.search.body, ...(job.kind === 'delete_by_query' ? { seq_no_primary_term: true } : {}), ...(slice ? { slice } : {}) };
   const call: SearchCall = {
     params: job.search.index === undefined ? {} : { index: job.search.index },
     query: { ...job.search.params, scroll: job.scroll },
@@ -173,12 +176,15 @@ export async function runWorker(
         if (job.kind === 'delete_by_query') {
           const index = nameOf(h.shardIndex);
           touched.add(index);
-          // The hit's shard is known: the delete goes there whatever routing put the doc on it.
-          return { action: 'delete', index, id: h._id, shard: shardOf.get(h.shardIndex) };
+          // The hit's shard is known: the delete goes there whatever routing put the doc on it, and
+          // only if the doc is unchanged since the scroll saw it (else a version conflict, as ES).
+          return { action: 'delete', index, id: h._id, shard: shardOf.get(h.shardIndex), ifSeqNo: h.seqNo, ifPrimaryTerm: h.primaryTerm };
         }
         const d = job.dest!;
         touched.add(d.index);
-        return { action: d.opType, index: d.index, id: h._id, source: src ?? '{}', ...(d.routing.mode === 'set' ? { routing: d.routing.value } : {}) };
+        // dest.routing: `keep` (default) copies the hit's own `_routing`, `discard` drops it, `=v` sets v.
+        const routing = d.routing.mode === 'set' ? d.routing.value : d.routing.mode === 'keep' ? h.routing : undefined;
+        return { action: d.opType, index: d.index, id: h._id, source: src ?? '{}', ...(routing !== undefined ? { routing } : {}) };
       });
       const batchStart = Date.now();
       st.batches++;
@@ -220,18 +226,13 @@ function count(job: ByScrollJob, st: ByScrollStatus, results: BulkItemResult[], 
     const [, v] = Object.entries(r)[0] as [string, Record<string, unknown>];
     const error = v.error as Record<string, unknown> | undefined;
     const status = v.status as number;
-    // A delete-by-query hit gone by the time of its delete: ES's compare-and-set makes it a conflict.
-    const goneConflict = job.kind === 'delete_by_query' && !error && v.result === 'not_found';
-    if (error || goneConflict) {
-      const isConflict = goneConflict || (status === 409 && error?.type === 'version_conflict_engine_exception');
+    // (A delete-by-query hit changed or gone since the scroll saw it fails its compare-and-set:
+    // the shard's 409, counted here as a conflict.)
+    if (error) {
+      const isConflict = status === 409 && error.type === 'version_conflict_engine_exception';
       if (isConflict) st.versionConflicts++;
       if (!isConflict || job.abortOnConflict) {
-        failures.push({
-          index: v._index,
-          id: v._id,
-          cause: error ?? { type: 'version_conflict_engine_exception', reason: `[${String(v._id)}]: version conflict, document already deleted`, index: v._index },
-          status: goneConflict ? 409 : status,
-        });
+        failures.push({ index: v._index, id: v._id, cause: error, status });
         stop = true;
       }
       continue;

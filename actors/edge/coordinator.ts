@@ -159,7 +159,13 @@ function shardRequest(req: SearchRequest, t: ShardTarget, single: boolean): Shar
     slice: t.slice,
     shardIndex: t.shardIndex,
     checkWindow: req.checkWindow,
+    ...hitMetaWanted(req),
   };
+}
+
+/** What hit metadata a search asks of its shards (`_routing` comes whenever a doc has one). */
+function hitMetaWanted(req: SearchRequest): Pick<ShardQueryRequest, 'version' | 'seqNoPrimaryTerm'> {
+  return { ...(req.version ? { version: true } : {}), ...(req.seqNoPrimaryTerm ? { seqNoPrimaryTerm: true } : {}) };
 }
 
 /**
@@ -285,6 +291,7 @@ async function walkShardDocOrder(s: EdgeServices, req: SearchRequest, targets: S
       slice: t.slice,
       shardIndex: t.shardIndex,
       checkWindow: req.checkWindow,
+      ...hitMetaWanted(req),
     };
     s.stats.queryCurrent++;
     const t0 = Date.now();

@@ -2,8 +2,12 @@ import { compareSortValues, filterSource, type MergedHit, type SearchRequest, ty
 import type { ShardPage } from '../shard/pageCodec';
 import { ByteWriter } from '../wire/byteWriter';
 
-/** One hit as a plain object (with its raw `_source` text when fetched): what callers outside the page path use. */
-export type OutcomeHit = MergedHit & { source?: string };
+/**
+ * One hit as a plain object (with its raw `_source` text when fetched): what callers outside the
+ * page path use. `routing` when the doc has one; `version`, `seqNo`/`primaryTerm` when the search
+ * asked for them.
+ */
+export type OutcomeHit = MergedHit & { source?: string; routing?: string; version?: number; seqNo?: number; primaryTerm?: number };
 
 /**
  * The hits of a search as references into shard page replies: hit `i` is row `qRow[i]` of query
@@ -107,6 +111,15 @@ export class HitList {
       const sort = q.sort(r);
       const h: OutcomeHit = { doc: q.doc(r), _id: q.id(r), score: q.score(r) as number | null, ...(sort ? { sort } : {}), shardIndex: this.shardIndex(i) };
       if (this.sPage[i] >= 0) h.source = this.source(i);
+      if (q.hasRouting) {
+        const routing = q.routing(r);
+        if (routing !== undefined) h.routing = routing;
+      }
+      if (q.hasVersion) h.version = q.version(r);
+      if (q.hasSeqNo) {
+        h.seqNo = q.seqNo(r);
+        h.primaryTerm = q.primaryTerm(r);
+      }
       out[i] = h;
     }
     return (this.objects = out);
@@ -120,8 +133,27 @@ export class HitList {
     const r = this.qRow[i];
     w.bytes(prefix);
     w.bytes(q.b, q.idStart(r), q.idEnd(r));
+    // ES's SearchHit order: _version, _seq_no, _primary_term, _score, then metadata fields (_routing), _source, sort
+    if (q.hasVersion) {
+      w.ascii(',"_version":');
+      w.int(q.version(r)!);
+    }
+    if (q.hasSeqNo) {
+      w.ascii(',"_seq_no":');
+      w.int(q.seqNo(r)!);
+      w.ascii(',"_primary_term":');
+      w.int(q.primaryTerm(r)!);
+    }
     const score = q.score(r);
     w.ascii(score === null ? ',"_score":null' : `,"_score":${score}`);
+    if (q.hasRouting) {
+      const a = q.routingStart(r);
+      const e = q.routingEnd(r);
+      if (a !== e) {
+        w.ascii(',"_routing":');
+        w.bytes(q.b, a, e);
+      }
+    }
     const sp = this.sPage[i];
     if (sp >= 0) {
       const s = this.pages[sp];

@@ -10,6 +10,9 @@ import type { RoleStore } from './roleStore';
 import { parseTimeValue } from './timeValue';
 import type { Authentication, AuthResult, RoleDescriptor } from './types';
 
+/** Bound of the text shortcut of interning (distinct descriptor texts; the canonical map is the truth). */
+const MAX_INTERNED_TEXTS = 10_000;
+
 /** Realm name/type of API key authentication. */
 export const API_KEY_REALM = '_es_api_key';
 
@@ -48,6 +51,8 @@ export function validateKeyRequest(body: Record<string, unknown>, requireName: b
 export class ApiKeyService {
   readonly records = new Map<string, ApiKeyRecord>();
   private readonly interned = new Map<string, object>();
+  /** `JSON.stringify` text → interned value (a shortcut to {@link interned}). */
+  private readonly internedText = new Map<string, object>();
   private readonly cache: CredentialCache<Authentication>;
 
   constructor(
@@ -60,13 +65,44 @@ export class ApiKeyService {
     this.cache = new CredentialCache<Authentication>(digest);
   }
 
-  /** Shares equal JSON-like values between records. */
+  /**
+   * Shares equal JSON-like values between records. Most values repeat byte for byte (every key of one
+   * owner carries the same `limited_by`), so the native `JSON.stringify` text finds them first; the
+   * canonical (key-order independent) form is computed only for a text not seen before.
+   */
   intern<T extends object>(v: T): T {
+    const text = JSON.stringify(v);
+    const seen = this.internedText.get(text);
+    if (seen) return seen as T;
     const key = canonicalJson(v);
     const hit = this.interned.get(key);
-    if (hit) return hit as T;
-    this.interned.set(key, v);
-    return v;
+    const shared = hit ?? v;
+    if (!hit) this.interned.set(key, v);
+    if (this.internedText.size < MAX_INTERNED_TEXTS) this.internedText.set(text, shared);
+    return shared as T;
+  }
+
+  /**
+   * Installs keys folded elsewhere (the credential checkpoint), as {@link apply} would have left
+   * them: shared values interned once per distinct object, not once per key.
+   */
+  load(records: Iterable<ApiKeyRecord>): void {
+    const shared = new Map<object, object>();
+    const intern = <T extends object>(v: T): T => {
+      let s = shared.get(v);
+      if (!s) shared.set(v, (s = this.intern(v)));
+      return s as T;
+    };
+    for (const r of records) {
+      r.roleDescriptors = intern(r.roleDescriptors);
+      r.limitedBy = intern(r.limitedBy);
+      r.metadata = intern(r.metadata);
+      r.owner = intern(r.owner);
+      const prev = this.records.get(r.keyId);
+      if (prev && prev.seq >= r.seq) continue;
+      this.records.set(r.keyId, r);
+      this.cache.delete(r.keyId);
+    }
   }
 
   /** Folds an `apikey.*` fact. */

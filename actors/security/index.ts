@@ -9,7 +9,7 @@ import { allowedIndices, authorize } from './authorization';
 import { renderAuthentication } from './authView';
 import { bootstrapElastic } from './bootstrap';
 import { defaultChallenges, securityDisabled } from './errors';
-import { readFactCheckpoint, writeFactCheckpoint } from './factCheckpoint';
+import { CHECKPOINT_FILE, readFactCheckpoint, writeFactCheckpoint } from './factCheckpoint';
 import { FactLog, type InvalidateMessage } from './factLog';
 import { CacheDigest, storedHashAlgorithm } from './hashing';
 import { TokenService } from './oauth2Tokens';
@@ -78,7 +78,7 @@ function disabledModule(router: Router): SecurityModule {
   stub.add('GET', '/_security/_authenticate', () => ({}));
   return {
     enabled: false,
-    gate: { authenticate: async () => undefined, authorize: () => {} },
+    gate: { authenticate: () => undefined, authorize: () => {} },
     allowedIndices: (_a, _x, indices) => indices,
     ownerOf: () => undefined,
     sameOwner,
@@ -155,16 +155,18 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
 
   // Credentials start from a compacted checkpoint of their facts plus the log after it (factCheckpoint.ts).
   const aggregates = [Aggregate.User, Aggregate.Role, Aggregate.ApiKey, Aggregate.Token, Aggregate.ServiceToken];
-  const checkpointPath = join(ctx.dataDir, 'security-checkpoint.jsonl');
+  const checkpointPath = join(ctx.dataDir, CHECKPOINT_FILE);
   const loaded = await readFactCheckpoint(ctx.nc, checkpointPath);
   if (loaded.why && loaded.why !== 'no checkpoint') ctx.log.warn({ why: loaded.why }, 'security checkpoint not used');
+  // API keys come folded (installed before the live subscription starts: later facts fold on top).
+  if (loaded.cp) apiKeys.load(loaded.cp.apiKeys);
   await facts.start(aggregates, loaded.cp);
-  const isLive = (a: Aggregate, id: string) =>
-    a === Aggregate.Token ? tokens.get(id) !== undefined : a === Aggregate.ApiKey ? apiKeys.records.has(id) : true;
+  // The checkpoint is a fold of the log alone: a credential another node just created may not be
+  // in this node's memory yet, and must not be dropped from it for that (factCheckpoint.ts).
   let writing: Promise<unknown> = Promise.resolve();
   const checkpoint = () =>
     (writing = writing.then(() =>
-      writeFactCheckpoint(ctx.nc, checkpointPath, aggregates, isLive).catch((e: Error) => ctx.log.warn({ err: e.message }, 'security checkpoint failed')),
+      writeFactCheckpoint(ctx.nc, checkpointPath, aggregates).catch((e: Error) => ctx.log.warn({ err: e.message }, 'security checkpoint failed')),
     ));
   // A first checkpoint soon after start (not during it: it would compete with start-up), then periodically.
   const firstCheckpoint = setTimeout(() => void checkpoint(), Math.min(30_000, st.num('snapshot.interval_ms', 300_000)));

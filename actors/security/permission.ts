@@ -37,8 +37,8 @@ export interface RolePermission {
   apps: AppEntry[];
   /** The descriptors it was built from (for `_privileges` and API key `limited_by`). */
   descriptors: Record<string, RoleDescriptor>;
-  /** Memo of index checks: `action\0index` → allowed. */
-  memo: Map<string, boolean>;
+  /** Memo of index checks: action → index → allowed (`\0` = on any index). */
+  memo: Map<string, Map<string, boolean>>;
 }
 
 export interface LimitedPermission {
@@ -46,12 +46,15 @@ export interface LimitedPermission {
   /** The key's own descriptors (absent: the snapshot alone applies). */
   own?: RolePermission;
   limitedBy: RolePermission;
-  memo: Map<string, boolean>;
+  memo: Map<string, Map<string, boolean>>;
 }
 
 export type Permission = RolePermission | LimitedPermission;
 
 const MEMO_MAX = 4096;
+const MEMO_ACTIONS = 256;
+/** The memo's index key of "on any index" (no index name holds a NUL). */
+const ANY_INDEX = '\u0000';
 
 /**
  * Index-name patterns: `*`/`?` wildcards, or a Lucene regex between slashes (ES Automatons.patterns),
@@ -129,20 +132,25 @@ function roleIndex(p: RolePermission, action: string, index: string): boolean {
   return false;
 }
 
-// Hot path (every request): no closures per call, a plain Map memo per permission.
-function remember(p: Permission, key: string, v: boolean): boolean {
-  if (p.memo.size >= MEMO_MAX) p.memo.clear();
-  p.memo.set(key, v);
+// Hot path (every request): no closures, no key strings built per call; a two-level Map memo per
+// permission (the action names are constants, the index name string hashes once).
+function remember(p: Permission, byIndex: Map<string, boolean> | undefined, action: string, index: string, v: boolean): boolean {
+  if (!byIndex) {
+    if (p.memo.size >= MEMO_ACTIONS) p.memo.clear();
+    p.memo.set(action, (byIndex = new Map()));
+  }
+  if (byIndex.size >= MEMO_MAX) byIndex.clear();
+  byIndex.set(index, v);
   return v;
 }
 
 /** May the permission run an index action on this concrete index name? */
 export function checkIndex(p: Permission, action: string, index: string): boolean {
-  const key = `${action}\u0000${index}`;
-  const hit = p.memo.get(key);
+  const byIndex = p.memo.get(action);
+  const hit = byIndex?.get(index);
   if (hit !== undefined) return hit;
   const v = p.kind === 'role' ? roleIndex(p, action, index) : (!p.own || roleIndex(p.own, action, index)) && roleIndex(p.limitedBy, action, index);
-  return remember(p, key, v);
+  return remember(p, byIndex, action, index, v);
 }
 
 function anyGroup(r: RolePermission, action: string): boolean {
@@ -152,11 +160,11 @@ function anyGroup(r: RolePermission, action: string): boolean {
 
 /** Does any index group grant the action at all (ES checks this before resolving indices)? */
 export function checkIndicesAction(p: Permission, action: string): boolean {
-  const key = `${action}\u0000\u0000`;
-  const hit = p.memo.get(key);
+  const byIndex = p.memo.get(action);
+  const hit = byIndex?.get(ANY_INDEX);
   if (hit !== undefined) return hit;
   const v = p.kind === 'role' ? anyGroup(p, action) : (!p.own || anyGroup(p.own, action)) && anyGroup(p.limitedBy, action);
-  return remember(p, key, v);
+  return remember(p, byIndex, action, ANY_INDEX, v);
 }
 
 /**

@@ -13,6 +13,8 @@ import type { Authentication, AuthResult } from './types';
 
 export const SERVICE_ACCOUNT_REALM = '_service_account';
 
+const CONTINUE: AuthResult = Object.freeze({ status: 'continue' });
+
 /**
  * Service accounts (ES ServiceAccountService): tokens from the event log (created over REST, type
  * `_service_account_index`) and from `<configDir>/service_tokens` (`_service_account_file`, checked
@@ -81,16 +83,27 @@ export class ServiceAccountService {
     return this.descriptorMaps.get(account) ?? {};
   }
 
-  /** Authenticator step 1 (`service account`): success, not ours (continue), or a hard 401. */
-  async authenticate(bearer: string, challenges: string[]): Promise<AuthResult> {
+  /**
+   * Authenticator step 1 (`service account`): success, not ours (continue), or a hard 401; without a
+   * promise when the answer needs no hashing (a cached verification, a malformed or foreign token).
+   */
+  authenticate(bearer: string, challenges: string[]): AuthResult | Promise<AuthResult> {
     const p = decodeServiceToken(bearer);
-    if (!p) return { status: 'continue' };
+    if (!p) return CONTINUE;
     const account = `${p.namespace}/${p.service}`;
+    if (p.namespace !== 'elastic' || !Object.hasOwn(SERVICE_ACCOUNTS, account) || p.secret.length < 10) {
+      return { status: 'terminate', error: serviceAccountFailed(account, p.name, challenges) };
+    }
     const qualified = `${account}/${p.name}`;
-    const fail = (): AuthResult => ({ status: 'terminate', error: serviceAccountFailed(account, p.name, challenges) });
-    if (p.namespace !== 'elastic' || !Object.hasOwn(SERVICE_ACCOUNTS, account) || p.secret.length < 10) return fail();
     const hit = this.cache.get(qualified, p.secret);
     if (hit) return { status: 'success', authentication: hit };
+    return this.verify(account, qualified, p.name, p.secret, challenges);
+  }
+
+  /** The slow half of {@link authenticate}: the stored hash (file first, then the log's), then the cache. */
+  private async verify(account: string, qualified: string, tokenName: string, secret: string, challenges: string[]): Promise<AuthResult> {
+    const fail = (): AuthResult => ({ status: 'terminate', error: serviceAccountFailed(account, tokenName, challenges) });
+    const p = { name: tokenName, secret };
     const fileHash = this.files.tokens.get(qualified);
     const rec = this.byName.get(qualified);
     let type: string | undefined;

@@ -6,13 +6,20 @@
  *
  * Layout (little-endian):
  *
- *   u8 0xB1 | u8 version 1 | u8 flags (1 docs, 2 scores, 4 sort, 8 ids) | u8 sort keys
+ *   u8 0xB1 | u8 version 1 (2 with hit metadata) | u8 flags (1 docs, 2 scores, 4 sort, 8 ids,
+ *   16 routing, 32 version, 64 seq_no) | u8 sort keys
  *   u32 n (hits) | u32 fetched (sources, a prefix of the hits) | u32 head length | head JSON
  *   [i32 doc × n] [f64 score × n, NaN = null]
  *   [per sort key: u8 kind; 1: f64 × n | 2: i64 × n | 0: u32 offset × (n+1) + tagged values |
  *    3: (the doc ids) | 4: u32 shard index (`_shard_doc` of it and the doc ids)]
  *   [ids: u32 offset × (n+1) + the `_id`s as JSON strings]
+ *   [routing: u32 offset × (n+1) + `_routing` as JSON strings, empty for a doc without one]
+ *   [version: u32 × n] [seq_no: f64 × n, then primary term: u32 × n]
  *   u32 offset × (fetched+1) + the sources
+ *
+ * Hit metadata travels only when needed: `_routing` when some hit of the page has one, `_version`
+ * and `_seq_no`/`_primary_term` when the request asks (`version`, `seq_no_primary_term`). A page
+ * without any is byte for byte a version 1 page.
  *
  * Tagged sort values: 0 null, 1 f64, 2 i64, 3 a JSON string, 4 false, 5 true, 6 decimal digits of
  * a bigint outside int64 (unsigned_long). Non-finite numbers are null, as JSON made them before.
@@ -25,10 +32,16 @@ import { shardDocValue } from './engine/sort';
 
 export const PAGE_MAGIC = 0xb1;
 const VERSION = 1;
+/** A page with hit metadata columns (a reader that knows only version 1 refuses it, not misreads it). */
+const VERSION_META = 2;
 const F_DOCS = 1;
 const F_SCORES = 2;
 const F_SORT = 4;
 const F_IDS = 8;
+const F_ROUTING = 16;
+const F_VERSION = 32;
+const F_SEQ_NO = 64;
+const F_META = F_ROUTING | F_VERSION | F_SEQ_NO;
 const K_TAGGED = 0;
 const K_F64 = 1;
 const K_I64 = 2;
@@ -163,7 +176,7 @@ function writeTagged(w: ByteWriter, v: SortValue | undefined): void {
 
 function writeHeader(w: ByteWriter, flags: number, keys: number, n: number, fetched: number, head: string): void {
   w.u8(PAGE_MAGIC);
-  w.u8(VERSION);
+  w.u8(flags & F_META ? VERSION_META : VERSION);
   w.u8(flags);
   w.u8(keys);
   w.u32(n);
@@ -178,18 +191,67 @@ const charsOf = (xs: string[]) => {
   return n;
 };
 
+/** Per-hit metadata of a query page, in hit order (see {@link hitMeta}). */
+export interface HitMeta {
+  /** `_routing` of each hit (undefined: none); absent when no hit has one. */
+  routing?: Array<string | undefined>;
+  version?: ArrayLike<number>;
+  seqNo?: ArrayLike<number>;
+  primaryTerm?: ArrayLike<number>;
+}
+
+/** Where a shard reads hit metadata (ShardStore). */
+export interface HitMetaSource {
+  hasRouting(): boolean;
+  routing(doc: number): string | undefined;
+  versionOf(doc: number): { version: number; seqNo: number };
+  primaryTerm(doc: number): number;
+}
+
+/**
+ * The metadata a page of `hits` carries: `_routing` of the hits that have one (nothing when the
+ * shard holds no routed doc, so a plain search pays one check), `_version` and `_seq_no` /
+ * `_primary_term` only when the request asks.
+ */
+export function hitMeta(store: HitMetaSource, hits: readonly ShardHit[], want: { version?: boolean; seqNoPrimaryTerm?: boolean }): HitMeta | undefined {
+  const n = hits.length;
+  if (!n || (!want.version && !want.seqNoPrimaryTerm && !store.hasRouting())) return undefined; // a plain search
+  const meta: HitMeta = {};
+  if (store.hasRouting()) {
+    const routing = new Array<string | undefined>(n);
+    let any = false;
+    for (let i = 0; i < n; i++) if ((routing[i] = store.routing(hits[i].doc)) !== undefined) any = true;
+    if (any) meta.routing = routing;
+  }
+  if (want.version || want.seqNoPrimaryTerm) {
+    const version = new Uint32Array(n);
+    const seqNo = new Float64Array(n);
+    const term = new Uint32Array(n);
+    for (let i = 0; i < n; i++) {
+      const v = store.versionOf(hits[i].doc);
+      version[i] = v.version;
+      seqNo[i] = v.seqNo;
+      term[i] = store.primaryTerm(hits[i].doc);
+    }
+    if (want.version) meta.version = version;
+    if (want.seqNoPrimaryTerm) Object.assign(meta, { seqNo, primaryTerm: term });
+  }
+  return meta.routing || meta.version || meta.seqNo ? meta : undefined;
+}
+
 /**
  * Encodes a query reply: the result's hits as columns, and the sources of its first `sources.length`
  * hits. With the request's `shardIndex`, a `_shard_doc` column (PIT tiebreaker) costs nothing per hit.
  */
-export function encodeQueryPage(searcher: SearcherRef, result: ShardQueryResult, sources: string[], shardIndex?: number): Buffer {
+export function encodeQueryPage(searcher: SearcherRef, result: ShardQueryResult, sources: string[], shardIndex?: number, meta?: HitMeta): Buffer {
   const hits = result.hits;
   const n = hits.length;
   const keys = n && hits[0].sort ? hits[0].sort.length : 0;
   const hasSort = n > 0 && hits[0].sort !== undefined;
   let scored = false;
   for (let i = 0; i < n && !scored; i++) scored = hits[i].score !== null;
-  const flags = F_DOCS | F_IDS | (scored ? F_SCORES : 0) | (hasSort ? F_SORT : 0);
+  const metaFlags = !meta ? 0 : (meta.routing ? F_ROUTING : 0) | (meta.version ? F_VERSION : 0) | (meta.seqNo ? F_SEQ_NO : 0);
+  const flags = F_DOCS | F_IDS | (scored ? F_SCORES : 0) | (hasSort ? F_SORT : 0) | metaFlags;
   const head: QueryPageHead = { searcher, totalHits: result.totalHits, totalRelation: result.totalRelation, maxScore: result.maxScore };
   if (result.aggs !== undefined) head.aggs = result.aggs;
   const headText = stringify(head);
@@ -213,8 +275,22 @@ export function encodeQueryPage(searcher: SearcherRef, result: ShardQueryResult,
   }
   for (let j = 0; j < keys; j++) writeSortColumn(w, hits, j, shardIndex);
   writeStrings(w, ids);
+  if (metaFlags) writeMeta(w, meta!, n);
   writeStrings(w, sources);
   return w.take();
+}
+
+function writeMeta(w: ByteWriter, meta: HitMeta, n: number): void {
+  if (meta.routing) writeStrings(w, meta.routing.map((r) => (r === undefined ? '' : JSON.stringify(r))));
+  if (meta.version) {
+    w.ensure(4 * n);
+    for (let i = 0; i < n; i++) w.u32(meta.version[i]);
+  }
+  if (meta.seqNo) {
+    w.ensure(12 * n);
+    for (let i = 0; i < n; i++) w.f64(meta.seqNo[i]);
+    for (let i = 0; i < n; i++) w.u32(meta.primaryTerm?.[i] ?? 1);
+  }
 }
 
 /** Encodes a fetch reply: the sources of a prefix of the asked docs. */
@@ -268,6 +344,10 @@ export class ShardPage<H = unknown> {
   readonly sortKeys: number;
   readonly hasSort: boolean;
   readonly hasScores: boolean;
+  /** Whether hits carry `_routing` (those that have one), `_version`, `_seq_no` and `_primary_term`. */
+  readonly hasRouting: boolean;
+  readonly hasVersion: boolean;
+  readonly hasSeqNo: boolean;
   /** The reply's bytes. */
   readonly b: Buffer;
   private readonly dv: DataView;
@@ -277,17 +357,25 @@ export class ShardPage<H = unknown> {
   private readonly sortAt: number[] = [];
   private readonly idsTable: number;
   private readonly idsData: number;
+  private readonly routingTable: number = 0;
+  private readonly routingData: number = 0;
+  private readonly versionAt: number = 0;
+  private readonly seqNoAt: number = 0;
+  private readonly termAt: number = 0;
   private readonly srcTable: number;
   private readonly srcData: number;
 
   constructor(data: Uint8Array) {
     const b = (this.b = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     this.dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-    if (b[0] !== PAGE_MAGIC || b[1] !== VERSION) throw new Error(`not a shard page reply (byte 0x${(b[0] ?? 0).toString(16)})`);
+    if (b[0] !== PAGE_MAGIC || (b[1] !== VERSION && b[1] !== VERSION_META)) throw new Error(`not a shard page reply (byte 0x${(b[0] ?? 0).toString(16)})`);
     const flags = b[2];
     this.sortKeys = b[3];
     this.hasSort = (flags & F_SORT) !== 0;
     this.hasScores = (flags & F_SCORES) !== 0;
+    this.hasRouting = (flags & F_ROUTING) !== 0;
+    this.hasVersion = (flags & F_VERSION) !== 0;
+    this.hasSeqNo = (flags & F_SEQ_NO) !== 0;
     const n = (this.n = this.dv.getUint32(4, true));
     this.fetched = this.dv.getUint32(8, true);
     const headLen = this.dv.getUint32(12, true);
@@ -310,6 +398,20 @@ export class ShardPage<H = unknown> {
     this.idsTable = p;
     this.idsData = p + 4 * (n + 1);
     if (flags & F_IDS) p = this.idsData + this.dv.getUint32(p + 4 * n, true);
+    if (this.hasRouting) {
+      this.routingTable = p;
+      this.routingData = p + 4 * (n + 1);
+      p = this.routingData + this.dv.getUint32(p + 4 * n, true);
+    }
+    if (this.hasVersion) {
+      this.versionAt = p;
+      p += 4 * n;
+    }
+    if (this.hasSeqNo) {
+      this.seqNoAt = p;
+      this.termAt = p + 8 * n;
+      p += 12 * n;
+    }
     this.srcTable = p;
     this.srcData = p + 4 * (this.fetched + 1);
   }
@@ -428,6 +530,36 @@ export class ShardPage<H = unknown> {
     const b = this.b;
     for (let p = a + 1; p < e - 1; p++) if (b[p] === 0x5c /* \ */) return JSON.parse(b.toString('utf8', a, e)) as string;
     return b.toString('utf8', a + 1, e - 1);
+  }
+
+  /** Byte range of hit `i`'s `_routing` as a JSON string (empty: the doc has none, or the page carries none). */
+  routingStart(i: number): number {
+    return this.hasRouting ? this.routingData + this.dv.getUint32(this.routingTable + 4 * i, true) : 0;
+  }
+  routingEnd(i: number): number {
+    return this.hasRouting ? this.routingData + this.dv.getUint32(this.routingTable + 4 * i + 4, true) : 0;
+  }
+
+  /** `_routing` of hit `i` (undefined when it has none). */
+  routing(i: number): string | undefined {
+    const a = this.routingStart(i);
+    const e = this.routingEnd(i);
+    return a === e ? undefined : (JSON.parse(this.b.toString('utf8', a, e)) as string);
+  }
+
+  /** `_version` of hit `i`, when the page carries versions. */
+  version(i: number): number | undefined {
+    return this.hasVersion ? this.dv.getUint32(this.versionAt + 4 * i, true) : undefined;
+  }
+
+  /** `_seq_no` of hit `i`, when the page carries them. */
+  seqNo(i: number): number | undefined {
+    return this.hasSeqNo ? this.dv.getFloat64(this.seqNoAt + 8 * i, true) : undefined;
+  }
+
+  /** `_primary_term` of hit `i`, with its `_seq_no`. */
+  primaryTerm(i: number): number | undefined {
+    return this.hasSeqNo ? this.dv.getUint32(this.termAt + 4 * i, true) : undefined;
   }
 
   /** Byte range of source `i` (i < fetched). */

@@ -7,7 +7,7 @@ import { asEsError, EsError, errorToWire, type EsErrorBody } from '../wire/esErr
 import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
 import { ChunkedResponder } from './replyChunks';
-import { encodeFetchPage, encodeQueryPage, replySources } from './pageCodec';
+import { encodeFetchPage, encodeQueryPage, hitMeta, replySources } from './pageCodec';
 import { registerLocalCopy, unregisterLocalCopy, type LocalCopy, type LocalOp } from './localCopies';
 import type { ShardStore } from './engine';
 import type { PreparedBatch } from './engine/shardStore';
@@ -567,7 +567,7 @@ export class ShardActor implements LocalCopy {
     const searcher = m.searcher ?? this.store.acquireSearcher();
     const result = this.store.query(searcher, m.req);
     const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => this.store.source(d), this.maxPayload) : [];
-    return encodeQueryPage(searcher, result, sources, m.req.shardIndex);
+    return encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(this.store, result.hits, m.req));
   }
 
   /** Sources of docs, in order, as many as fit a message (at least one). */

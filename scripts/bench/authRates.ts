@@ -14,7 +14,17 @@ export type Credential = (typeof CREDENTIALS)[number];
 /** fleet-server's service account may read `profiling-*`, so every credential can search it. */
 const INDEX = 'profiling-bench';
 
-export async function authSearchRates(o: { rounds: number; seconds: number; docs?: number; note?: (l: string) => void }): Promise<Record<Credential, number[]>> {
+/** Per credential, per round: search rate, and the node process's CPU per search (µs). */
+export interface AuthRates {
+  rates: Record<Credential, number[]>;
+  cpuUs: Record<Credential, number[]>;
+}
+
+/**
+ * Rounds alternate the order of the credentials (forward, then backward), so a drift of the shared
+ * machine's load during a round weighs on every credential alike; ratios are taken per round.
+ */
+export async function authSearchRates(o: { rounds: number; seconds: number; docs?: number; note?: (l: string) => void }): Promise<AuthRates> {
   const nodes: TestNode[] = [];
   const off = onAbort(() => Promise.all(nodes.map((n) => n.stop())));
   try {
@@ -38,15 +48,22 @@ export async function authSearchRates(o: { rounds: number; seconds: number; docs
     };
     const path = `/${INDEX}/_search?size=10`;
     const load = async (c: Credential, seconds: number) => {
+      const cpu0 = process.cpuUsage(); // both nodes run in this process; only one is loaded at a time
       const r = await httpRate(portOf(c === 'open' ? open.url : sec.url), { path, auth: auth[c] || undefined, seconds, conc: 16 });
+      const cpu = process.cpuUsage(cpu0);
       if (r.bad) throw new Error(`${c}: ${r.bad} of ${r.n} searches failed`);
-      return r.rate;
+      return { rate: r.rate, cpuUs: (cpu.user + cpu.system) / r.n };
     };
     for (const c of CREDENTIALS) await load(c, 1); // warm every path (caches, JIT)
-    const out = Object.fromEntries(CREDENTIALS.map((c) => [c, [] as number[]])) as Record<Credential, number[]>;
+    const empty = () => Object.fromEntries(CREDENTIALS.map((c) => [c, [] as number[]])) as Record<Credential, number[]>;
+    const out: AuthRates = { rates: empty(), cpuUs: empty() };
     for (let r = 0; r < o.rounds; r++) {
       o.note?.(`security: search rates, round ${r + 1}/${o.rounds} ...`);
-      for (const c of CREDENTIALS) out[c].push(await load(c, o.seconds));
+      for (const c of r % 2 ? [...CREDENTIALS].reverse() : CREDENTIALS) {
+        const x = await load(c, o.seconds);
+        out.rates[c].push(x.rate);
+        out.cpuUs[c].push(x.cpuUs);
+      }
     }
     return out;
   } finally {

@@ -67,11 +67,11 @@ export const timeRequests = (port: number, o: { specs: Array<HttpSpec | NatsSpec
   runLoader<{ ms: number[][] }>({ mode: 'times', port, ...o });
 
 /** Scrolls an index to the end with `max` slices at once (1 = not sliced). */
-export const scrollAll = (port: number, o: { index: string; size?: number; max?: number; keepAlive?: string }) =>
-  runLoader<{ docs: number; pages: number; bytes: number; ms: number }>({ mode: 'scroll', port, ...o, conc: o.max ?? 1 });
+export const scrollAll = (port: number, o: { index: string; size?: number; max?: number; keepAlive?: string; sliceIds?: number[] }) =>
+  runLoader<{ docs: number; pages: number; bytes: number; ms: number }>({ mode: 'scroll', port, ...o, conc: o.sliceIds?.length ?? o.max ?? 1 });
 
 /** Latencies (ms) of `pages` scroll next pages (size, sort `_doc`), one request in flight. */
-export const scrollPages = (port: number, o: { index: string; size?: number; pages?: number; keepAlive?: string }) =>
+export const scrollPages = (port: number, o: { index: string; size?: number; pages?: number; keepAlive?: string; pagePort?: number }) =>
   runLoader<{ ms: number[] }>({ mode: 'scrollpages', port, ...o });
 
 /** Walks a PIT with search_after to the end; `after[depth]` is the raw search_after there. */

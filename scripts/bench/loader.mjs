@@ -21,7 +21,7 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(1, cfg.conc
 const now = () => performance.now();
 
 /** One HTTP request; resolves with status and the raw body bytes. */
-function request(method, path, body, auth, contentType = 'application/json') {
+function request(method, path, body, auth, contentType = 'application/json', port = cfg.port) {
   return new Promise((resolve, reject) => {
     const headers = {};
     if (auth) headers.authorization = auth;
@@ -29,7 +29,7 @@ function request(method, path, body, auth, contentType = 'application/json') {
       headers['content-type'] = contentType;
       headers['content-length'] = Buffer.byteLength(body);
     }
-    const r = http.request({ host: '127.0.0.1', port: cfg.port, method, path, agent, headers }, (res) => {
+    const r = http.request({ host: '127.0.0.1', port, method, path, agent, headers }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) }));
@@ -232,16 +232,17 @@ const modes = {
 
   /**
    * Scrolls an index to the end, `max` slices at once (max 1 = not sliced), reading the bytes and
-   * cutting out only `_scroll_id`; clears every scroll at the end.
+   * cutting out only `_scroll_id`; clears every scroll at the end. `sliceIds` runs only those
+   * slices of the `max` (another loader runs the others, e.g. through another node).
    */
   async scroll() {
-    const { index, size = 1000, max = 1, keepAlive = '1m', query } = cfg;
+    const { index, size = 1000, max = 1, keepAlive = '1m', query, sliceIds } = cfg;
     let docs = 0;
     let pages = 0;
     let bytes = 0;
     const t0 = now();
     await Promise.all(
-      Array.from({ length: max }, async (_, id) => {
+      (sliceIds ?? Array.from({ length: max }, (_, id) => id)).map(async (id) => {
         const body = JSON.stringify({ size, sort: ['_doc'], ...(query ? { query } : {}), ...(max > 1 ? { slice: { id, max } } : {}) });
         let res = await request('POST', `/${index}/_search?scroll=${keepAlive}`, body);
         for (;;) {
@@ -265,10 +266,11 @@ const modes = {
   /**
    * Latency of scroll next pages as a plain keep-alive client sees it: opens a scroll (size, sort
    * `_doc`), times each continuation until `pages` pages were timed (opening again at the end of
-   * the index), clears. The empty last page is not counted; nothing is parsed.
+   * the index), clears. The empty last page is not counted; nothing is parsed. With `pagePort`,
+   * the scroll is opened through `port` and continued through `pagePort` (another node).
    */
   async scrollpages() {
-    const { index, size = 1000, pages = 40, keepAlive = '1m' } = cfg;
+    const { index, size = 1000, pages = 40, keepAlive = '1m', pagePort = cfg.port } = cfg;
     const body = JSON.stringify({ size, sort: ['_doc'] });
     const ms = [];
     while (ms.length < pages) {
@@ -277,7 +279,7 @@ const modes = {
       let scrollId = field(res.body, '_scroll_id');
       for (;;) {
         const t = now();
-        res = await request('POST', '/_search/scroll', `{"scroll":"${keepAlive}","scroll_id":"${scrollId}"}`);
+        res = await request('POST', '/_search/scroll', `{"scroll":"${keepAlive}","scroll_id":"${scrollId}"}`, undefined, 'application/json', pagePort);
         const dt = now() - t;
         if (res.status !== 200) fail('scroll page', res);
         if (!countHits(res.body)) break;
@@ -388,7 +390,8 @@ const modes = {
       const res =
         kinds[i] === 'scroll'
           ? await request('POST', '/_search/scroll', `{"scroll":"1m","scroll_id":"${ids[i]}"}`)
-          : await request('POST', '/_search', `{"size":1,"pit":{"id":"${ids[i]}","keep_alive":"1m"}}`);
+          : // a longer keep-alive than the open's: an extension the node logs (repeating the same one is coalesced)
+            await request('POST', '/_search', `{"size":1,"pit":{"id":"${ids[i]}","keep_alive":"2m"}}`);
       if (res.status !== 200) fail(`extend ${kinds[i]}`, res);
       if (kinds[i] === 'scroll') ids[i] = field(res.body, '_scroll_id');
     });

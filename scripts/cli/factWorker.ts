@@ -1,16 +1,22 @@
 /**
- * Worker thread of {@link readFactBatchesInWorker}: receives ES_EVT payloads (NATS protocol work,
- * about half the CPU of a replay) and hands them to the main thread in transferred chunks of
- * `[u32 length][payload]…`, so parsing and folding run in parallel with receiving.
+ * Worker thread of {@link readFactBatchesInWorker}: receives ES_EVT payloads and hands them to the
+ * main thread in transferred chunks, so parsing and folding run in parallel with receiving.
+ *
+ * Receiving goes through the raw protocol reader (natsWire.ts: no message object per fact), or
+ * nats.js when the server needs what that reader does not speak (TLS). A chunk is the facts as
+ * one JSON array text (`[f1,f2,…]`, the payloads as stored, comma-separated), so the main thread
+ * parses a chunk with one `JSON.parse` instead of one per fact; `starts` locates each payload in it
+ * (to name a bad one).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { connect } from '@nats-io/transport-node';
-import { openFactPush } from '../../streams/factPush';
+import { openFactPush, type FactPush, type FactTransport } from '../../streams/factPush';
+import { openWire, type Wire } from './natsWire';
 
 /** Messages from the worker. */
 export type FactWorkerMessage =
   | { kind: 'total'; total: number }
-  | { kind: 'chunk'; buf: ArrayBuffer; len: number; count: number }
+  | { kind: 'chunk'; buf: ArrayBuffer; len: number; count: number; starts: ArrayBuffer }
   | { kind: 'end' }
   | { kind: 'error'; message: string };
 
@@ -18,47 +24,76 @@ export type FactWorkerMessage =
 export interface FactWorkerData {
   url: string;
   filterSubject?: string;
+  /** Receive with nats.js even where the raw reader would do (tests compare both). */
+  natsJs?: boolean;
 }
 
 const CHUNK = 1 << 20;
 /** Chunks handed over but not yet acknowledged by the main thread before we hold the server. */
 const MAX_UNACKED = 8;
+const OPEN = 0x5b; // [
+const COMMA = 0x2c;
+const CLOSE = 0x5d; // ]
+
+/** JetStream deliveries over the raw reader. */
+function wireTransport(wire: Wire): FactTransport {
+  return {
+    async listen(inbox, on) {
+      await wire.subscribe(inbox, {
+        message(data, status, reply) {
+          if (status === 100) on.control(reply);
+          else if (status) on.error(new Error(`unexpected status ${status} on the fact delivery`));
+          else on.fact(data);
+        },
+        error: (e) => on.error(e),
+      });
+      return { respond: (r) => wire.respondEmpty(r), close: () => wire.close() };
+    },
+  };
+}
 
 async function run(port: NonNullable<typeof parentPort>, data: FactWorkerData): Promise<void> {
   const nc = await connect({ servers: data.url, name: 'es-replay-reader' });
+  const wire = data.natsJs ? undefined : await openWire(data.url).catch(() => undefined);
   let buf = new Uint8Array(CHUNK);
-  let view = new DataView(buf.buffer);
-  let off = 0;
+  let off = 1;
   let count = 0;
+  let starts: number[] = [];
   let unacked = 0;
+  buf[0] = OPEN;
   const flush = () => {
     if (!count) return;
-    const msg: FactWorkerMessage = { kind: 'chunk', buf: buf.buffer, len: off, count };
-    port.postMessage(msg, [buf.buffer]);
+    buf[off++] = CLOSE;
+    const msg: FactWorkerMessage = { kind: 'chunk', buf: buf.buffer, len: off, count, starts: new Uint32Array(starts).buffer };
+    port.postMessage(msg, [buf.buffer, msg.starts]);
     unacked++;
     if (unacked >= MAX_UNACKED) push?.hold(true);
     buf = new Uint8Array(CHUNK);
-    view = new DataView(buf.buffer);
-    off = 0;
+    buf[0] = OPEN;
+    off = 1;
     count = 0;
+    starts = [];
   };
-  let push: Awaited<ReturnType<typeof openFactPush>> | undefined;
+  let push: FactPush | undefined;
   push = await openFactPush(
     nc,
     (d) => {
-      if (off + 4 + d.length > buf.length) {
+      if (off + d.length + 2 > buf.length) {
         flush();
-        if (d.length + 4 > buf.length) {
-          buf = new Uint8Array(d.length + 4);
-          view = new DataView(buf.buffer);
+        if (d.length + 3 > buf.length) {
+          buf = new Uint8Array(d.length + 3);
+          buf[0] = OPEN;
         }
       }
-      view.setUint32(off, d.length);
-      buf.set(d, off + 4);
-      off += 4 + d.length;
+      if (count) buf[off++] = COMMA;
+      starts.push(off);
+      buf.set(d, off);
+      off += d.length;
       count++;
     },
     data.filterSubject,
+    undefined,
+    wire && wireTransport(wire),
   );
   const p = push;
   port.on('message', () => {
@@ -75,6 +110,7 @@ async function run(port: NonNullable<typeof parentPort>, data: FactWorkerData): 
   } finally {
     clearInterval(tick);
     await p.close();
+    wire?.close();
     await nc.drain();
     port.close(); // lets the worker exit
   }

@@ -1,7 +1,31 @@
 import { Worker } from 'node:worker_threads';
 import type { Envelope } from '../../streams';
 import { parseFact } from '../../streams/factPush';
+import { upcast } from '../../streams/envelope';
 import type { FactWorkerData, FactWorkerMessage } from './factWorker';
+
+const dec = new TextDecoder();
+
+/**
+ * A worker chunk (`[f1,f2,…]`) as envelopes: one JSON.parse for the whole chunk. When it does not
+ * parse, each payload is parsed alone, so the error names the first one that is not an envelope.
+ */
+export function parseChunk(m: { buf: ArrayBuffer; len: number; count: number; starts: ArrayBuffer }): Envelope[] {
+  const bytes = new Uint8Array(m.buf, 0, m.len);
+  let facts: unknown;
+  try {
+    facts = JSON.parse(dec.decode(bytes));
+  } catch {
+    facts = undefined;
+  }
+  if (Array.isArray(facts) && facts.length === m.count && facts.every((f) => f !== null && typeof f === 'object' && !Array.isArray(f))) {
+    for (let i = 0; i < facts.length; i++) facts[i] = upcast(facts[i] as Envelope);
+    return facts as Envelope[];
+  }
+  // A payload that is not one JSON object: find it (each ends where the next begins, less its comma).
+  const starts = new Uint32Array(m.starts);
+  return Array.from({ length: m.count }, (_, i) => parseFact(bytes.subarray(starts[i], i + 1 < m.count ? starts[i + 1] - 1 : m.len - 1)));
+}
 
 /**
  * `readFactBatches` with the NATS side in a worker thread (scripts/cli/factWorker.ts): the worker
@@ -12,9 +36,9 @@ import type { FactWorkerData, FactWorkerMessage } from './factWorker';
  */
 export async function* readFactBatchesInWorker(
   url: string,
-  opts: { filterSubject?: string; onProgress?: (done: number, total: number) => void } = {},
+  opts: { filterSubject?: string; onProgress?: (done: number, total: number) => void; natsJs?: boolean } = {},
 ): AsyncGenerator<Envelope[]> {
-  const worker = new Worker(new URL('./factWorkerBoot.mjs', import.meta.url), { workerData: { url, filterSubject: opts.filterSubject } satisfies FactWorkerData });
+  const worker = new Worker(new URL('./factWorkerBoot.mjs', import.meta.url), { workerData: { url, filterSubject: opts.filterSubject, natsJs: opts.natsJs } satisfies FactWorkerData });
   const queue: FactWorkerMessage[] = [];
   let wake: (() => void) | undefined;
   let exited: Error | undefined;
@@ -49,14 +73,7 @@ export async function* readFactBatchesInWorker(
         return;
       }
       else {
-        const bytes = new Uint8Array(m.buf, 0, m.len);
-        const view = new DataView(m.buf);
-        const batch: Envelope[] = new Array(m.count);
-        for (let i = 0, off = 0; i < m.count; i++) {
-          const len = view.getUint32(off);
-          batch[i] = parseFact(bytes.subarray(off + 4, off + 4 + len), 'ES_EVT');
-          off += 4 + len;
-        }
+        const batch = parseChunk(m);
         worker.postMessage('ack');
         done += m.count;
         opts.onProgress?.(done, total);

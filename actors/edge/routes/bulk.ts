@@ -152,6 +152,9 @@ export interface BulkOp {
   error?: EsError;
   /** The shard the doc is known to live on (a delete-by-query hit); else routing or id decides. */
   shard?: number;
+  /** Compare-and-set of a plain write (a delete-by-query hit's `_seq_no` / `_primary_term`). */
+  ifSeqNo?: number;
+  ifPrimaryTerm?: number;
 }
 
 /** A bulk item's result, keyed by its action as ES renders it (`{"index":{…,"status":201}}`). */
@@ -247,6 +250,8 @@ async function runShardGroup(
       const w: DocWrite = { op: it.action === 'delete' ? 'delete' : (it.action as 'index' | 'create'), id: it.id! };
       if (it.source !== undefined) w.source = it.source;
       if (it.routing) w.routing = it.routing;
+      if (it.ifSeqNo !== undefined) w.ifSeqNo = it.ifSeqNo;
+      if (it.ifPrimaryTerm !== undefined) w.ifPrimaryTerm = it.ifPrimaryTerm;
       return w;
     });
     let outcomes: WriteOutcome[];

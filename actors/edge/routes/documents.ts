@@ -125,9 +125,10 @@ export function documentRoutes(r: Router, s: EdgeServices): void {
     const index = s.cluster.single(req.params.index);
     const id = req.params.id;
     const n = docShard(index, id, req.query.routing ?? aliasIndexRouting(s, req.params.index, index));
-    const doc = await s.shards.call<{ source: string; version: number; seqNo: number } | null>(index.shards[n].ref, 'get', { id });
+    const doc = await s.shards.call<{ source: string; version: number; seqNo: number; primaryTerm?: number; routing?: string } | null>(index.shards[n].ref, 'get', { id });
     if (!doc) return { status: 404, body: { _index: index.name, _id: id, found: false } };
-    const head = JSON.stringify({ _index: index.name, _id: id, _version: doc.version, _seq_no: doc.seqNo, _primary_term: 1, found: true });
+    // ES GetResult: metadata fields (`_routing`) between `_primary_term` and `found`
+    const head = JSON.stringify({ _index: index.name, _id: id, _version: doc.version, _seq_no: doc.seqNo, _primary_term: doc.primaryTerm ?? 1, ...(doc.routing !== undefined ? { _routing: doc.routing } : {}), found: true });
     return { body: new RawJson([head.slice(0, -1), ',"_source":', doc.source, '}']) };
   }, { kind: 'indices', action: 'indices:data/read/get', indices: idx });
   r.add(['GET', 'HEAD'], '/{index}/_source/{id}', async (req) => {

@@ -7,6 +7,7 @@ import type { IndexState } from '../../cluster';
 import { filterSource, parseSourceBody, parseSourceParams, type SourceFilter } from '../../shard/engine';
 import type { GetResult } from '../../shard/engine';
 import { refreshIndices } from './indices';
+import { aliasIndexRouting } from './documents';
 
 /** One document to get. */
 export interface MgetItem {
@@ -126,7 +127,7 @@ async function mget(s: EdgeServices, req: EsRequest): Promise<EsResponse> {
     if (targets.has(it.index!)) continue;
     try {
       if (s.security) await s.security.authorize(req.auth, SHARD_ACTION, [it.index!]);
-      targets.set(it.index!, s.cluster.require(it.index!));
+      targets.set(it.index!, s.cluster.single(it.index!)); // an alias of one index reads that index (ES: 400 for more)
     } catch (e) {
       targets.set(it.index!, asEsError(e));
     }
@@ -139,7 +140,7 @@ async function mget(s: EdgeServices, req: EsRequest): Promise<EsResponse> {
     const failed = (e: EsError) => [stringify({ _index: it.index, _id: it.id, error: toErrorBody(e).error })];
     if (t instanceof Error) return failed(t);
     try {
-      const n = docShard(t, it.id!, it.routing);
+      const n = docShard(t, it.id!, it.routing ?? aliasIndexRouting(s, it.index!, t));
       const g = await s.shards.call<GetResult | null>(t.shards[n].ref, 'get', { id: it.id });
       if (!g) return [stringify({ _index: t.name, _id: it.id, found: false })];
       return renderFound(t.name, it.id!, g, sourceFilterOf(it, urlSource));

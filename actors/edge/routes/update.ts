@@ -290,7 +290,7 @@ async function update(s: EdgeServices, req: EsRequest): Promise<EsResponse> {
   const errs = validateUpdate(spec);
   if (errs.length) throw validationFailed(errs);
   // ES order: auto-create (its own action), then the shard-level bulk[s] and the update action
-  if (!s.cluster.get(req.params.index)) await authorizeOn(s, req.auth, AUTO_CREATE_ACTION, req.params.index);
+  if (!s.cluster.writeIndex(req.params.index)) await authorizeOn(s, req.auth, AUTO_CREATE_ACTION, req.params.index);
   const idx = await writeTarget(s, req.params.index); // an update auto-creates the index, as ES
   await authorizeWrite(s, req.auth, 'update', req.params.index);
   const id = req.params.id;

@@ -34,6 +34,8 @@ export function parseUsersRolesFile(text: string): Map<string, string[]> {
   return out;
 }
 
+const CONTINUE: RealmResult = Object.freeze({ status: 'continue' });
+
 /**
  * The file realm (ES FileRealm): `<configDir>/users` and `<configDir>/users_roles`, reloaded when their
  * mtime changes (cheap stat poll). Hashes as ES's `elasticsearch-users` writes them: bcrypt
@@ -80,13 +82,19 @@ export class FileRealm implements Realm {
     return t.kind === 'basic';
   }
 
+  cached(t: RealmToken): RealmResult | undefined {
+    if (t.kind !== 'basic' || !this.users.get(t.username)) return CONTINUE;
+    const hit = this.cache.get(`${this.name}\u0000${t.username}`, t.password);
+    return hit ? { status: 'success', user: hit } : undefined;
+  }
+
   async authenticate(t: RealmToken): Promise<RealmResult> {
-    if (t.kind !== 'basic') return { status: 'continue' };
+    const known = this.cached(t);
+    if (known) return known;
+    if (t.kind !== 'basic') return CONTINUE;
     const hash = this.users.get(t.username);
-    if (!hash) return { status: 'continue' };
+    if (!hash) return CONTINUE;
     const key = `${this.name}\u0000${t.username}`;
-    const hit = this.cache.get(key, t.password);
-    if (hit) return { status: 'success', user: hit };
     if (!(await verifySecret(t.password, hash))) return { status: 'continue' };
     const user: User = { username: t.username, roles: this.roles.get(t.username) ?? [], full_name: null, email: null, metadata: {}, enabled: true };
     this.cache.set(key, t.password, user);

@@ -11,6 +11,8 @@ export function toUser(u: StoredUser): User {
   return { username: u.username, roles: u.roles, full_name: u.full_name, email: u.email, metadata: u.metadata, enabled: u.enabled };
 }
 
+const CONTINUE: RealmResult = Object.freeze({ status: 'continue' });
+
 /**
  * The native realm (ES NativeRealm): users created through PUT /_security/user, persisted as `user.*`
  * facts with a PBKDF2 password hash. Verification runs on the libuv pool, once per password per node.
@@ -33,14 +35,22 @@ export class NativeRealm implements Realm {
     return t.kind === 'basic' && !isReservedUser(t.username);
   }
 
-  async authenticate(t: RealmToken): Promise<RealmResult> {
-    if (t.kind !== 'basic') return { status: 'continue' };
+  cached(t: RealmToken): RealmResult | undefined {
+    if (t.kind !== 'basic') return CONTINUE;
     const stored = this.users.get(t.username);
-    if (!stored || stored.realm !== 'native' || !stored.passwordHash) return { status: 'continue' };
+    if (!stored || stored.realm !== 'native' || !stored.passwordHash) return CONTINUE;
     if (!stored.enabled) return { status: 'continue', message: `user [${t.username}] is disabled` };
+    const hit = this.cache.get(`${this.name}\u0000${t.username}`, t.password);
+    return hit ? { status: 'success', user: hit } : undefined;
+  }
+
+  async authenticate(t: RealmToken): Promise<RealmResult> {
+    const known = this.cached(t);
+    if (known) return known;
+    if (t.kind !== 'basic') return CONTINUE;
+    const stored = this.users.get(t.username);
+    if (!stored?.passwordHash) return CONTINUE; // (cached() answered this case already)
     const key = `${this.name}\u0000${t.username}`;
-    const hit = this.cache.get(key, t.password);
-    if (hit) return { status: 'success', user: hit };
     if (!(await verifySecret(t.password, stored.passwordHash))) return { status: 'continue' };
     // The user may have changed while the hash was being checked.
     const now = this.users.get(t.username);

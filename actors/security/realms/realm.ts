@@ -22,6 +22,12 @@ export interface Realm {
   token(req: EsRequest): RealmToken | undefined;
   supports(t: RealmToken): boolean;
   authenticate(t: RealmToken): Promise<RealmResult>;
+  /**
+   * The answer {@link authenticate} would give when it needs no slow work (a cached verification, or
+   * a credential this realm does not hold), synchronously; undefined when only `authenticate` can
+   * tell. Lets a warm request skip the promise machinery.
+   */
+  cached?(t: RealmToken): RealmResult | undefined;
   /** Drops cached verifications of a user (password change, deletion). */
   forget?(username: string): void;
   stop?(): void;

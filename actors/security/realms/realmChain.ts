@@ -43,6 +43,7 @@ export class RealmChain {
   readonly passwordCache: CredentialCache<User>;
 
   private readonly roles: RoleStore;
+  private authentications = new WeakMap<User, Authentication>();
 
   constructor(opts: {
     settings: Settings;
@@ -87,9 +88,36 @@ export class RealmChain {
     for (const realm of this.realms) {
       if (!realm.supports(token)) continue;
       const res = await realm.authenticate(token);
-      if (res.status === 'success') return realmAuthentication(res.user, realm, this.roles);
+      if (res.status === 'success') return this.authenticationOf(res.user, realm);
     }
     return undefined;
+  }
+
+  /**
+   * {@link authenticateToken} without waiting, when every realm in the way can answer at once (cached
+   * verifications): the authentication, `null` when no realm accepts the token, or undefined when a
+   * realm has slow work to do (then call authenticateToken).
+   */
+  authenticateCached(token: RealmToken): Authentication | null | undefined {
+    for (const realm of this.realms) {
+      if (!realm.supports(token)) continue;
+      const res = realm.cached?.(token);
+      if (!res) return undefined;
+      if (res.status === 'success') return this.authenticationOf(res.user, realm);
+    }
+    return null;
+  }
+
+  /**
+   * One authentication per verified user object (a cache entry), so warm requests build nothing;
+   * dropped when roles change (the permission is resolved again).
+   */
+  private authenticationOf(user: User, realm: Realm): Authentication {
+    const hit = this.authentications.get(user);
+    if (hit && hit.authenticationRealm.name === realm.name && hit.authenticationRealm.type === realm.type) return hit;
+    const a = realmAuthentication(user, realm, this.roles);
+    this.authentications.set(user, a);
+    return a;
   }
 
   /** Username/password against the password realms (token and API key `password` grants). */
@@ -102,9 +130,10 @@ export class RealmChain {
     for (const r of this.realms) r.forget?.(username);
   }
 
-  /** Role mappings or roles changed: cached JWT results are stale. */
+  /** Role mappings or roles changed: cached JWT results and resolved permissions are stale. */
   clearJwtCaches(): void {
     for (const r of this.jwtRealms) r.clearCache();
+    this.authentications = new WeakMap();
   }
 
   stop(): void {

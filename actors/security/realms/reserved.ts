@@ -13,6 +13,8 @@ export const RESERVED_USERS: Record<string, { roles: string[] }> = {
 
 export const isReservedUser = (name: string) => Object.hasOwn(RESERVED_USERS, name);
 
+const CONTINUE: RealmResult = Object.freeze({ status: 'continue' });
+
 /** The user object of a reserved user (`metadata._reserved`). */
 export function reservedUser(username: string, enabled = true): User {
   return { username, roles: RESERVED_USERS[username].roles, full_name: null, email: null, metadata: { _reserved: true }, enabled };
@@ -48,13 +50,19 @@ export class ReservedRealm implements Realm {
     return this.users.get(username)?.passwordHash ?? (username === 'elastic' ? this.bootstrapHash() : undefined);
   }
 
-  async authenticate(t: RealmToken): Promise<RealmResult> {
-    if (t.kind !== 'basic' || !isReservedUser(t.username)) return { status: 'continue' };
+  cached(t: RealmToken): RealmResult | undefined {
+    if (t.kind !== 'basic' || !isReservedUser(t.username)) return CONTINUE;
     const stored = this.users.get(t.username);
     if (stored && !stored.enabled) return { status: 'continue', message: `user [${t.username}] is disabled` };
+    const hit = this.cache.get(`reserved\u0000${t.username}`, t.password);
+    return hit ? { status: 'success', user: hit } : undefined;
+  }
+
+  async authenticate(t: RealmToken): Promise<RealmResult> {
+    const known = this.cached(t);
+    if (known) return known;
+    if (t.kind !== 'basic') return CONTINUE;
     const key = `reserved\u0000${t.username}`;
-    const hit = this.cache.get(key, t.password);
-    if (hit) return { status: 'success', user: hit };
     const hash = this.passwordHash(t.username);
     if (!hash || !(await verifySecret(t.password, hash))) return { status: 'continue' };
     if (this.passwordHash(t.username) !== hash) return this.authenticate(t); // changed meanwhile

@@ -116,16 +116,17 @@ function walkObject(ctx: Ctx, obj: FieldDef, value: Record<string, unknown>, dyn
       continue;
     }
     const parts = key.split('.');
-    let parent = obj;
+    let parent: FieldDef | undefined = obj;
     let d = dyn;
-    for (const part of parts.slice(0, -1)) {
+    for (let i = 0; i < parts.length - 1 && parent; i++) {
       // dotted keys: `{"a.b": 1}` is `{"a": {"b": 1}}`
-      const child = resolveObject(ctx, parent, part, d);
-      if (!child) return;
-      d = child.dynamic ?? d;
-      parent = child;
+      const child = resolveObject(ctx, parent, parts[i], d);
+      // An unmapped object under dynamic false/runtime, or a disabled one: this key is skipped
+      // (in _source only), never the keys after it.
+      parent = child && child.enabled !== false ? child : undefined;
+      if (parent) d = parent.dynamic ?? d;
     }
-    walkValue(ctx, parent, parts[parts.length - 1], v, d);
+    if (parent) walkValue(ctx, parent, parts[parts.length - 1], v, d);
   }
 }
 

@@ -362,9 +362,19 @@ export class ShardStore implements StoreView {
     return this.routings.get(doc);
   }
 
+  /** Whether any doc was indexed with a custom routing (search hits then carry `_routing`). */
+  hasRouting(): boolean {
+    return this.routings.size > 0;
+  }
+
   /** `_version` and `_seq_no` of a doc. */
   versionOf(doc: number): { version: number; seqNo: number } {
     return { version: this.versions[doc], seqNo: this.seqNos[doc] };
+  }
+
+  /** `_primary_term` of a doc: the store records no term per op, every doc is term 1 (as {@link get} and the if_primary_term check). */
+  primaryTerm(_doc: number): number {
+    return 1;
   }
 
   /** Doc counts of the last refresh: live docs, deleted docs, doc ids used. */

@@ -69,6 +69,10 @@ export interface ShardQueryRequest {
   checkWindow?: 'search' | 'scroll';
   /** Epoch millis for `now` in date math, fixed by the coordinator so all shards agree (default: the shard's clock). */
   nowMillis?: number;
+  /** Hits carry `_version` (search `version: true`). */
+  version?: boolean;
+  /** Hits carry `_seq_no` and `_primary_term` (search `seq_no_primary_term: true`). */
+  seqNoPrimaryTerm?: boolean;
 }
 
 export interface ShardHit {

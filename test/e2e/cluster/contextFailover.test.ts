@@ -35,6 +35,9 @@ afterAll(async () => {
 
 const ns = (hits: Array<{ _source?: unknown }>) => hits.map((h) => (h._source as { n: number }).n);
 const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
+/** A context listing (`GET /_scroll`, `GET /_pit`) through one node. */
+const listing = async (i: number, what: 'scroll' | 'pit') =>
+  (await (await fetch(`${c.nodes[i].url}/_${what}`)).json()) as { count: number; scrolls: Array<{ node: string }> };
 
 /** Every fact of the lifecycle log, as {type, aggregateId}. */
 async function facts(): Promise<Array<{ type: string; aggregateId: string; node?: string }>> {
@@ -67,7 +70,7 @@ describe('contexts whose owner node dies', () => {
     // Documents written after the PITs opened are not in them.
     const more = Array.from({ length: 20 }, (_, i) => [{ index: { _index: INDEX, _id: `new${i}` } }, { n: -1 - i }]).flat();
     await es(C).bulk({ operations: more, refresh: true });
-    const listed = await (await fetch(`${c.nodes[B].url}/_scroll`)).json();
+    const listed = await listing(B, 'scroll');
     expect(listed.count).toBe(20);
     expect(new Set(listed.scrolls.map((s: { node: string }) => s.node)).size).toBe(1);
   }, 60_000);
@@ -112,8 +115,8 @@ describe('contexts whose owner node dies', () => {
     expect(expired).toHaveLength(30);
     expect(new Set(expired.map((x) => x.aggregateId)).size).toBe(30);
     for (const i of [B, C]) {
-      expect((await (await fetch(`${c.nodes[i].url}/_scroll`)).json()).count).toBe(0);
-      expect((await (await fetch(`${c.nodes[i].url}/_pit`)).json()).count).toBe(0);
+      expect((await listing(i, 'scroll')).count).toBe(0);
+      expect((await listing(i, 'pit')).count).toBe(0);
     }
     const gone = await fetch(`${c.nodes[B].url}/_search/scroll`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ scroll_id: scrolls[0].id }) });
     expect(gone.status).toBe(404);
@@ -122,7 +125,7 @@ describe('contexts whose owner node dies', () => {
   it('replays the whole log without divergence, also after A comes back (it revives none of its old contexts)', async () => {
     await c.nodes[A].start();
     await until(async () => (await es(A).cluster.health()).number_of_nodes === 3, 60_000, 'A back');
-    expect((await (await fetch(`${c.nodes[A].url}/_scroll`)).json()).count).toBe(0);
+    expect((await listing(A, 'scroll')).count).toBe(0);
     const nc = await connect({ servers: c.nats.url.split(',') });
     try {
       const out = await replayLog(factSource({ nc }, {}), { timeline: true });

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CHECKPOINT_FILE, decodeFactCheckpoint, encodeFactCheckpoint } from '../../../actors/security/factCheckpoint';
 import { basic, call, ELASTIC_PASSWORD, startSecurityHarness, type SecurityHarness } from '../../support/securityHarness';
 
 const elastic = basic('elastic', ELASTIC_PASSWORD);
@@ -76,34 +76,43 @@ describe('security state rebuilt from the event log', () => {
   });
 
   it('starts from the credential checkpoint plus the log after it (node down after more writes)', async () => {
-    const path = join(h.dataDir, 'security-checkpoint.jsonl');
-    const older = readFileSync(path, 'utf8'); // as written when the node last stopped
+    const path = join(h.dataDir, CHECKPOINT_FILE);
+    const older = readFileSync(path); // as written when the node last stopped
     const k = (await call(h.url, 'POST', '/_security/api_key', { auth: basic('bob', 'bob-password'), body: { name: 'after-checkpoint' } })).body;
     await h.restart(() => writeFileSync(path, older)); // the newer checkpoint is lost: only the log tail has k
     await checkAll();
     expect(await status(h, `ApiKey ${k.encoded}`)).toBe(200);
     await h.restart(); // a clean stop writes the next checkpoint: the older one plus the log after it
-    const text = readFileSync(path, 'utf8');
-    expect(text).toContain(`"aggregateId":"${k.id}"`);
+    const bytes = readFileSync(path);
+    expect(decodeFactCheckpoint(bytes).apiKeys.map((r) => r.keyId)).toContain(k.id);
+    const text = bytes.toString('latin1');
     for (const secret of [k.api_key, 'bob-password', ELASTIC_PASSWORD, s.liveToken.slice(7)]) expect(text).not.toContain(secret);
   });
 
-  it('really folds the checkpoint: a user only the checkpoint knows exists after the start', async () => {
-    const path = join(h.dataDir, 'security-checkpoint.jsonl');
-    const [, ...lines] = readFileSync(path, 'utf8').split('\n');
-    const bobFact = lines.find((l) => l.includes('"user.created"') && l.includes('"username":"bob"'))!;
-    const ghost = JSON.parse(bobFact);
-    ghost.aggregateId = '3f0c7d1e-8b2a-4c5d-9e6f-0a1b2c3d4e5f';
-    ghost.id = '0195f0c7-d1e8-7b2a-8c5d-9e6f0a1b2c3d';
-    ghost.data.username = 'ghost';
-    const body = [...lines.filter(Boolean), JSON.stringify(ghost)].join('\n') + '\n';
-    await h.restart(() => writeFileSync(path, `${createHash('sha256').update(body).digest('hex')}\n${body}`));
+  it('really folds the checkpoint: a user and an API key only the checkpoint knows exist after the start', async () => {
+    const path = join(h.dataDir, CHECKPOINT_FILE);
+    const cp = decodeFactCheckpoint(readFileSync(path));
+    const bobFact = cp.facts.find((f) => f.type === 'user.created' && (f.data as { username: string }).username === 'bob')!;
+    const ghost = { ...bobFact, aggregateId: '3f0c7d1e-8b2a-4c5d-9e6f-0a1b2c3d4e5f', id: '0195f0c7-d1e8-7b2a-8c5d-9e6f0a1b2c3d', data: { ...(bobFact.data as object), username: 'ghost' } };
+    // a key record with the live key's hash under another id: its secret opens it only if the record is used
+    const [liveId, liveSecret] = Buffer.from(s.liveKey.slice(7), 'base64').toString().split(':');
+    const live = cp.apiKeys.find((r) => r.keyId === liveId)!;
+    const ghostKey = { ...live, keyId: 'ghostKeyId0123456789', name: 'ghost-key' };
+    await h.restart(() => writeFileSync(path, encodeFactCheckpoint({ seq: cp.seq, facts: [...cp.facts, ghost], apiKeys: [...cp.apiKeys, ghostKey] }, cp.stream)));
     expect((await call(h.url, 'GET', '/_security/user/ghost', { auth: elastic })).status).toBe(200);
+    const who = await call(h.url, 'GET', '/_security/_authenticate', { auth: `ApiKey ${Buffer.from(`ghostKeyId0123456789:${liveSecret}`).toString('base64')}` });
+    expect(who.status).toBe(200);
+    expect(who.body.api_key).toEqual({ id: 'ghostKeyId0123456789', name: 'ghost-key' });
   });
 
   it('folds the whole log when the credential checkpoint is damaged', async () => {
-    const path = join(h.dataDir, 'security-checkpoint.jsonl');
-    await h.restart(() => writeFileSync(path, readFileSync(path, 'utf8').replace('apikey.created', 'apikey.crated')));
+    const path = join(h.dataDir, CHECKPOINT_FILE);
+    await h.restart(() => {
+      const bytes = readFileSync(path);
+      bytes[bytes.length >> 1] ^= 0x20;
+      writeFileSync(path, bytes);
+    });
+    expect(h.security.services!.apiKeys.records.has('ghostKeyId0123456789')).toBe(false); // the doctored file was not used
     await checkAll();
   });
 

@@ -2,7 +2,9 @@
  * The page path as it was before the binary shard replies (reference for pagePath.test.ts): the
  * shard answered `<header json>\n<sources…>` with every hit in the JSON header, the coordinator
  * parsed it, merged with reduceHits, and renderSearch spliced the source strings. Kept verbatim
- * in logic (stats and NATS left out) so the new path can be compared against it.
+ * in logic (stats and NATS left out) so the new path can be compared against it. Hit metadata
+ * (`_routing`, `_version`, `_seq_no`/`_primary_term`) came later: here it is added the plain way,
+ * as fields of each hit object in the JSON header, rendered from them.
  */
 import { filterSource, reduceAggs, reduceHits, renderAggs, type SearchRequest, type ShardStore } from '../../../../actors/shard/engine';
 import type { SearcherRef, ShardHit, ShardQueryRequest, ShardQueryResult } from '../../../../actors/shard/engine/types';
@@ -44,10 +46,19 @@ function decodeFramed<T>(data: Uint8Array, lensOf: (head: T) => number[] | undef
   return { head, sources };
 }
 
+/** A hit with the metadata the shard attached. */
+type MetaHit = ShardHit & { routing?: string; version?: number; seqNo?: number; primaryTerm?: number };
+
 /** The old shard side: ShardActor.query / fetch. */
 export function oldShardQuery(store: ShardStore, m: { req: ShardQueryRequest; searcher?: SearcherRef; fetch?: boolean }, maxPayload: number): Uint8Array {
   const searcher = m.searcher ?? store.acquireSearcher();
   const result = store.query(searcher, m.req);
+  for (const h of result.hits as MetaHit[]) {
+    const routing = store.routing(h.doc);
+    if (routing !== undefined) h.routing = routing;
+    if (m.req.version) h.version = store.versionOf(h.doc).version;
+    if (m.req.seqNoPrimaryTerm) Object.assign(h, { seqNo: store.versionOf(h.doc).seqNo, primaryTerm: store.primaryTerm(h.doc) });
+  }
   if (!m.fetch) return framedReply({ searcher, result }, []);
   const sources: string[] = [];
   const lens: number[] = [];
@@ -104,7 +115,7 @@ export class OldClient {
 }
 
 export interface OldOutcome {
-  hits: Array<ShardHit & { shardIndex: number; source?: string }>;
+  hits: Array<MetaHit & { shardIndex: number; source?: string }>;
   total: { value: number; relation: 'eq' | 'gte' } | undefined;
   maxScore: number | null;
   aggregations?: Record<string, unknown>;
@@ -130,6 +141,8 @@ export function oldExecuteSearch(c: OldClient, req: SearchRequest, targets: Shar
     slice: t.slice,
     shardIndex: t.shardIndex,
     checkWindow: req.checkWindow,
+    version: req.version,
+    seqNoPrimaryTerm: req.seqNoPrimaryTerm,
   });
   const ok = targets.map((t) => {
     const r = c.query(t, { req: shardReq(t), searcher: t.searcher, fetch: single });
@@ -192,6 +205,8 @@ function oldWalk(c: OldClient, req: SearchRequest, targets: ShardTarget[]): OldO
       slice: t.slice,
       shardIndex: t.shardIndex,
       checkWindow: req.checkWindow,
+      version: req.version,
+      seqNoPrimaryTerm: req.seqNoPrimaryTerm,
     };
     const r = c.query(t, { req: shardReq, searcher: t.searcher, fetch: true });
     const got = r.head.result.hits;
@@ -216,7 +231,11 @@ export function oldRenderSearch(out: OldOutcome, req: SearchRequest, indexNameOf
   const sortLen = extra.sortLength;
   out.hits.forEach((h, i) => {
     if (i) chunks.push(',');
-    chunks.push(`{"_index":${JSON.stringify(indexNameOf(h.shardIndex))},"_id":${JSON.stringify(h._id)},"_score":${h.score === null || h.score === undefined ? 'null' : h.score}`);
+    chunks.push(`{"_index":${JSON.stringify(indexNameOf(h.shardIndex))},"_id":${JSON.stringify(h._id)}`);
+    if (h.version !== undefined) chunks.push(`,"_version":${h.version}`);
+    if (h.seqNo !== undefined) chunks.push(`,"_seq_no":${h.seqNo},"_primary_term":${h.primaryTerm}`);
+    chunks.push(`,"_score":${h.score === null || h.score === undefined ? 'null' : h.score}`);
+    if (h.routing !== undefined) chunks.push(`,"_routing":${JSON.stringify(h.routing)}`);
     const raw = h.source;
     if (raw !== undefined) {
       if (req.source === undefined) chunks.push(',"_source":', raw);

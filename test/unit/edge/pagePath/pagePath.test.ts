@@ -7,7 +7,7 @@ import { executeSearch, renderSearch, type RenderExtra, type ShardTarget } from 
 import type { EdgeServices } from '../../../../actors/edge/services';
 import { IndexMapping, parseSearchRequest, shardDocValue, ShardStore, type SearchRequest } from '../../../../actors/shard/engine';
 import type { SearcherRef, ShardQueryRequest, SortValue } from '../../../../actors/shard/engine/types';
-import { encodeFetchPage, encodeQueryPage, replySources, ShardPage } from '../../../../actors/shard/pageCodec';
+import { encodeFetchPage, encodeQueryPage, hitMeta, replySources, ShardPage } from '../../../../actors/shard/pageCodec';
 import { ByteWriter } from '../../../../actors/wire/byteWriter';
 import { parseJson, stringify } from '../../../../actors/wire/json';
 import { OldClient, oldExecuteSearch, oldRenderSearch } from './oldPagePath';
@@ -34,6 +34,7 @@ const MAPPINGS = {
 };
 const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hôtel', '日本'];
 const KEYWORDS = ['a', 'b', 'zz', 'é', 'quote"d', 'back\\slash', '😀', 'Z', '\u0001ctl', 'new\nline', '', 'Infinity'];
+const ROUTINGS = ['r1', 'user"7', 'é日本', 'back\\slash', '😀', '\u0002', '12'];
 const ID_CHARS = ['a', 'b', '1', '9', '"', '\\', 'é', '日', '😀', '/', ' ', '\u0007', '%'];
 
 /** The JSON text of a random document (64-bit numbers written as digits, fields in random order). */
@@ -65,11 +66,14 @@ function randomStores(r: Rand, shards: number): ShardStore[] {
   return Array.from({ length: shards }, (_, n) => {
     const store = new ShardStore({ index: 'idx', shardId: n, mapping, settings });
     const docs = int(r, 0, 60);
+    const routed = r() < 0.4;
     const ids: string[] = [];
     for (let i = 0; i < docs; i++) {
       const id = r() < 0.15 && ids.length ? pick(r, ids) : Array.from({ length: int(r, 1, 6) }, () => pick(r, ID_CHARS)).join('');
       ids.push(id);
-      const o = r() < 0.08 ? store.write({ op: 'delete', id }) : store.write({ op: 'index', id, source: randomSource(r) });
+      // some shards hold docs indexed with a custom routing (then hits carry `_routing`)
+      const routing = routed && r() < 0.4 ? pick(r, ROUTINGS) : undefined;
+      const o = r() < 0.08 ? store.write({ op: 'delete', id }) : store.write({ op: 'index', id, source: randomSource(r), ...(routing !== undefined ? { routing } : {}) });
       if (!o.ok && o.status !== 404) throw new Error(`${id}: ${o.error.reason}`);
     }
     store.refresh();
@@ -105,6 +109,8 @@ function randomRequest(r: Rand, walk: boolean): SearchRequest {
   if (!walk) body.from = pick(r, [0, 0, 1, 3, 7]);
   body.size = pick(r, [0, 1, 5, 10, 30, 200]);
   if (r() < 0.3) body.track_scores = true;
+  if (r() < 0.3) body.version = true;
+  if (r() < 0.3) body.seq_no_primary_term = true;
   const tth = pick(r, [undefined, true, false, 3]);
   if (tth !== undefined && !walk) body.track_total_hits = tth;
   const src = pick(r, SOURCES);
@@ -127,7 +133,7 @@ function newServices(stores: ShardStore[], maxPayload: number): EdgeServices {
       const searcher = m.searcher ?? store.acquireSearcher();
       const result = store.query(searcher, m.req);
       const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => store.source(d), maxPayload) : [];
-      return new ShardPage(encodeQueryPage(searcher, result, sources, m.req.shardIndex));
+      return new ShardPage(encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(store, result.hits, m.req)));
     },
     async fetch(ref: { n: number }, docs: number[]) {
       const out: ShardPage[] = [];
@@ -145,6 +151,9 @@ function newServices(stores: ShardStore[], maxPayload: number): EdgeServices {
 }
 
 const NAMES = ['idx', 'other-ïndex', 'q"uote'];
+
+/** Hits seen with each kind of metadata (the corpora and requests do exercise them). */
+const withMeta = { routing: 0, version: 0, seqNo: 0 };
 
 async function compare(seed: number, walk: boolean): Promise<number> {
   const r = rng(seed);
@@ -194,6 +203,11 @@ async function compare(seed: number, walk: boolean): Promise<number> {
   const body = Buffer.from(renderSearch(after!, req, nameOf, extra).chunks[0] as Buffer).toString('utf8');
   expect({ where, body }).toEqual({ where, body: oldRenderSearch(before!, req, nameOf, extra) });
   parseJson(body); // and it is JSON
+  for (const h of after!.hits) {
+    if (h.routing !== undefined) withMeta.routing++;
+    if (h.version !== undefined) withMeta.version++;
+    if (h.seqNo !== undefined) withMeta.seqNo++;
+  }
   return before!.hits.length;
 }
 
@@ -202,6 +216,8 @@ describe('binary page path vs the old JSON-framed path', () => {
     let hits = 0;
     for (let seed = 1; seed <= 400; seed++) hits += await compare(seed, false);
     expect(hits).toBeGreaterThan(2000); // the corpora are not trivially empty
+    // and hits with `_routing`, `_version`, `_seq_no` were among them
+    for (const n of Object.values(withMeta)) expect(n).toBeGreaterThan(200);
   });
 
   it('gives the same pages for `_shard_doc` walks (scroll `_doc` pages) across shards', async () => {
@@ -261,6 +277,35 @@ describe('page codec', () => {
   it('reads scores back as JSON would (NaN and null as null)', () => {
     const { page } = roundTrip([[], [], []], [1.25, null, NaN]);
     expect([0, 1, 2].map((i) => page.score(i))).toEqual([1.25, null, null]);
+  });
+
+  it('carries hit metadata only when there is some: a page without it is a version 1 page', () => {
+    const hits = [3, 1, 4].map((doc) => ({ doc, _id: `d${doc}`, score: 1.5 }));
+    const result = { totalHits: 3, totalRelation: 'eq' as const, maxScore: 1.5, hits };
+    const routings = new Map<number, string>([[1, 'r"é'], [4, '7']]);
+    const store = (routed: boolean) => ({
+      hasRouting: () => routed,
+      routing: (d: number) => (routed ? routings.get(d) : undefined),
+      versionOf: (d: number) => ({ version: d + 10, seqNo: 2 ** 40 + d }),
+      primaryTerm: () => 3,
+    });
+    const plain = encodeQueryPage(searcher, result, ['{}']);
+    expect(plain[1]).toBe(1);
+    expect(hitMeta(store(false), hits, {})).toBeUndefined();
+    expect(encodeQueryPage(searcher, result, ['{}'], undefined, hitMeta(store(false), hits, {}))).toEqual(plain);
+
+    const page = new ShardPage(encodeQueryPage(searcher, result, ['{"a":1}'], undefined, hitMeta(store(true), hits, { version: true, seqNoPrimaryTerm: true })));
+    expect(page.b[1]).toBe(2);
+    expect([0, 1, 2].map((i) => [page.id(i), page.routing(i), page.version(i), page.seqNo(i), page.primaryTerm(i)])).toEqual([
+      ['d3', undefined, 13, 2 ** 40 + 3, 3],
+      ['d1', 'r"é', 11, 2 ** 40 + 1, 3],
+      ['d4', '7', 14, 2 ** 40 + 4, 3],
+    ]);
+    expect(page.b.toString('utf8', page.routingStart(1), page.routingEnd(1))).toBe(JSON.stringify('r"é'));
+    expect(page.source(0)).toBe('{"a":1}');
+
+    const onlyRouting = new ShardPage(encodeQueryPage(searcher, result, [], undefined, hitMeta(store(true), hits, {})));
+    expect([onlyRouting.hasRouting, onlyRouting.hasVersion, onlyRouting.hasSeqNo, onlyRouting.version(0), onlyRouting.seqNo(0)]).toEqual([true, false, false, undefined, undefined]);
   });
 
   it('carries ids with escapes and non-ASCII, and source bytes as given', () => {

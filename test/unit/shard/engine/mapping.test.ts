@@ -77,6 +77,36 @@ describe('dynamic mapping', () => {
     expect(m.fieldType('b')).toBeUndefined();
   });
 
+  it.each([['false', false], ['runtime', 'runtime']])('keeps the fields after a dotted key under an unmapped object with dynamic %s', (_what, dynamic) => {
+    const m = new IndexMapping({ dynamic, properties: { c: { type: 'keyword' }, z: { type: 'long' } } });
+    const doc = parse(m, '{"a.b": 1, "c": "x", "q.r.s": 2, "z": 3}');
+    expect(doc.map((f) => [f.def.path, f.values])).toEqual([['c', ['x']], ['z', [3]]]);
+    expect(m.fieldType('a')).toBeUndefined();
+    expect(m.fieldType('a.b')).toBeUndefined();
+  });
+
+  it('keeps the fields after a dotted key into a disabled object, and maps nothing inside it', () => {
+    const m = new IndexMapping({ properties: { o: { type: 'object', enabled: false }, c: { type: 'keyword' } } });
+    const doc = parse(m, '{"o.x": 1, "o.p.y": 2, "c": "x"}');
+    expect(doc.map((f) => f.def.path)).toEqual(['c']);
+    expect(m.toJSON()).toEqual({ properties: { c: { type: 'keyword' }, o: { type: 'object', enabled: false } } });
+  });
+
+  it('follows a dotted key into a mapped object with its own dynamic setting', () => {
+    const m = new IndexMapping({ dynamic: false, properties: { o: { type: 'object', dynamic: true, properties: {} } } });
+    const doc = parse(m, '{"n.m": 1, "o.x": 5, "u": "y"}');
+    expect(doc.map((f) => f.def.path)).toEqual(['o.x']);
+    expect(m.fieldType('o.x')).toBe('long');
+  });
+
+  it('rejects a dotted key under an unmapped object with dynamic strict', () => {
+    const m = new IndexMapping({ dynamic: 'strict', properties: { c: { type: 'keyword' } } });
+    const e = parseError(m, '{"c": "x", "a.b": 1}');
+    expect([e.type, e.status, e.message]).toEqual([
+      'strict_dynamic_mapping_exception', 400, '[_doc] mapping set to strict, dynamic introduction of [a] within [_doc] is not allowed',
+    ]);
+  });
+
   it('rejects unknown fields with dynamic strict', () => {
     const m = new IndexMapping({ dynamic: 'strict', properties: { a: { type: 'keyword' } } });
     const e = parseError(m, '{"a": "x", "b": "y"}');
