@@ -82,6 +82,11 @@ export class NodeFacts {
   private checkedAsLeader = false;
   private reconciling?: Promise<void>;
   private again = false;
+  /**
+   * Since when this node's NATS connection has been up (0 while it is down). Right after a reconnect
+   * it has not heard the others' heartbeats yet: taking them for gone then would record false leaves.
+   */
+  private connectedSince = Date.now();
 
   constructor(private readonly o: NodeFactsOptions) {
     this.js = jetstream(o.nc);
@@ -107,19 +112,28 @@ export class NodeFacts {
         void this.joined(false, seq).catch((e: Error) => this.o.log.warn({ err: e.message }, 'node.joined fact not appended'));
       },
     });
-    void this.watchReconnects();
+    void this.watchReconnects().catch((e: Error) => this.o.log.debug({ err: e.message }, 'connection status no longer followed'));
     this.o.membership.onLeft(() => {
-      if (this.o.allocator.leader && this.o.membership.warm) this.kick();
+      if (this.o.allocator.leader && this.sure()) this.kick();
     });
-    // Becoming the lease holder (the last one may have died with nodes unrecorded): look once, when warm.
+    // Becoming the lease holder (the last one may have died with nodes unrecorded): look once, when
+    // sure of who is live; again after a failed attempt or a reconnect.
     this.timer = setInterval(() => {
       if (!this.o.allocator.leader) this.checkedAsLeader = false;
-      else if (this.o.membership.warm && !this.checkedAsLeader) {
+      else if (this.sure() && !this.checkedAsLeader) {
         this.checkedAsLeader = true;
         this.kick();
       }
     }, this.o.membership.heartbeatMs);
     this.timer.unref();
+  }
+
+  /**
+   * Whether this node knows who is live: it listened for one node timeout (membership `warm`) and
+   * its connection has been up that long (after a reconnect the others' heartbeats are still to come).
+   */
+  private sure(): boolean {
+    return this.o.membership.warm && this.connectedSince > 0 && Date.now() - this.connectedSince >= this.o.membership.timeoutMs;
   }
 
   /** Facts appended while this node was cut off reach it after the reconnect: it may have been taken for gone. */
@@ -128,7 +142,28 @@ export class NodeFacts {
     this.statusIter = it as unknown as { stop?(): void }; // a QueuedIterator: stop() ends it
     for await (const st of it) {
       if (this.stopping) return;
-      if (st.type === 'reconnect') void this.joined(false).catch((e: Error) => this.o.log.warn({ err: e.message }, 'node.joined fact not appended'));
+      if (st.type === 'disconnect') this.connectedSince = 0;
+      if (st.type === 'reconnect') {
+        this.connectedSince = Date.now();
+        this.checkedAsLeader = false; // nodes may have died while this one was away: look again once sure
+        void this.rejoinAfterReconnect();
+      }
+    }
+  }
+
+  /**
+   * After a reconnect, whether the lease holder recorded this node as gone: JetStream may need a
+   * moment to answer again, so a failed read is tried again a few times (bounded, about 15 s).
+   */
+  private async rejoinAfterReconnect(): Promise<void> {
+    for (let attempt = 0; attempt < 5 && !this.stopping; attempt++) {
+      try {
+        await this.joined(false);
+        return;
+      } catch (e) {
+        if (attempt === 4) this.o.log.warn({ err: (e as Error).message }, 'node.joined fact not appended after a reconnect');
+        else await new Promise((r) => setTimeout(r, 1_000 * (attempt + 1)));
+      }
     }
   }
 
@@ -163,7 +198,10 @@ export class NodeFacts {
       return;
     }
     this.reconciling = this.recordLeft()
-      .catch((e: Error) => this.o.log.warn({ err: e.message }, 'node.left facts not appended; trying again on the next change'))
+      .catch((e: Error) => {
+        this.checkedAsLeader = false; // the interval tries again
+        this.o.log.warn({ err: e.message }, 'node.left facts not appended; trying again');
+      })
       .finally(() => {
         this.reconciling = undefined;
         if (this.again) {
@@ -175,12 +213,21 @@ export class NodeFacts {
 
   private async recordLeft(): Promise<void> {
     const { membership, allocator } = this.o;
-    if (!allocator.leader || !membership.warm) return;
+    if (!allocator.leader) return;
+    if (!this.sure()) {
+      this.checkedAsLeader = false; // the interval looks again once this node is sure
+      return;
+    }
     const nodes = await readNodes(this.o.nc);
-    const live = new Set(membership.liveIds());
     for (const st of nodes.values()) {
-      if (st.status !== 'joined' || live.has(st.id) || st.id === membership.id) continue;
+      if (st.status !== 'joined' || st.id === membership.id) continue;
+      // Asked again for each node: the read took a while, and a heartbeat may have come meanwhile.
       if (this.stopping || !allocator.leader) return;
+      if (!this.sure()) {
+        this.checkedAsLeader = false;
+        return;
+      }
+      if (membership.record(st.id)) continue;
       const lastHeard = membership.leftAt.get(st.id);
       const data: NodeLeftData = membership.leftCleanly.has(st.id)
         ? { reason: 'stopped', by: membership.id } // it said it left, but its own fact is missing
@@ -198,7 +245,8 @@ export class NodeFacts {
     this.statusIter?.stop?.();
     this.sub?.unsubscribe();
     const { nc, membership } = this.o;
-    if (nc.isClosed()) return;
+    // Cut off from NATS: nothing can be appended; the lease holder records the node as timed out.
+    if (nc.isClosed() || this.connectedSince === 0) return;
     const left = async () => {
       await this.reconciling;
       for (let attempt = 0; attempt < 3; attempt++) {
