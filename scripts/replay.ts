@@ -17,7 +17,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Aggregate, EVENT_STREAM } from '../streams';
 import { num, parseOrExit, str, UsageError } from './cli/args';
-import { locateLog } from './cli/natsUrl';
+import { locateLog, natsServers } from './cli/natsUrl';
 import { openStoppedLog, type StoppedLog } from './cli/stoppedNode';
 import { parseTime } from './cli/time';
 import { progressBar } from './cli/progress';
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
       url = stopped.url;
     } else url = where.url;
     try {
-      nc = await connect({ servers: url, name: 'es-replay-cli' });
+      nc = await connect({ servers: natsServers(url), name: 'es-replay-cli' });
     } catch (e) {
       await stopped?.close();
       throw new Error(`cannot connect to ${url}: ${(e as Error).message}. Is the node running? Set NATS_URL, or DATA_DIR to a node's data folder (running or stopped), or use --file`, { cause: e });
