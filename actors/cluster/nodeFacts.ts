@@ -82,11 +82,16 @@ export class NodeFacts {
   private checkedAsLeader = false;
   private reconciling?: Promise<void>;
   private again = false;
+  private readonly joining = new Set<Promise<void>>();
   /**
-   * Since when this node's NATS connection has been up (0 while it is down). Right after a reconnect
-   * it has not heard the others' heartbeats yet: taking them for gone then would record false leaves.
+   * Since when this node has been steadily listening: connected to NATS (0 while it is not) and its
+   * event loop not stalled. Right after a reconnect, or after the process was paused (a long GC, a
+   * frozen VM, SIGSTOP), it has not heard the others' heartbeats for a while and membership takes
+   * them all for gone: recording that would write false leaves.
    */
-  private connectedSince = Date.now();
+  private steadySince = Date.now();
+  /** Last run of this node's own interval: a gap longer than a node timeout means the loop stalled. */
+  private lastTick = Date.now();
 
   constructor(private readonly o: NodeFactsOptions) {
     this.js = jetstream(o.nc);
@@ -114,11 +119,15 @@ export class NodeFacts {
     });
     void this.watchReconnects().catch((e: Error) => this.o.log.debug({ err: e.message }, 'connection status no longer followed'));
     this.o.membership.onLeft(() => {
-      if (this.o.allocator.leader && this.sure()) this.kick();
+      if (!this.o.allocator.leader) return;
+      if (this.sure()) this.kick();
+      else this.checkedAsLeader = false; // the interval looks once this node is sure
     });
     // Becoming the lease holder (the last one may have died with nodes unrecorded): look once, when
     // sure of who is live; again after a failed attempt or a reconnect.
     this.timer = setInterval(() => {
+      this.sure(); // notices a stall before anything else asks
+      this.lastTick = Date.now();
       if (!this.o.allocator.leader) this.checkedAsLeader = false;
       else if (this.sure() && !this.checkedAsLeader) {
         this.checkedAsLeader = true;
@@ -133,7 +142,10 @@ export class NodeFacts {
    * its connection has been up that long (after a reconnect the others' heartbeats are still to come).
    */
   private sure(): boolean {
-    return this.o.membership.warm && this.connectedSince > 0 && Date.now() - this.connectedSince >= this.o.membership.timeoutMs;
+    const now = Date.now();
+    const timeout = this.o.membership.timeoutMs;
+    if (this.steadySince > 0 && now - this.lastTick > timeout) this.steadySince = now; // woke from a stall
+    return this.o.membership.warm && this.steadySince > 0 && now - this.steadySince >= timeout;
   }
 
   /** Facts appended while this node was cut off reach it after the reconnect: it may have been taken for gone. */
@@ -142,9 +154,9 @@ export class NodeFacts {
     this.statusIter = it as unknown as { stop?(): void }; // a QueuedIterator: stop() ends it
     for await (const st of it) {
       if (this.stopping) return;
-      if (st.type === 'disconnect') this.connectedSince = 0;
+      if (st.type === 'disconnect') this.steadySince = 0;
       if (st.type === 'reconnect') {
-        this.connectedSince = Date.now();
+        this.steadySince = Date.now();
         this.checkedAsLeader = false; // nodes may have died while this one was away: look again once sure
         void this.rejoinAfterReconnect();
       }
@@ -171,7 +183,16 @@ export class NodeFacts {
    * Appends `node.joined` as the node's next fact: at start always (after a crash the last fact may
    * be a `joined` nobody closed), later only when the log says this node left.
    */
-  private async joined(atStart: boolean, seenSeq = 0): Promise<void> {
+  private joined(atStart: boolean, seenSeq = 0): Promise<void> {
+    // Tracked so that a clean stop waits for it: a `joined` landing after the `left` would leave the
+    // node looking alive in the log (until the lease holder took it for timed out).
+    const p = this.joinedNow(atStart, seenSeq);
+    this.joining.add(p);
+    void p.catch(() => undefined).finally(() => this.joining.delete(p));
+    return p;
+  }
+
+  private async joinedNow(atStart: boolean, seenSeq: number): Promise<void> {
     const self = this.self;
     const data: NodeJoinedData = { name: self.name, host: self.host, http_address: httpAddress(self.http), version: self.version, started_at: self.startedAt };
     for (let attempt = 0; attempt < 5 && !this.stopping; attempt++) {
@@ -246,9 +267,10 @@ export class NodeFacts {
     this.sub?.unsubscribe();
     const { nc, membership } = this.o;
     // Cut off from NATS: nothing can be appended; the lease holder records the node as timed out.
-    if (nc.isClosed() || this.connectedSince === 0) return;
+    if (nc.isClosed() || this.steadySince === 0) return;
     const left = async () => {
       await this.reconciling;
+      await Promise.allSettled([...this.joining]);
       for (let attempt = 0; attempt < 3; attempt++) {
         const st = (await readNodes(nc, membership.id)).get(membership.id);
         if (st?.status === 'left') return; // already recorded (taken for gone while cut off)

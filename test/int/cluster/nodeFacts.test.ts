@@ -191,3 +191,56 @@ describe('the log of all this', () => {
     expect(adopted.find((l) => l.includes('scroll.adopted'))).toMatch(new RegExp(`#\\d+  node=(\\S+) from=${cId} to=\\1$`));
   });
 });
+
+describe('a lease holder paused and taken for gone', () => {
+  let p: TestCluster;
+  let pnc: NatsConnection;
+  beforeAll(async () => {
+    // Process nodes, so one can be paused for real (SIGSTOP): its heartbeats stop, its connection stays.
+    p = await startTestCluster({ nodes: 2, process: true });
+    pnc = await connect({ servers: p.nats.url.split(',') });
+  }, 180_000);
+  afterAll(async () => {
+    p?.nodes[0].proc?.kill('SIGCONT');
+    await pnc?.close();
+    await p?.stop();
+  }, 120_000);
+
+  const factsOf = async (id: string) => {
+    const out: Fact[] = [];
+    for await (const f of readFacts(pnc, { filterSubject: `es.v1.evt.node.${id}.>` })) out.push(f);
+    return out;
+  };
+  const holder = async (n: ClusterNode) => ((await n.es.cluster.state({ metric: 'master_node' })) as { master_node?: string }).master_node;
+
+  it('is recorded timed out by the next holder, joins again when it resumes, and records no false leave for the others', async () => {
+    const [n0, n1] = p.nodes;
+    const [id0, id1] = [idOf(n0), idOf(n1)];
+    await until(async () => (await factsOf(id1)).length === 1 && (await factsOf(id0)).length === 1, 20_000, 'both joined');
+    expect(await holder(n1)).toBe(id0); // the first node holds the allocator lease
+    n0.proc!.kill('SIGSTOP');
+    try {
+      // Node 1 takes the lease once it ages out, and records node 0 as gone.
+      const left = await until(async () => {
+        const fs = await factsOf(id0);
+        return fs.length >= 2 && fs;
+      }, 30_000, 'node 0 recorded as gone');
+      expect(left[1]).toMatchObject({ seq: 2, type: 'node.left', data: { reason: 'timed_out', by: id1 }, node: id1 });
+    } finally {
+      n0.proc!.kill('SIGCONT');
+    }
+    // Resumed, node 0 reads the `left` recorded for it and joins again.
+    const back = await until(async () => {
+      const fs = await factsOf(id0);
+      return fs.length >= 3 && fs;
+    }, 30_000, 'node 0 joined again');
+    expect(brief(back).map((f) => [f.seq, f.type, f.node])).toEqual([[1, 'node.joined', id0], [2, 'node.left', id1], [3, 'node.joined', id0]]);
+    // On waking, node 0's membership takes node 1 for gone (no heartbeat heard for the whole pause)
+    // while it may still believe it holds the lease: it must not record that. It waits one node
+    // timeout (2 s) of steady listening; give it that and some heartbeats more, then look.
+    const backAt = Date.now();
+    await until(() => Date.now() - backAt > 3_000, 5_000, 'a node timeout after the rejoin');
+    expect(brief(await factsOf(id1)).map((f) => [f.seq, f.type])).toEqual([[1, 'node.joined']]);
+    expect(await factsOf(id0)).toHaveLength(3);
+  });
+});
