@@ -17,6 +17,7 @@ import { newSearchStats } from './edge/services';
 import { ClusterState } from './cluster';
 import { Allocator, leasesBucket } from './cluster/allocator';
 import { Membership, type NodeRecord } from './cluster/membership';
+import { startNodeFacts } from './cluster/nodeFacts';
 import { clusterIdentity, CLUSTER_BUCKET } from './cluster/identity';
 import { Kvm } from '@nats-io/kv';
 import { VERSION } from './edge/routes/cluster';
@@ -288,6 +289,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     httpUrl = edge.url;
     nodeStats = () => ({ open_scroll_contexts: contexts.shardContexts('scroll'), open_pits: contexts.list('pit').length });
     membership.publishNow();
+    stops.push(await startNodeFacts({ nc, log, membership, allocator })); // node.joined now; node.left first thing on stop
     log.info({ url: edge.url, security: security.enabled, node: node.id, cluster: node.clusterUuid }, 'node started');
     return { url: edge.url, ctx, services, security, nats, membership, allocator, stop };
   } catch (e) {

@@ -14,7 +14,7 @@ import { from, map } from 'rxjs';
 import { EVENT_STREAM, upcast, type Envelope } from '../streams';
 import { openFactPush, type FactPush } from '../streams/factPush';
 import { cliArgs, str, UsageError, type Parsed } from './cli/args';
-import { locateLog } from './cli/natsUrl';
+import { locateLog, natsServers } from './cli/natsUrl';
 import { openStoppedLog } from './cli/stoppedNode';
 import { subjectFilter } from './cli/subjectFilter';
 import { formatFact } from './cli/formatFact';
@@ -50,7 +50,7 @@ const dec = new TextDecoder();
 
 async function connectTo(url: string, how: string): Promise<NatsConnection> {
   try {
-    return await connect({ servers: url, name: 'es-events-cli' });
+    return await connect({ servers: natsServers(url), name: 'es-events-cli' });
   } catch (e) {
     throw new Error(`cannot connect to ${url} (${how}): ${(e as Error).message}. Is the node running? Set NATS_URL or DATA_DIR (see streams/README.md)`, { cause: e });
   }

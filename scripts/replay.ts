@@ -17,7 +17,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Aggregate, EVENT_STREAM } from '../streams';
 import { num, parseOrExit, str, UsageError } from './cli/args';
-import { locateLog } from './cli/natsUrl';
+import { locateLog, natsServers } from './cli/natsUrl';
 import { openStoppedLog, type StoppedLog } from './cli/stoppedNode';
 import { parseTime } from './cli/time';
 import { progressBar } from './cli/progress';
@@ -67,14 +67,14 @@ function printHuman(o: ReplayOutcome, rows: StateRow[], ctx: { source: string; a
     out.push('', '== timelines ==');
     for (const a of withTimeline) {
       out.push(`${a.aggregate} ${a.id}`);
-      for (const s of a.timeline!) out.push(`  ${s.time}  #${String(s.seq).padEnd(3)} ${s.type.padEnd(24)} -> ${s.state}`);
+      for (const s of a.timeline!) out.push(`  ${s.time}  #${String(s.seq).padEnd(3)} ${s.type.padEnd(24)} -> ${s.state}${s.detail ? `  ${s.detail}` : ''}`);
     }
   } else if (withTimeline.length) out.push(`(${withTimeline.length} timelines: narrow with --id or --aggregate, or pass --timeline)`);
   out.push('', ctx.at !== undefined ? `== state at ${new Date(ctx.at).toISOString()} ==` : '== final state ==');
   const counts = new Map<string, number>();
   for (const r of rows) counts.set(`${r.aggregate} ${r.status}`, (counts.get(`${r.aggregate} ${r.status}`) ?? 0) + 1);
   if (rows.length <= ROW_LIMIT || ctx.all) for (const r of rows) out.push(formatRow(r));
-  else out.push(`(${rows.length} contexts and credentials: narrow with --aggregate/--id, or pass --all)`);
+  else out.push(`(${rows.length} nodes, contexts and credentials: narrow with --aggregate/--id, or pass --all)`);
   out.push(`totals: ${[...counts].map(([k, n]) => `${k}=${n}`).join(', ') || 'none'}`);
   out.push('', `== divergences (${o.divergences.length}) ==`);
   for (const d of o.divergences.slice(0, 100)) {
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
       url = stopped.url;
     } else url = where.url;
     try {
-      nc = await connect({ servers: url, name: 'es-replay-cli' });
+      nc = await connect({ servers: natsServers(url), name: 'es-replay-cli' });
     } catch (e) {
       await stopped?.close();
       throw new Error(`cannot connect to ${url}: ${(e as Error).message}. Is the node running? Set NATS_URL, or DATA_DIR to a node's data folder (running or stopped), or use --file`, { cause: e });

@@ -9,9 +9,10 @@ import apikey from './schemas/apikey.schema.json';
 import servicetoken from './schemas/servicetoken.schema.json';
 import user from './schemas/user.schema.json';
 import role from './schemas/role.schema.json';
+import node from './schemas/node.schema.json';
 
 /** The aggregate schemas by aggregate name (`streams/schemas/<aggregate>.schema.json`). */
-export const FACT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>> = { scroll, pit, token, apikey, servicetoken, user, role };
+export const FACT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>> = { scroll, pit, token, apikey, servicetoken, user, role, node };
 
 let set: SchemaSet | undefined;
 

@@ -25,3 +25,23 @@ export type PitFact =
   | Envelope<'pit.extended', { keepAliveMs: number }>
   | Envelope<'pit.released', { reason: ReleaseReason }>
   | Envelope<'pit.expired' | 'pit.closed', Record<string, never>>;
+
+/** `node.joined` data: what a node says about itself once its HTTP edge listens (no secrets). */
+export interface NodeJoinedData {
+  name: string;
+  host: string;
+  /** `host:port` of its HTTP edge. */
+  http_address: string;
+  version: string;
+  /** ms since epoch. */
+  started_at: number;
+}
+
+/** `node.left` data: a clean stop (`stopped`) or silence (`timed_out`); `by` is the node that noticed. */
+export interface NodeLeftData {
+  reason: 'stopped' | 'timed_out';
+  by?: string;
+  silent_ms?: number;
+}
+
+export type NodeFact = Envelope<'node.joined', NodeJoinedData> | Envelope<'node.left', NodeLeftData>;

@@ -95,6 +95,67 @@ export interface RoleState {
   roles?: string[];
 }
 
+/** A node of the cluster as its `node.joined` / `node.left` facts describe it (actors/cluster/nodeFacts.ts). */
+export interface NodeState {
+  id: string;
+  seq: number;
+  status: 'joined' | 'left';
+  name?: string;
+  host?: string;
+  /** `host:port` of its HTTP edge. */
+  httpAddress?: string;
+  version?: string;
+  /** ms since epoch: when the process started (from its last `joined`). */
+  startedAt?: number;
+  /** Time of its last `joined` fact. */
+  joinedAt?: number;
+  /** Time of its last `left` fact (absent once it joined again). */
+  leftAt?: number;
+  reason?: 'stopped' | 'timed_out';
+  /** The node that noticed it left (the allocator lease holder), when not the node itself. */
+  by?: string;
+  silentMs?: number;
+  /** How many times it joined. */
+  joins: number;
+}
+
+/** Folds one `node.*` fact: a join (again after a restart) or a leave. */
+export function evolveNode(s: NodeState | undefined, e: FactLike): NodeState | undefined {
+  if (s && e.seq <= s.seq) return s;
+  const at = Date.parse(e.time);
+  const base: NodeState = s ?? { id: e.aggregateId, seq: 0, status: 'left', joins: 0 };
+  if (e.type === 'node.joined') {
+    const d = e.data as { name?: string; host?: string; http_address?: string; version?: string; started_at?: number };
+    const { leftAt: _l, reason: _r, by: _b, silentMs: _s, ...rest } = base;
+    return {
+      ...rest,
+      seq: e.seq,
+      status: 'joined',
+      ...(d.name !== undefined ? { name: d.name } : {}),
+      ...(d.host !== undefined ? { host: d.host } : {}),
+      ...(d.http_address !== undefined ? { httpAddress: d.http_address } : {}),
+      ...(d.version !== undefined ? { version: d.version } : {}),
+      ...(d.started_at !== undefined ? { startedAt: d.started_at } : {}),
+      joinedAt: at,
+      joins: base.joins + 1,
+    };
+  }
+  if (e.type === 'node.left') {
+    const d = e.data as { reason?: NodeState['reason']; by?: string; silent_ms?: number };
+    const { by: _b, silentMs: _s, ...rest } = base;
+    return {
+      ...rest,
+      seq: e.seq,
+      status: 'left',
+      leftAt: at,
+      ...(d.reason ? { reason: d.reason } : {}),
+      ...(d.by ? { by: d.by } : {}),
+      ...(d.silent_ms !== undefined ? { silentMs: d.silent_ms } : {}),
+    };
+  }
+  return s && { ...s, seq: e.seq };
+}
+
 const END: Record<string, ContextStatus> = { expired: 'expired', cleared: 'cleared', closed: 'closed', released: 'released' };
 
 /** Folds one scroll or PIT fact (pure: `s` is left as it was). */
@@ -213,6 +274,8 @@ export interface World {
   servicetoken: Map<string, ServiceTokenRecord>;
   user: Map<string, UserState>;
   role: Map<string, RoleState>;
+  /** Cluster nodes, by node id (`node.joined` / `node.left`). */
+  node: Map<string, NodeState>;
   /** Facts folded, and facts of aggregates nobody folds (counted, not kept). */
   events: number;
   unknown: number;
@@ -231,6 +294,7 @@ type Folds = {
   servicetoken: typeof evolveServiceToken;
   user: typeof evolveUser;
   role: typeof evolveRole;
+  node: typeof evolveNode;
 };
 
 /** The fold of each aggregate. */
@@ -242,11 +306,12 @@ export const folds: Folds = {
   servicetoken: evolveServiceToken,
   user: evolveUser,
   role: evolveRole,
+  node: evolveNode,
 };
 
 /** A world with nothing in it. */
 export function emptyWorld(): World {
-  return { scroll: new Map(), pit: new Map(), token: new Map(), apikey: new Map(), servicetoken: new Map(), user: new Map(), role: new Map(), events: 0, unknown: 0 };
+  return { scroll: new Map(), pit: new Map(), token: new Map(), apikey: new Map(), servicetoken: new Map(), user: new Map(), role: new Map(), node: new Map(), events: 0, unknown: 0 };
 }
 
 /**

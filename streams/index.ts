@@ -6,5 +6,5 @@ export { Bus } from './bus';
 export { ensureStreams, readStream, readFacts, READ_MAX_BYTES } from './eventLog';
 export type { Envelope, MakeEnvelope } from './envelope';
 export type { LoggedMessage, ReadOptions, LogOptions } from './eventLog';
-export type { Slice, ReleaseReason, Owner, ScrollFact, PitFact } from './events';
+export type { Slice, ReleaseReason, Owner, ScrollFact, PitFact, NodeFact, NodeJoinedData, NodeLeftData } from './events';
 export { StreamFollower, FollowTimeout } from './follower';

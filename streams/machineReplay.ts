@@ -106,8 +106,25 @@ export interface TimelineStep {
   seq: number;
   time: string;
   type: string;
-  /** Machine state after the step (`active.inUse`, `expired`…). */
+  /** Machine state after the step (`active.inUse`, `expired`…); for a node, its folded status. */
   state: string;
+  /** What the fact says beyond its type: `from=<node> to=<node>` of an adoption, a node's leave reason… */
+  detail?: string;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
+
+/**
+ * The part of a fact worth a timeline column: an adoption's old and new owner, a node's join
+ * (name, HTTP address) or leave (reason, who noticed, how long it had been silent). Never a secret.
+ */
+export function factDetail(e: FactLike): string | undefined {
+  const d = (e.data ?? {}) as Record<string, unknown>;
+  const kv = (pairs: Array<[string, unknown]>) => pairs.filter(([, v]) => v !== undefined && v !== '').map(([k, v]) => `${k}=${v}`).join(' ') || undefined;
+  if (e.type.endsWith('.adopted')) return kv([['from', d.from === '' ? '(no owner)' : d.from], ['to', d.to]]);
+  if (e.type === 'node.joined') return kv([['name', d.name], ['http', d.http_address], ['version', d.version]]);
+  if (e.type === 'node.left') return kv([['reason', d.reason], ['by', d.by], ['silent', typeof d.silent_ms === 'number' ? seconds(d.silent_ms) : undefined]]);
+  return undefined;
 }
 
 /** Where an actor ended up. */
@@ -120,6 +137,8 @@ export interface ActorResult {
   lastSeq: number;
   facts: number;
   timeline?: TimelineStep[];
+  /** No machine runs this aggregate (nodes): `state` is what the fold says, nothing was checked. */
+  folded?: true;
 }
 
 type Body = { type: string } & Record<string, unknown>;
@@ -196,6 +215,7 @@ export class MachineReplay {
     if (!a) return;
     if (a.node && e.node && e.node !== a.node && !e.type.endsWith('.adopted')) {
       this.unchecked++; // a node that lost the context appended this before it learned (the folds ignore it too)
+      a.result.timeline?.push({ seq: e.seq, time: e.time, type: e.type, state: a.result.state, detail: `ignored: appended by ${e.node}, not the owner ${a.node}` });
       return;
     }
     if (e.type.endsWith('.adopted')) a.node = (e.data as { to: string }).to;
@@ -280,7 +300,9 @@ export class MachineReplay {
     r.lastSeq = e.seq;
     r.facts++;
     if (a) r.state = stateName(a.actor.getSnapshot().value);
-    r.timeline?.push({ seq: e.seq, time: e.time, type: e.type, state: r.state });
+    if (!r.timeline) return;
+    const detail = factDetail(e);
+    r.timeline.push({ seq: e.seq, time: e.time, type: e.type, state: r.state, ...(detail ? { detail } : {}) });
   }
 
   private retire(key: string, a: Live): void {

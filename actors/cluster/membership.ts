@@ -54,6 +54,8 @@ export class Membership {
   private readonly seen = new Map<string, Seen>();
   /** Nodes that left, with when they were last heard from. */
   readonly leftAt = new Map<string, number>();
+  /** Nodes whose last word was `…left` (a clean stop), not silence. */
+  readonly leftCleanly = new Set<string>();
   private readonly listeners: Array<() => void> = [];
   private readonly leftListeners: Array<(id: string) => void> = [];
   private timer?: NodeJS.Timeout;
@@ -92,6 +94,7 @@ export class Membership {
         if (what === 'left') {
           if (this.seen.delete(id)) {
             this.leftAt.set(id, Date.now());
+            this.leftCleanly.add(id);
             this.log.info({ node: id }, 'node left');
             this.emit(id);
           }
@@ -103,6 +106,7 @@ export class Membership {
           const before = joined ? '' : JSON.stringify(this.seen.get(id)!.rec.copies);
           this.seen.set(id, { rec, at: Date.now() });
           this.leftAt.delete(id);
+          this.leftCleanly.delete(id);
           if (joined) this.log.info({ node: rec.id, name: rec.name }, 'node joined');
           if (joined || before !== JSON.stringify(rec.copies)) this.emit();
         } catch {

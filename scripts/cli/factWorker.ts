@@ -12,6 +12,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { connect } from '@nats-io/transport-node';
 import { openFactPush, type FactPush, type FactTransport } from '../../streams/factPush';
 import { openWire, type Wire } from './natsWire';
+import { natsServers } from './natsUrl';
 
 /** Messages from the worker. */
 export type FactWorkerMessage =
@@ -53,7 +54,7 @@ function wireTransport(wire: Wire): FactTransport {
 }
 
 async function run(port: NonNullable<typeof parentPort>, data: FactWorkerData): Promise<void> {
-  const nc = await connect({ servers: data.url, name: 'es-replay-reader' });
+  const nc = await connect({ servers: natsServers(data.url), name: 'es-replay-reader' });
   const wire = data.natsJs ? undefined : await openWire(data.url).catch(() => undefined);
   let buf = new Uint8Array(CHUNK);
   let off = 1;

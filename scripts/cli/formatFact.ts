@@ -7,12 +7,23 @@ const iso = (ms: unknown) => (typeof ms === 'number' ? new Date(ms).toISOString(
 const who = (o: D | undefined) => (o ? `${o.username}@${o.realm}` : undefined);
 
 /** The few fields worth a glance, per fact type (never hashes or ciphertext). */
-function keyData(type: string, d: D): Array<[string, unknown]> {
+function keyData(type: string, d: D, appendedBy: string | undefined): Array<[string, unknown]> {
   const fact = type.slice(type.indexOf('.') + 1);
   switch (type) {
     case 'scroll.opened':
     case 'pit.opened':
-      return [['indices', (d.indices ?? []).join(',')], ['shards', d.shards], ['keep_alive', formatKeepAlive(d.keepAliveMs)], ['owner', who(d.owner)], ['slice', d.slice && `${d.slice.id}/${d.slice.max}`]];
+      return [
+        ['indices', (d.indices ?? []).join(',')], ['shards', d.shards], ['keep_alive', formatKeepAlive(d.keepAliveMs)], ['owner', who(d.owner)], ['slice', d.slice && `${d.slice.id}/${d.slice.max}`],
+        // The owner node; shown when it is not the appending node (node=…), which it normally is.
+        ['owner_node', d.node !== undefined && d.node !== appendedBy ? d.node : undefined],
+      ];
+    case 'scroll.adopted':
+    case 'pit.adopted':
+      return [['from', d.from === '' ? '(no owner)' : d.from], ['to', d.to]];
+    case 'node.joined':
+      return [['name', d.name], ['http', d.http_address], ['version', d.version], ['started', d.started_at !== undefined ? iso(d.started_at) : undefined]];
+    case 'node.left':
+      return [['reason', d.reason], ['by', d.by], ['silent', typeof d.silent_ms === 'number' ? `${(d.silent_ms / 1000).toFixed(1)}s` : undefined]];
     case 'scroll.extended':
     case 'pit.extended':
       return [['keep_alive', formatKeepAlive(d.keepAliveMs)]];
@@ -40,15 +51,17 @@ function keyData(type: string, d: D): Array<[string, unknown]> {
 }
 
 /**
- * One readable line per fact: time, type, aggregate id, key data, correlation id.
+ * One readable line per fact: time, type, aggregate id, key data, correlation id, and the node that
+ * appended it (the envelope's `node`; absent in logs written before nodes clustered).
  *
  * @example
- * formatFact(env) // '2024-05-01T10:00:00.000Z  scroll.extended     5d7e…  #2 keep_alive=1m'
+ * formatFact(env) // '2024-05-01T10:00:00.000Z  scroll.extended     5d7e…  #2  node=n0dE… keep_alive=1m'
  */
-export function formatFact(e: Pick<Envelope, 'time' | 'type' | 'aggregateId' | 'seq' | 'data' | 'correlationId'>): string {
-  const kv = keyData(e.type, (e.data ?? {}) as D)
+export function formatFact(e: Pick<Envelope, 'time' | 'type' | 'aggregateId' | 'seq' | 'data' | 'correlationId' | 'node'>): string {
+  const kv = keyData(e.type, (e.data ?? {}) as D, e.node)
     .filter(([, v]) => v !== undefined && v !== null && v !== '')
     .map(([k, v]) => `${k}=${v}`);
+  if (e.node) kv.unshift(`node=${e.node}`);
   if (e.correlationId) kv.push(`opaque_id=${e.correlationId}`);
   return `${e.time}  ${e.type.padEnd(22)} ${e.aggregateId}  #${e.seq}${kv.length ? '  ' + kv.join(' ') : ''}`;
 }

@@ -59,3 +59,9 @@ export function locateLog(env: NodeJS.ProcessEnv = process.env): LogLocation {
   if ((r.source === 'default' || (r.source === 'ports file' && !r.live)) && existsSync(streamDirOf(natsDir))) return stopped;
   return { kind: 'server', url: r.url, source: r.source };
 }
+
+/**
+ * The servers of a NATS_URL for nats.js: `npm run cluster` prints one listing every server of the
+ * NATS cluster, comma-separated (nats.js would take the whole string for one URL).
+ */
+export const natsServers = (url: string): string[] => url.split(',').map((u) => u.trim()).filter(Boolean);

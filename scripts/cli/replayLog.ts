@@ -3,7 +3,7 @@ import { from, lastValueFrom, reduce } from 'rxjs';
 import type { Envelope } from '../../streams';
 import { readFactBatches } from '../../streams/factReader';
 import { applyFact, emptyWorld, type FactLike, type World } from '../../streams/evolve';
-import { MachineReplay, type ActorResult, type Divergence } from '../../streams/machineReplay';
+import { factDetail, MachineReplay, type ActorResult, type Divergence } from '../../streams/machineReplay';
 import { readJsonLines } from './jsonLines';
 
 /** What to replay. */
@@ -74,6 +74,18 @@ export async function replayLog(source: AsyncIterable<FactLike[]>, opts: ReplayO
   const windowed = since !== -Infinity || until !== Infinity;
   const agg = opts.aggregate ? `${opts.aggregate}.` : undefined;
   let read = 0;
+  // Nodes have no machine: their timelines come from the fold (joins and leaves, why, who noticed).
+  const nodes = new Map<string, ActorResult>();
+  const nodeStep = (e: FactLike) => {
+    let r = nodes.get(e.aggregateId);
+    if (r && e.seq <= r.lastSeq) return; // re-delivered: the fold ignored it too
+    if (!r) nodes.set(e.aggregateId, (r = { aggregate: 'node', id: e.aggregateId, state: 'left', done: false, lastSeq: 0, facts: 0, folded: true, ...(opts.timeline ? { timeline: [] } : {}) }));
+    r.state = world.node.get(e.aggregateId)?.status ?? r.state;
+    r.lastSeq = e.seq;
+    r.facts++;
+    const detail = factDetail(e);
+    r.timeline?.push({ seq: e.seq, time: e.time, type: e.type, state: r.state, ...(detail ? { detail } : {}) });
+  };
   // Batches, not single facts, flow through RxJS: a 1M-event replay would otherwise pay per fact.
   const folded = await lastValueFrom(
     from(source).pipe(
@@ -86,6 +98,7 @@ export async function replayLog(source: AsyncIterable<FactLike[]>, opts: ReplayO
             if (t < since || t > until) continue;
           }
           applyFact(world, e);
+          if (e.type.startsWith('node.')) nodeStep(e);
           machines?.feed(e);
           n++;
         }
@@ -94,5 +107,5 @@ export async function replayLog(source: AsyncIterable<FactLike[]>, opts: ReplayO
     ),
   );
   const m = machines?.finish() ?? { divergences: [], actors: [], checked: 0, unchecked: folded };
-  return { read, folded, world, ...m, elapsedMs: performance.now() - started };
+  return { read, folded, world, ...m, actors: [...m.actors, ...nodes.values()], elapsedMs: performance.now() - started };
 }

@@ -1,9 +1,9 @@
 import { formatKeepAlive } from '../../machines/keepAlive';
 import { tokenDocExpiresAt } from '../../machines/accessToken.machine';
-import { earliestExpiry, type ContextState, type World } from '../../streams/evolve';
+import { earliestExpiry, type ContextState, type NodeState, type World } from '../../streams/evolve';
 import type { ActorResult } from '../../streams/machineReplay';
 
-/** One context or credential as printed by `replay` (never a hash, ciphertext or secret). */
+/** One node, context or credential as printed by `replay` (never a hash, ciphertext or secret). */
 export interface StateRow {
   aggregate: string;
   id: string;
@@ -33,6 +33,7 @@ function contextRow(c: ContextState, nowMs: number | undefined): StateRow {
       indices: c.indices.join(','),
       shards: c.shards,
       owner: c.owner && `${c.owner.username}@${c.owner.realm}`,
+      node: c.node,
       keep_alive: formatKeepAlive(c.keepAliveMs),
       opened: iso(c.openedAt),
       last_activity: c.extensions ? iso(c.lastActivityAt) : undefined,
@@ -44,13 +45,34 @@ function contextRow(c: ContextState, nowMs: number | undefined): StateRow {
   };
 }
 
+/** A cluster node: its last join (name, HTTP address), or its last leave (why, and who noticed). */
+function nodeRow(n: NodeState): StateRow {
+  return {
+    aggregate: 'node',
+    id: n.id,
+    status: n.status,
+    fields: compact({
+      name: n.name,
+      http: n.httpAddress,
+      version: n.version,
+      joins: n.joins,
+      joined: iso(n.joinedAt),
+      left: iso(n.leftAt),
+      reason: n.reason,
+      by: n.by,
+      silent_ms: n.silentMs,
+    }),
+  };
+}
+
 /**
- * Rows for every context and credential in `world`. With `nowMs` (the `--at` moment, or the end of
+ * Rows for every node, context and credential in `world`. With `nowMs` (the `--at` moment, or the end of
  * the log), open scrolls past their keep-alive and credentials past their expiration get a note.
  */
 export function stateRows(world: World, opts: { nowMs?: number; machines?: ActorResult[] } = {}): StateRow[] {
   const now = opts.nowMs;
   const rows: StateRow[] = [];
+  for (const n of world.node.values()) rows.push(nodeRow(n));
   for (const c of world.scroll.values()) rows.push(contextRow(c, now));
   for (const c of world.pit.values()) rows.push(contextRow(c, now));
   for (const t of world.token.values()) {
@@ -91,7 +113,8 @@ export function stateRows(world: World, opts: { nowMs?: number; machines?: Actor
     rows.push({ aggregate: 'role', id: r.id, status: r.deleted ? 'deleted' : 'present', fields: compact({ name: r.name, kind: r.kind, roles: r.roles?.join(',') }) });
   }
   if (opts.machines) {
-    const byKey = new Map(opts.machines.map((m) => [`${m.aggregate}/${m.id}`, m.state]));
+    // Only machine-checked actors: a node's "state" is its fold, already the row's status.
+    const byKey = new Map(opts.machines.filter((m) => !m.folded).map((m) => [`${m.aggregate}/${m.id}`, m.state]));
     for (const row of rows) {
       const m = byKey.get(`${row.aggregate}/${row.id}`);
       if (m !== undefined) row.machine = m;

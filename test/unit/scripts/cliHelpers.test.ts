@@ -116,6 +116,18 @@ describe('formatFact', () => {
     expect(formatFact({ ...base, type, data: { by: 'bob' }, correlationId: 'r-9' })).toBe(`2024-05-01T10:00:00.000Z  ${type.padEnd(22)} c1  #1  ${kv}`);
   });
 
+  it.each([
+    ['node.joined', { name: 'node-0', host: '127.0.0.1', http_address: '127.0.0.1:9200', version: '8.15.0', started_at: 0 }, 'n1', 'node=n1 name=node-0 http=127.0.0.1:9200 version=8.15.0 started=1970-01-01T00:00:00.000Z'],
+    ['node.left', { reason: 'stopped' }, 'n1', 'node=n1 reason=stopped'],
+    ['node.left', { reason: 'timed_out', by: 'n2', silent_ms: 2140 }, 'n2', 'node=n2 reason=timed_out by=n2 silent=2.1s'],
+    ['scroll.adopted', { from: 'n1', to: 'n2' }, 'n2', 'node=n2 from=n1 to=n2'],
+    ['pit.adopted', { from: '', to: 'n2' }, 'n2', 'node=n2 from=(no owner) to=n2'],
+    ['pit.opened', { keepAliveMs: 60_000, indices: ['a'], shards: 1, pinned: [], node: 'n1' }, 'n1', 'node=n1 indices=a shards=1 keep_alive=1m'],
+    ['pit.opened', { keepAliveMs: 60_000, indices: ['a'], shards: 1, pinned: [], node: 'n1' }, 'n3', 'node=n3 indices=a shards=1 keep_alive=1m owner_node=n1'],
+  ])('shows %s with the node that appended it (%j)', (type, data, node, kv) => {
+    expect(formatFact({ ...base, type, data, node })).toBe(`2024-05-01T10:00:00.000Z  ${type.padEnd(22)} c1  #1  ${kv}`);
+  });
+
   it('adds the opaque id and prints facts without data bare', () => {
     expect(formatFact({ ...base, type: 'pit.closed', data: {}, correlationId: 'r-1' })).toBe(`2024-05-01T10:00:00.000Z  ${'pit.closed'.padEnd(22)} c1  #1  opaque_id=r-1`);
     expect(formatFact({ ...base, type: 'scroll.expired', data: {} })).toBe(`2024-05-01T10:00:00.000Z  ${'scroll.expired'.padEnd(22)} c1  #1`);

@@ -1,4 +1,4 @@
-import { applyFact, earliestExpiry, emptyWorld, evolve, evolveContext, evolveRole, evolveUser, foldAll, openContexts, type FactLike } from '../../../streams/evolve';
+import { applyFact, earliestExpiry, emptyWorld, evolve, evolveContext, evolveNode, evolveRole, evolveUser, foldAll, openContexts, type FactLike } from '../../../streams/evolve';
 
 const T0 = Date.parse('2024-05-01T10:00:00.000Z');
 const at = (s: number) => new Date(T0 + s * 1000).toISOString();
@@ -31,6 +31,46 @@ describe('evolveContext', () => {
     const copy = structuredClone(s0);
     evolveContext(s0, f('scroll.extended', 'c1', 2, 1, { keepAliveMs: 1 }));
     expect(s0).toEqual(copy);
+  });
+});
+
+describe('ownership of a context across nodes', () => {
+  const on = (e: FactLike, node: string): FactLike => ({ ...e, node });
+  const openedOn = (node: string) => on({ ...opened('scroll'), data: { ...(opened('scroll').data as object), node } }, node);
+  const cases: Array<[string, FactLike[], Record<string, unknown>]> = [
+    ['takes the owner node from the opened fact', [openedOn('A')], { node: 'A', seq: 1 }],
+    ['takes the appending node when the opened fact names none', [on(opened('pit'), 'A')], { node: 'A' }],
+    ['moves ownership to the adopter', [openedOn('A'), on(f('scroll.adopted', 'c1', 2, 5, { from: 'A', to: 'B' }), 'B')], { node: 'B', seq: 2, status: 'open' }],
+    ['ignores a fact from a node that is not the owner', [openedOn('A'), on(f('scroll.adopted', 'c1', 2, 5, { from: 'A', to: 'B' }), 'B'), on(f('scroll.cleared', 'c1', 3, 6), 'A')], { node: 'B', seq: 2, status: 'open' }],
+    ['takes the new owner facts after an adoption', [openedOn('A'), on(f('scroll.adopted', 'c1', 2, 5, { from: 'A', to: 'B' }), 'B'), on(f('scroll.cleared', 'c1', 3, 6), 'B')], { node: 'B', seq: 3, status: 'cleared' }],
+    ['adopts a context no node owned (older log)', [opened('scroll'), on(f('scroll.adopted', 'c1', 2, 5, { from: '', to: 'B' }), 'B')], { node: 'B' }],
+  ];
+  it.each(cases)('%s', (_name, facts, expected) => {
+    expect(facts.reduce<ReturnType<typeof evolveContext>>((acc, e) => evolveContext(acc, e), undefined)).toMatchObject(expected);
+  });
+});
+
+describe('evolveNode', () => {
+  const joined = (seq: number, s: number, name = 'node-0') => ({ ...f('node.joined', 'n1', seq, s, { name, host: '127.0.0.1', http_address: '127.0.0.1:9200', version: '8.15.0', started_at: T0 }), node: 'n1' });
+  const left = (seq: number, s: number, data: Record<string, unknown>) => f('node.left', 'n1', seq, s, data);
+  const cases: Array<[string, FactLike[], Record<string, unknown>]> = [
+    ['joins with its name, address, version and start', [joined(1, 0)], { id: 'n1', status: 'joined', seq: 1, name: 'node-0', httpAddress: '127.0.0.1:9200', version: '8.15.0', startedAt: T0, joinedAt: T0, joins: 1 }],
+    ['leaves on a clean stop', [joined(1, 0), left(2, 9, { reason: 'stopped' })], { status: 'left', reason: 'stopped', leftAt: T0 + 9_000, seq: 2, name: 'node-0' }],
+    ['leaves timed out, noticed by the lease holder', [joined(1, 0), left(2, 9, { reason: 'timed_out', by: 'n2', silent_ms: 2100 })], { status: 'left', reason: 'timed_out', by: 'n2', silentMs: 2100 }],
+    ['joins again after a restart, forgetting the leave', [joined(1, 0), left(2, 9, { reason: 'timed_out', by: 'n2', silent_ms: 1 }), joined(3, 20, 'node-0b')], { status: 'joined', seq: 3, joins: 2, name: 'node-0b', joinedAt: T0 + 20_000 }],
+    ['joins again after a crash nobody recorded', [joined(1, 0), joined(2, 5)], { status: 'joined', seq: 2, joins: 2 }],
+    ['ignores a second fact of one seq (two appenders, past the de-duplication window)', [joined(1, 0), left(2, 9, { reason: 'stopped' }), left(2, 9, { reason: 'timed_out', by: 'n2' })], { status: 'left', reason: 'stopped', seq: 2 }],
+  ];
+  it.each(cases)('%s', (_name, facts, expected) => {
+    const s = facts.reduce<ReturnType<typeof evolveNode>>((acc, e) => evolveNode(acc, e), undefined);
+    expect(s).toMatchObject(expected);
+    if (expected.status === 'joined') expect(s).not.toHaveProperty('reason');
+  });
+
+  it('folds node facts into the world, not as unknown', () => {
+    const w = foldAll([joined(1, 0), left(2, 1, { reason: 'stopped' })]);
+    expect(w.unknown).toBe(0);
+    expect(w.node.get('n1')).toMatchObject({ status: 'left', reason: 'stopped' });
   });
 });
 

@@ -94,6 +94,32 @@ describe('MachineReplay', () => {
   });
 });
 
+describe('MachineReplay across nodes', () => {
+  const on = (e: FactLike, node: string): FactLike => ({ ...e, node });
+  const openedOn = (kind: string, node: string) => on({ ...opened(kind, 60_000), data: { ...(opened(kind, 60_000).data as object), node } }, node);
+
+  it('replays an adoption and shows the old and new owner in the timeline', () => {
+    const out = replay([openedOn('scroll', 'A'), on(f('scroll.adopted', 'c1', 2, 5_000, { from: 'A', to: 'B' }), 'B'), on(f('scroll.cleared', 'c1', 3, 6_000), 'B')]);
+    expect(out.divergences).toEqual([]);
+    expect(out.actors[0].timeline!.map((s) => [s.type, s.detail])).toEqual([['scroll.opened', undefined], ['scroll.adopted', 'from=A to=B'], ['scroll.cleared', undefined]]);
+    expect(out.actors[0].state).toBe('cleared');
+  });
+
+  it('skips a fact the old owner appended after the adoption, and says so in the timeline', () => {
+    const out = replay([openedOn('pit', 'A'), on(f('pit.adopted', 'c1', 2, 5_000, { from: 'A', to: 'B' }), 'B'), on(f('pit.closed', 'c1', 3, 6_000), 'A'), on(f('pit.closed', 'c1', 3, 6_000), 'B')]);
+    expect(out.divergences).toEqual([]);
+    const tl = out.actors[0].timeline!;
+    expect(tl[2]).toMatchObject({ type: 'pit.closed', detail: 'ignored: appended by A, not the owner B' });
+    expect(tl[3]).toMatchObject({ type: 'pit.closed', state: 'closed' });
+    expect(out.unchecked).toBe(1);
+  });
+
+  it('checks no node fact and reports no divergence for them (nodes have no machine)', () => {
+    const out = replay([f('node.joined', 'n1', 1, 0, { name: 'a' }), f('node.left', 'n1', 2, 1, { reason: 'timed_out', by: 'n2' }), f('node.joined', 'n1', 3, 2, { name: 'a' })]);
+    expect(out).toMatchObject({ divergences: [], checked: 0, unchecked: 3 });
+  });
+});
+
 describe('ReplayClock', () => {
   it('fires a timer started by another timer at its own deadline', () => {
     const clock = new ReplayClock(1_000);

@@ -16,6 +16,9 @@ const env = (type: string, data: unknown, extra: Record<string, unknown> = {}) =
 });
 const pinned = [{ index: 'books', indexUuid: 'u1', n: 0, shardIndex: 0, searcher: { maxDoc: 10, seqNo: 9 } }];
 const opened = { keepAliveMs: 60000, indices: ['books'], shards: 1, pinned };
+const NODE_A = 'n0dEaAAAAAAAAAAAAAAAAA';
+const NODE_B = 'n0dEbBBBBBBBBBBBBBBBBB';
+const joined = { name: 'node-a', host: '127.0.0.1', http_address: '127.0.0.1:9200', version: '8.15.0', started_at: 1714557600000 };
 
 describe('JSON Schema subset validator', () => {
   const set = new SchemaSet([
@@ -78,6 +81,7 @@ describe('event schemas', () => {
         'token.created', 'token.refreshed', 'token.invalidated', 'token.expired',
         'apikey.created', 'apikey.updated', 'apikey.invalidated', 'apikey.expired',
         'servicetoken.created', 'servicetoken.invalidated',
+        'scroll.adopted', 'pit.adopted', 'node.joined', 'node.left',
       ]),
     );
   });
@@ -92,6 +96,14 @@ describe('event schemas', () => {
     ['token.invalidated', env('token.invalidated', { access: true, refresh: false, at: 1 })],
     ['apikey.invalidated', env('apikey.invalidated', { invalidation: 5 }, { aggregateId: 'VuaCfGcBCdbkQm-e5aOx' })],
     ['servicetoken.invalidated', env('servicetoken.invalidated', { at: 5 })],
+    ['scroll.opened with its owner node, appended by it', env('scroll.opened', { ...opened, node: NODE_A }, { node: NODE_A })],
+    ['scroll.adopted', env('scroll.adopted', { from: NODE_A, to: NODE_B }, { seq: 3, node: NODE_B })],
+    ['pit.adopted', env('pit.adopted', { from: NODE_A, to: NODE_B }, { seq: 2, node: NODE_B })],
+    ['pit.adopted of a context no node owned (a log older than clustering)', env('pit.adopted', { from: '', to: NODE_B }, { seq: 2, node: NODE_B })],
+    ['node.joined', env('node.joined', joined, { aggregateId: NODE_A, node: NODE_A })],
+    ['node.left on a clean stop', env('node.left', { reason: 'stopped' }, { aggregateId: NODE_A, seq: 2, node: NODE_A })],
+    ['node.left recorded by the lease holder', env('node.left', { reason: 'timed_out', by: NODE_B, silent_ms: 2100 }, { aggregateId: NODE_A, seq: 2, node: NODE_B })],
+    ['node.left of a node that said it left without its fact', env('node.left', { reason: 'stopped', by: NODE_B }, { aggregateId: NODE_A, seq: 2, node: NODE_B })],
   ];
   it.each(valid)('accept a valid %s', (_n, e) => {
     expect(validateFact(e)).toEqual([]);
@@ -107,6 +119,15 @@ describe('event schemas', () => {
     ['a bad envelope version', env('pit.closed', {}, { v: 2 }), '/v must be 1'],
     ['a reader-added field', env('pit.closed', {}, { streamSeq: 4 }), '/streamSeq is not a documented property'],
     ['an opened fact without pinned shards', env('pit.opened', { keepAliveMs: 1, indices: [], shards: 0 }), '/data/pinned is required'],
+    ['an adopted fact without its new owner', env('scroll.adopted', { from: NODE_A }), '/data/to is required'],
+    ['an adopted fact with an undocumented field', env('pit.adopted', { from: NODE_A, to: NODE_B, keepAliveMs: 5 }), '/data/keepAliveMs is not a documented property'],
+    ['an envelope node that is not one subject token', env('pit.closed', {}, { node: 'node a' }), '/node must match'],
+    ['a node.left with an unknown reason', env('node.left', { reason: 'crashed' }, { aggregateId: NODE_A }), '/data/reason must be one of'],
+    ['a node.left with a negative silence', env('node.left', { reason: 'timed_out', by: NODE_B, silent_ms: -1 }, { aggregateId: NODE_A }), '/data/silent_ms must be >= 0'],
+    ['a node.joined without its HTTP address', env('node.joined', (({ http_address: _h, ...rest }) => rest)(joined), { aggregateId: NODE_A }), '/data/http_address is required'],
+    ['a node.joined with an undocumented field', env('node.joined', { ...joined, password: 'x' }, { aggregateId: NODE_A }), '/data/password is not a documented property'],
+    ['an unknown node fact', env('node.crashed', {}, { aggregateId: NODE_A }), '/type must be one of'],
+    ['a node id that is not one subject token', env('node.left', { reason: 'stopped' }, { aggregateId: 'node.a' }), '/aggregateId must match'],
   ];
   it.each(invalid)('reject %s', (_n, e, message) => {
     expect(validateFact(e).map((x) => `${x.path} ${x.message}`).join('\n')).toContain(message);
