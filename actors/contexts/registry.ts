@@ -1,11 +1,21 @@
 import { createActor, type AnyActorRef } from 'xstate';
-import { v4 as uuidv4 } from 'uuid';
+import { v4 as uuidv4, v5 as uuidv5 } from 'uuid';
 import { makeEnvelope, type Bus, type Envelope } from '../../streams';
 import type { Owner } from '../../streams';
 import type { ContextState } from '../../streams/evolve';
 import { scrollContextMachine, type ScrollReleaseReason } from '../../machines/scrollContext.machine';
 import { pointInTimeMachine } from '../../machines/pointInTime.machine';
 import type { LocalSlice, SearcherRef } from '../shard/engine/types';
+
+/** Namespace of the uuid v5 ids of context facts. */
+const CONTEXT_FACT_NS = '6f0c1d7e-4b8a-4e57-9a53-2f1e8c0b7d41';
+
+/**
+ * The envelope id (and Nats-Msg-Id) of fact `seq` of a scroll or PIT: derived, so when two nodes
+ * append a context's next fact at once (its owner, cut off and taken for dead, and the node that
+ * adopted it), JetStream stores the first and answers the other as a duplicate.
+ */
+export const contextFactId = (kind: ContextKind, id: string, seq: number) => uuidv5(`${kind}:${id}:${seq}`, CONTEXT_FACT_NS);
 
 export type ContextKind = 'scroll' | 'pit';
 
@@ -144,6 +154,12 @@ export class ContextRegistry {
     return rec;
   }
 
+  /** A fact of `rec` was a duplicate: another node owns the context now. */
+  private lostRace(rec: ContextRecord): void {
+    if (this.live.get(rec.id) !== rec) return;
+    this.disown(rec.id);
+  }
+
   /**
    * Another node adopted this context (the log says so: this node was taken for dead, or cut off):
    * its actor stops here without a fact, and every later use goes to the new owner.
@@ -219,9 +235,18 @@ export class ContextRegistry {
       type.endsWith('.opened') ? rec.createdAt // the same instant the registry reports as created
       : rec.overdueAt !== undefined && type.endsWith('.expired') ? rec.overdueAt
       : this.clock.now();
-    const env = makeEnvelope({ type, aggregateId: rec.id, seq, data, time, correlationId, ...(this.nodeId ? { node: this.nodeId } : {}) });
+    const made = makeEnvelope({ type, aggregateId: rec.id, seq, data, time, correlationId, ...(this.nodeId ? { node: this.nodeId } : {}) });
+    const env = { ...made, id: contextFactId(rec.kind, rec.id, seq) };
     const p = this.bus.append(env);
-    p.then(() => this.onFact?.(env), () => undefined);
+    p.then(
+      (ack) => {
+        // Another node's fact took this seq first (an adoption racing its old owner): the log's
+        // fold follows that node, so this one lets go of the context.
+        if (ack.duplicate) this.lostRace(rec);
+        else this.onFact?.(env);
+      },
+      () => undefined,
+    );
     rec.appended = p;
   }
 
