@@ -22,7 +22,7 @@ import { clusterIdentity, CLUSTER_BUCKET } from './cluster/identity';
 import { Kvm } from '@nats-io/kv';
 import { VERSION } from './edge/routes/cluster';
 import { localInfo } from './edge/views/nodes';
-import { serveNode } from './cluster/nodeRpc';
+import { callNodes, serveNode } from './cluster/nodeRpc';
 import { liveContexts } from './edge/routes/contextList';
 import { ContextDirectory, ContextRegistry, ContextService, reviveContexts, writeCheckpoint } from './contexts';
 import { startSecurity, type SecurityModule } from './security';
@@ -37,6 +37,9 @@ import { clusterRoutes } from './edge/routes/cluster';
 import { documentApiRoutes } from './edge/routes/documentApis';
 import { startConsole } from './console';
 import { viewRoutes, viewsAttach } from './edge/routes/views';
+
+/** How long a metadata change waits for the other nodes to apply it (ES's ack timeout is 30 s; a dead node is dropped from membership within `cluster.node_timeout_ms`). */
+const META_ACK_MS = 10_000;
 
 export interface SystemOptions {
   host?: string;
@@ -261,6 +264,12 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       ids,
     };
     services.nodeOps.contexts = () => liveContexts(services);
+    // Metadata changes asked through the API are acknowledged once every live node applied them (ES).
+    services.nodeOps.meta_applied = (body) => cluster.applied((body as { seq: number }).seq, META_ACK_MS);
+    cluster.peersApplied = async (seq) => {
+      const others = membership.liveIds().filter((id) => id !== node.id);
+      if (others.length) await callNodes(nc, others, 'meta_applied', { seq }, META_ACK_MS + 1_000);
+    };
     clusterRoutes(router, services);
     indexRoutes(router, services);
     documentRoutes(router, services);

@@ -398,11 +398,33 @@ export class ClusterState {
     return p;
   }
 
+  /**
+   * Asks the other live nodes to have applied metadata up to a sequence (set by the system: node
+   * op `meta_applied`). As ES acknowledges a metadata change once every node applied it, a change
+   * made through one node is then seen through every other.
+   */
+  peersApplied?: (seq: number) => Promise<void>;
+
+  /** Resolves once this node applied the metadata log up to `seq` (false after `timeoutMs`). */
+  applied(seq: number, timeoutMs: number): Promise<boolean> {
+    return this.follower.waitFor(seq, timeoutMs).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /** A metadata change asked through the API: written, then applied by every live node (bounded). */
+  private async writeMetaAcked(make: () => MetaEvent | undefined): Promise<number | undefined> {
+    const seq = await this.writeMeta(make);
+    if (seq !== undefined) await this.peersApplied?.(seq).catch(() => undefined);
+    return seq;
+  }
+
   /** PUT /<index> (and auto-create). Resolves once the index's primaries are started, or after `timeoutMs`. */
   async createIndex(name: string, body: { settings?: unknown; mappings?: unknown; aliases?: unknown } = {}, timeoutMs = 30_000): Promise<IndexState> {
     validateIndexName(name);
     const uuid = uuidv4().replace(/-/g, '').slice(0, 22);
-    await this.writeMeta(() => {
+    await this.writeMetaAcked(() => {
       const existing = this.byName.get(name);
       if (existing) {
         throw new EsError('resource_already_exists_exception', 400, `index [${name}/${existing.uuid}] already exists`, {
@@ -447,12 +469,12 @@ export class ClusterState {
   }
 
   async deleteIndex(idx: IndexState): Promise<void> {
-    await this.writeMeta(() => (this.byUuid.has(idx.uuid) ? { kind: 'index_deleted', uuid: idx.uuid } : undefined));
+    await this.writeMetaAcked(() => (this.byUuid.has(idx.uuid) ? { kind: 'index_deleted', uuid: idx.uuid } : undefined));
   }
 
   async updateSettings(idx: IndexState, changes: unknown): Promise<void> {
     const settings = normalizeSettings(changes);
-    await this.writeMeta(() => {
+    await this.writeMetaAcked(() => {
       const cur = this.byUuid.get(idx.uuid);
       if (!cur) throw indexNotFound(idx.name);
       applySettings(structuredClone(cur.settings), settings, false, cur); // validates
@@ -462,7 +484,7 @@ export class ClusterState {
 
   /** PUT _mapping: validated on a copy of the current mapping, applied by the follower. */
   async putMapping(idx: IndexState, mappings: unknown): Promise<void> {
-    await this.writeMeta(() => {
+    await this.writeMetaAcked(() => {
       const cur = this.byUuid.get(idx.uuid);
       if (!cur) throw indexNotFound(idx.name);
       IndexMapping.fromSnapshot(cur.mapping.toSnapshot()).merge(mappings as never); // validates; throws ES's mapper errors
@@ -473,10 +495,11 @@ export class ClusterState {
   /**
    * Dynamic fields a shard's batch would add (mappingProposal.ts). A proposal that no longer fits
    * the mapping (another batch mapped the field differently first) is dropped: the batch is
-   * prepared again and its documents fail or pass against what the log says.
+   * prepared again and its documents fail or pass against what the log says. Acknowledged by every
+   * node before the batch goes on (ES's master waits for the nodes to apply a dynamic mapping too).
    */
   async proposeMapping(uuid: string, mappings: Record<string, unknown>): Promise<void> {
-    await this.writeMeta(() => {
+    await this.writeMetaAcked(() => {
       const cur = this.byUuid.get(uuid);
       if (!cur) return undefined;
       try {
@@ -489,23 +512,23 @@ export class ClusterState {
   }
 
   async putClusterSettings(settings: Record<string, unknown>): Promise<void> {
-    await this.writeMeta(() => ({ kind: 'cluster_settings', settings }));
+    await this.writeMetaAcked(() => ({ kind: 'cluster_settings', settings }));
   }
 
   /** `POST /_aliases`: every action of the request is one fact (all or nothing, as ES). */
   async updateAliases(body: unknown): Promise<void> {
     const actions = parseAliasActions(body);
-    await this.writeMeta(() => ({ kind: 'aliases_updated', changes: planAliasActions(actions, this.metadata.aliases, this.names(), this.lookup) }));
+    await this.writeMetaAcked(() => ({ kind: 'aliases_updated', changes: planAliasActions(actions, this.metadata.aliases, this.names(), this.lookup) }));
   }
 
   /** Puts a template of one kind; `parse` (TemplateTable.parse*) validates it against the templates of that moment. */
   async putTemplate(template: TemplateKind, name: string, parse: () => unknown): Promise<void> {
-    await this.writeMeta(() => ({ kind: 'template_put', template, name, body: parse() }));
+    await this.writeMetaAcked(() => ({ kind: 'template_put', template, name, body: parse() }));
   }
 
   /** Deletes templates; `select` picks the names (and checks them) at that moment. */
   async deleteTemplates(template: TemplateKind, select: () => string[]): Promise<void> {
-    await this.writeMeta(() => ({ kind: 'template_deleted', template, names: select() }));
+    await this.writeMetaAcked(() => ({ kind: 'template_deleted', template, names: select() }));
   }
 
   // ---- applying metadata ----

@@ -97,6 +97,21 @@ describe('a cluster of nodes on a NATS cluster', () => {
     }
   });
 
+  it('acknowledges a metadata change once every node applied it: read at once through the others', async () => {
+    for (let i = 0; i < 8; i++) {
+      const index = `acked-${i}`;
+      await es(A).indices.create({ index, mappings: { properties: { a: { type: 'keyword' } } } });
+      // No wait: the index is there through B and C as soon as A answered.
+      const counts = await Promise.all([B, C].map(async (n) => (await es(n).count({ index })).count));
+      expect(counts).toEqual([0, 0]);
+      await es(B).indices.putMapping({ index, properties: { [`f${i}`]: { type: 'long' } } });
+      for (const n of [A, C]) expect((await es(n).indices.getMapping({ index }))[index].mappings.properties).toHaveProperty(`f${i}`, { type: 'long' });
+      await es(C).indices.putSettings({ index, settings: { refresh_interval: `${i + 2}s` } });
+      for (const n of [A, B]) expect((await es(n).indices.getSettings({ index }))[index].settings?.index?.refresh_interval).toBe(`${i + 2}s`);
+      await es(A).indices.delete({ index });
+    }
+  });
+
   it('gives one index and one 400 resource_already_exists_exception to two nodes racing to create it', async () => {
     for (let round = 0; round < 5; round++) {
       const name = `race-${round}`;

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { startTestNode, type TestNode } from '../../support/node';
+import { contextFactId } from '../../../actors/contexts/registry';
 import { EVENT_STREAM, readStream, type Envelope } from '../../../streams';
 import { allFacts, bulkIndex, eventually, factTypesOf, raw, waitForFact } from '../../e2e/search/helpers';
 
@@ -47,7 +48,7 @@ describe('point in time facts', () => {
     const opened = (await allFacts(nc)).find(openedBy('pit.opened', h));
     expect(opened).toBeDefined();
     expect(opened).toMatchObject({ v: 1, type: 'pit.opened', schema: 1, seq: 1, data: { indices: ['f2'], shards: 2, keepAliveMs: 60_000 } });
-    expect(opened!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/); // uuid v7
+    expect(opened!.id).toBe(contextFactId('pit', opened!.aggregateId, 1)); // derived: one fact per seq cluster-wide
     await raw(t, 'DELETE', '/_pit', { id: res.json.id });
   });
 
