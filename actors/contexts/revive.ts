@@ -60,7 +60,7 @@ export async function reviveContexts(
     for (const st of cp?.states ?? []) if (st.kind === aggregate) world[aggregate].set(st.id, { ...st });
     await foldLog(nc, { filterSubject: subjects.factsOfType(aggregate), world, ...(cp ? { startSeq: cp.streamSeq + 1 } : {}) });
     out.events += world.events;
-    all.push(...(aggregate === Aggregate.Scroll ? world.scroll : world.pit).values());
+    for (const st of (aggregate === Aggregate.Scroll ? world.scroll : world.pit).values()) all.push(st); // not push(...): a log may hold millions
   }
   const mine = (st: ContextState) => opts.nodeId === undefined || st.node === opts.nodeId || (!st.node && opts.legacy !== false);
   const toRevive: ContextState[] = [];
