@@ -14,6 +14,17 @@ const MAX_ENDED = 100_000;
  * opened it. Pages are served from this (the pinned searchers are location-independent); the owner
  * node is told of each use (commands), and contexts of a dead owner are found here for adoption.
  */
+/**
+ * An ended context as the directory remembers it: why and when it ended, who owned it, on which
+ * indices; not its pinned searchers or its scroll's request (up to 100,000 are kept, and they go into
+ * every context checkpoint).
+ */
+function slim(s: ContextState): ContextState {
+  if (!s.pinned.length && s.request === undefined && s.total === undefined) return s;
+  const { request: _r, total: _t, ...rest } = s;
+  return { ...rest, pinned: [] };
+}
+
 export class ContextDirectory {
   private readonly states = new Map<string, ContextState>();
   /** Ended contexts, oldest first (bounded; the 404 says why they are gone). */
@@ -60,7 +71,7 @@ export class ContextDirectory {
   }
 
   private put(s: ContextState, endedNow: boolean): void {
-    this.states.set(s.id, s);
+    this.states.set(s.id, s.status === 'open' ? s : slim(s));
     if (endedNow) this.bound();
   }
 
