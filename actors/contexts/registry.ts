@@ -80,6 +80,8 @@ const MAX_TOMBSTONES = 100_000;
 export class ContextRegistry {
   private readonly live = new Map<string, ContextRecord>();
   private readonly tombstones = new Map<string, Tombstone>();
+  private tombOrder: string[] = [];
+  private tombHead = 0;
   private readonly seqs = new Map<string, number>();
   /**
    * X-Opaque-Id of the request whose command is being processed: facts emitted while a command is
@@ -262,9 +264,15 @@ export class ContextRegistry {
     }
   }
 
+  /** Keeps a tombstone; the oldest go first past MAX_TOMBSTONES (a queue: see ContextDirectory's bound). */
   private tomb(id: string, t: Tombstone) {
+    if (!this.tombstones.has(id)) this.tombOrder.push(id);
     this.tombstones.set(id, t);
-    if (this.tombstones.size > MAX_TOMBSTONES) this.tombstones.delete(this.tombstones.keys().next().value as string);
+    while (this.tombstones.size > MAX_TOMBSTONES && this.tombHead < this.tombOrder.length) this.tombstones.delete(this.tombOrder[this.tombHead++]);
+    if (this.tombHead > 65_536) {
+      this.tombOrder = this.tombOrder.slice(this.tombHead);
+      this.tombHead = 0;
+    }
   }
 
   get(id: string): ContextRecord | undefined {
