@@ -157,6 +157,9 @@ export async function run(o: BenchOptions): Promise<Row[]> {
       // start stops working on it) instead of hanging the run.
       const limitMs = o.quick ? 60_000 : 120_000;
       const coldStart = async (nats: EmbeddedNats, dataDir: string): Promise<number | undefined> => {
+        // Every round folds the whole lifecycle log: the context checkpoint the previous round wrote
+        // at its stop would otherwise let rounds 2 and 3 skip it.
+        await rm(join(dataDir, 'contexts-checkpoint.json'), { force: true });
         await settledHeap();
         const t0 = performance.now();
         const starting = bootNode(nats.url, dataDir, join(dataDir, 'config'));
