@@ -13,6 +13,7 @@ import { startNatsCluster, freePort, type NatsCluster } from '../../actors/natsC
 import { startSystem, type System } from '../../actors/system';
 import { Settings } from '../../actors/config';
 import { spawnCli } from './cli';
+import { poll } from './poll';
 
 export const CLUSTER_PASSWORD = 'cluster-test-pw';
 
@@ -179,18 +180,6 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
   };
 }
 
-/** Polls `check` until it returns something truthy (or throws after `timeoutMs`). */
-export async function until<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v as T;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** Polls `check` until it returns a value (not undefined/false), or fails after `timeoutMs`. */
+export const until = <T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000, what = 'condition'): Promise<T> =>
+  poll(check, timeoutMs, what, 100);

@@ -7,6 +7,7 @@
 import { Client } from 'es8';
 import { startTestNode, type TestNode } from '../../support/node';
 import { raw, type RawResponse } from '../search/helpers';
+import { poll } from '../../support/poll';
 
 export const PASSWORD = 'console-test-pw';
 export const basic = (user: string, password = PASSWORD) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -50,21 +51,9 @@ export async function startConsoleNode(settings: Record<string, unknown> = {}): 
 /** The context uuid behind a scroll id (the node's own codec). */
 export const contextOf = (t: TestNode, scrollId: string) => t.sys.services.ids.parseScrollId(scrollId).contextId;
 
-/** Polls `check` until it returns a value (not undefined/false), or fails after `ms`. */
-export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, ms = 10_000, what = 'condition'): Promise<T> {
-  const end = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v as T;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** Polls `check` until it returns a value (not undefined/false), or fails after `timeoutMs`. */
+export const eventually = <T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> =>
+  poll(check, timeoutMs, what, 100);
 
 /** A server-sent-events reader over fetch: collects `{event, data}` until closed. */
 export interface Feed {

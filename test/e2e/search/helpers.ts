@@ -8,6 +8,7 @@ import { request } from 'node:http';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { readFacts, type Envelope } from '../../../streams';
 import type { TestNode } from '../../support/node';
+import { poll } from '../../support/poll';
 
 export interface RawResponse<T = any> {
   status: number;
@@ -78,21 +79,9 @@ export async function bulkIndex<T extends object>(
   }
 }
 
-/** Retries `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 5000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v as T;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Polls `check` until it returns a value (not undefined/false), or fails after `timeoutMs`. */
+export const eventually = <T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 5000, what = 'condition'): Promise<T> =>
+  poll(check, timeoutMs, what, 50);
 
 /** All lifecycle facts currently on ES_EVT. */
 export async function allFacts(nc: NatsConnection): Promise<Array<Envelope & { streamSeq: number }>> {
