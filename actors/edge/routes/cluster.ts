@@ -1,6 +1,6 @@
 import { flatten } from '../../config';
 import { illegalArgument } from '../../wire/esErrors';
-import { parseTimeValue } from '../../shard/engine/timeValue';
+import { parseTimeValue } from '../../shard/engine/base/timeValue';
 import type { Router } from '../router';
 import type { PagingServices } from './search';
 
