@@ -1,7 +1,7 @@
 import { EsError, illegalArgument } from '../../wire/esErrors';
 import { CALENDAR_UNITS, formatDate, histogramRounding, parseDateValue, type Rounding } from './aggDates';
 import { compareCodePoints } from './sortValues';
-import { parseTimeValue } from './timeValue';
+import { parseTimeValue } from '../../wire/timeValue';
 import type { AggSpec } from './aggSpec';
 import type { PartialMap } from './aggPartials';
 import type { DocValuesReader, FieldType } from './types';

@@ -1,6 +1,6 @@
 import { EsError, illegalArgument } from '../../wire/esErrors';
 import { CALENDAR_UNITS } from './aggDates';
-import { parseTimeValue } from './timeValue';
+import { parseTimeValue } from '../../wire/timeValue';
 import { didYouMean, failedToParseField, isObject, Locator, tokenName, unknownField, type JsonPath } from './xcontent';
 import { checkExtraAgg, EXTRA_AGG_PARAMS, EXTRA_METRICS, type ExtraAggType } from './aggExtra';
 import { checkIncludeExclude, checkIncludeExcludeMerge, includeExcludeTokenError } from './includeExclude';

@@ -25,7 +25,6 @@ export { parseQuery, queryFromQ, SUPPORTED_QUERIES } from './queryDsl';
 export type { Query, QueryValue } from './queryDsl';
 export { filterSource, parseSourceBody, parseSourceParams } from './sourceFilter';
 export type { SourceFilter } from './sourceFilter';
-export { parseTimeValue, formatTimeValue, keepAliveTooLarge } from './timeValue';
 export { compareSortValues, compareSortArrays, compareRaw, compareCodePoints } from './sortValues';
 export { reduceHits, reduceTotal, hitComparator } from './reduce';
 export type { ShardResultRef, ReduceHitsRequest, ReducedHits, MergedHit } from './reduce';
