@@ -1,6 +1,6 @@
 import { EsError, illegalArgument, parseException, validationFailed } from '../wire/esErrors';
 import type { EsRequest } from '../wire/rest';
-import { Locator, unknownField } from '../shard/engine/xcontent';
+import { Locator, unknownField } from '../shard/engine/base/xcontent';
 import type { ByScrollJob, ReindexDest } from './bulkByScroll';
 import { parseSearchCall } from '../search';
 import { scriptRefused } from './routes/update';

@@ -28,7 +28,7 @@
 import { ByteWriter } from '../wire/byteWriter';
 import { parseJson, stringify } from '../wire/json';
 import type { SearcherRef, ShardHit, ShardQueryResult, SortValue } from './engine/types';
-import { shardDocValue } from './engine/sort';
+import { shardDocValue } from './engine/query/sort';
 
 export const PAGE_MAGIC = 0xb1;
 const VERSION = 1;

@@ -17,12 +17,12 @@ import { closeSync, fsyncSync, openSync } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { ByteReader, ByteWriter, SnapshotFormatError } from './engine/binary';
-import { decodeStore, encodeStoreSteps } from './engine/storeCodec';
-import type { FrozenStore, LoadedStore, ShardStore } from './engine/shardStore';
-import type { MappingImage } from './engine/mapping';
+import { ByteReader, ByteWriter, SnapshotFormatError } from './engine/base/binary';
+import { decodeStore, encodeStoreSteps } from './engine/store/storeCodec';
+import type { FrozenStore, LoadedStore, ShardStore } from './engine/store/shardStore';
+import type { MappingImage } from './engine/index/mapping';
 
-export { SnapshotFormatError } from './engine/binary';
+export { SnapshotFormatError } from './engine/base/binary';
 
 /** Bumped on any incompatible change; older or newer files are ignored (full replay). */
 export const SNAPSHOT_FORMAT = 1;

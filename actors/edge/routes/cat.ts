@@ -9,7 +9,7 @@ import { activePercent, clusterHealth, indexHealth } from '../views/health';
 import { collectShardStats, type ShardStat } from '../views/indexStats';
 import { globMatch } from '../../cluster/aliases';
 import type { ComposableTemplate, LegacyTemplate } from '../../cluster/templates';
-import { formatDate } from '../../shard/engine/aggDates';
+import { formatDate } from '../../shard/engine/aggregations/aggDates';
 import { visibleIndices } from '../views/visible';
 
 /**

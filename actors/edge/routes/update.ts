@@ -8,7 +8,7 @@ import { RawJson, type EsRequest, type EsResponse } from '../../wire/rest';
 import type { SearchServices } from '../../search/services';
 import type { IndexState } from '../../cluster';
 import { filterSource, parseSourceBody, parseSourceParams, type GetResult, type SourceFilter } from '../../shard/engine';
-import { Locator, tokenName, unknownField } from '../../shard/engine/xcontent';
+import { Locator, tokenName, unknownField } from '../../shard/engine/base/xcontent';
 import type { DocWrite } from '../../shard/engine/types';
 import { outcomeError, refreshParam, shardsHeader, writeTarget } from './documents';
 

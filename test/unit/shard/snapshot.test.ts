@@ -8,9 +8,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IndexMapping, ShardStore, type DocWrite, type LoggedOp } from '../../../actors/shard/engine';
-import { ByteReader, ByteWriter } from '../../../actors/shard/engine/binary';
-import { decodeStore, encodeStore } from '../../../actors/shard/engine/storeCodec';
-import type { FrozenStore } from '../../../actors/shard/engine/shardStore';
+import { ByteReader, ByteWriter } from '../../../actors/shard/engine/base/binary';
+import { decodeStore, encodeStore } from '../../../actors/shard/engine/store/storeCodec';
+import type { FrozenStore } from '../../../actors/shard/engine/store/shardStore';
 import { SnapshotFormatError, SnapshotWriter, listSnapshots, pruneSnapshots, readSnapshot, type SnapshotHeader } from '../../../actors/shard/snapshot';
 import { rng } from '../../e2e/search/helpers';
 
