@@ -16,7 +16,7 @@ import { evaluate } from './evaluate';
 import { afterTest, fullComparator, resolveSort, type SortEnv, type SortKey } from './sort';
 import { sliceFilter } from './slice';
 import { floatValue } from '../index/analysis';
-import { topK } from './topK';
+import { topK } from '../../../wire/heap';
 import { createAggregators } from '../aggregations/aggs';
 
 /** Extra hooks of a query phase. */

@@ -3,7 +3,7 @@ import { queryFromQ } from './queryDsl';
 import { notSupported, parseSearchBody, parseTrackTotalHits, type SearchBody } from './searchBody';
 import { parseSortParam } from './searchSort';
 import { NO_SOURCE, parseSourceParams, splitComma, type SourceFilter } from './sourceFilter';
-import { parseTimeValue } from '../base/timeValue';
+import { parseTimeValue } from '../../../wire/timeValue';
 import type { ShardQueryRequest } from '../types';
 import { closest, Locator } from '../base/xcontent';
 

@@ -3,7 +3,7 @@ import { parseAggs } from '../aggregations/aggSpec';
 import { parseQuery, type Query } from './queryDsl';
 import { parseSort } from './searchSort';
 import { parseSourceBody, type SourceFilter } from './sourceFilter';
-import { parseTimeValue } from '../base/timeValue';
+import { parseTimeValue } from '../../../wire/timeValue';
 import type { SortSpec, SortValue } from '../types';
 import { failedToParseField, isObject, Locator, tokenName, unknownField, type JsonPath } from '../base/xcontent';
 

@@ -1,7 +1,7 @@
 import { allShardsFailed, asEsError, EsError } from '../wire/esErrors';
 import { stringify } from '../wire/json';
-import { RawJson } from './router';
-import type { EdgeServices } from './services';
+import { RawJson } from '../wire/rest';
+import type { SearchServices } from './services';
 import type { ShardRef } from '../shard/shardActor';
 import { reduceAggs, reduceTotal, renderAggs, type SearchRequest } from '../shard/engine';
 import type { LocalSlice, SearcherRef, ShardQueryRequest } from '../shard/engine/types';
@@ -106,7 +106,7 @@ export type SourceFetcher = (t: ShardTarget, docs: number[], searcher: SearcherR
  * sources (inline when there is a single shard), and reduces aggregations. Partial failures go in
  * `_shards.failures`; when every shard fails, ES's `all shards failed` error.
  */
-export async function executeSearch(s: EdgeServices, req: SearchRequest, targets: ShardTarget[], opts: SearchOptions = {}): Promise<SearchOutcome> {
+export async function executeSearch(s: SearchServices, req: SearchRequest, targets: ShardTarget[], opts: SearchOptions = {}): Promise<SearchOutcome> {
   if (targets.length > 1 && isShardDocWalk(req)) return walkShardDocOrder(s, req, targets);
   const start = Date.now();
   const single = targets.length === 1;
@@ -263,7 +263,7 @@ function isShardDocWalk(req: SearchRequest): boolean {
   return first?.field === '_shard_doc' && first.order === 'asc' && req.trackTotalHits === false && !req.aggs && req.from === 0 && req.size > 0;
 }
 
-async function walkShardDocOrder(s: EdgeServices, req: SearchRequest, targets: ShardTarget[]): Promise<SearchOutcome> {
+async function walkShardDocOrder(s: SearchServices, req: SearchRequest, targets: ShardTarget[]): Promise<SearchOutcome> {
   const start = Date.now();
   const after = req.searchAfter?.[0];
   const fromShard = after === undefined || after === null ? -1 : Number(BigInt(after as number | bigint | string) >> 32n);
