@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import pino from 'pino';
 import { ContextDirectory, ContextRegistry, readCheckpoint, reviveContexts, writeCheckpoint, type ContextRecord } from '../../../actors/contexts';
-import { factSource, replayLog } from '../../../scripts/cli/replayLog';
+import { factSource, replayLog } from '../../../streams/replayLog';
 import { rng } from '../../support/rng';
 
 const pinned = (i: number) => [{ index: 'books', indexUuid: i % 2 ? 'idx-a' : 'idx-b', n: 0, shardIndex: 0, searcher: { maxDoc: 10, seqNo: 9 } }];
