@@ -5,7 +5,7 @@ import { jetstreamManager, type StreamInfo } from '@nats-io/jetstream';
 import { DATA_STREAM } from '../../streams';
 import type { Settings } from '../config';
 import type { NodeContext } from '../nodeContext';
-import type { FrozenStore, LoadedStore, ShardStore } from '../shard/engine/shardStore';
+import type { FrozenStore, LoadedStore, ShardStore } from '../shard/engine/store/shardStore';
 import { SnapshotWriter, listSnapshots, pruneSnapshots, readSnapshot, type IndexImage, type SnapshotHeader } from '../shard/snapshot';
 import type { ShardAllocation } from './allocation';
 import type { MetadataImage } from './clusterMetadata';

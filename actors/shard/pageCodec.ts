@@ -2,7 +2,7 @@
  * The binary reply of the shard `query` and `fetch` ops: a small JSON head (searcher, totals,
  * aggregations) followed by the hits as typed columns: doc ids, scores, sort values, `_id`s as
  * JSON text, and `_source` bytes, each addressed by offsets. The edge renders a search response
- * by copying these bytes, without building an object per hit (see actors/edge/hitList.ts).
+ * by copying these bytes, without building an object per hit (see actors/search/hitList.ts).
  *
  * Layout (little-endian):
  *
@@ -28,7 +28,7 @@
 import { ByteWriter } from '../wire/byteWriter';
 import { parseJson, stringify } from '../wire/json';
 import type { SearcherRef, ShardHit, ShardQueryResult, SortValue } from './engine/types';
-import { shardDocValue } from './engine/sort';
+import { shardDocValue } from './engine/query/sort';
 
 export const PAGE_MAGIC = 0xb1;
 const VERSION = 1;

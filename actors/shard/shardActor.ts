@@ -10,7 +10,7 @@ import { ChunkedResponder } from './replyChunks';
 import { encodeFetchPage, encodeQueryPage, hitMeta, replySources } from './pageCodec';
 import { registerLocalCopy, unregisterLocalCopy, type LocalCopy, type LocalOp } from './localCopies';
 import type { ShardStore } from './engine';
-import type { PreparedBatch } from './engine/shardStore';
+import type { PreparedBatch } from './engine/store/shardStore';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';
 import { RecordingView } from '../cluster/mappingProposal';
 

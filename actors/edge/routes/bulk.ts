@@ -1,6 +1,7 @@
 import { EsError, asEsError, illegalArgument, indexNotFound, toErrorBody, validationFailed } from '../../wire/esErrors';
-import type { EsRequest, Router } from '../router';
-import type { EdgeServices } from '../services';
+import type { Router } from '../router';
+import type { EsRequest } from '../../wire/rest';
+import type { SearchServices } from '../../search/services';
 import { docShard, type IndexState } from '../../cluster';
 import { parseSourceBody } from '../../shard/engine';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
@@ -167,7 +168,7 @@ export type BulkItemResult = Record<string, Record<string, unknown>>;
  * plain writes go to the shard in one write message, and each update is read → merge → conditional
  * write at its place in the order, so later items see earlier ones. Shards run in parallel.
  */
-export async function executeBulk(s: EdgeServices, auth: unknown, items: BulkOp[], refresh?: string): Promise<BulkItemResult[]> {
+export async function executeBulk(s: SearchServices, auth: unknown, items: BulkOp[], refresh?: string): Promise<BulkItemResult[]> {
   const results: BulkItemResult[] = new Array(items.length);
   // Item by item, the shard-level bulk[s] and the action the op type implies (ES authorizeBulkItems):
   // a denied item gets its own 403 while the others proceed. Checked on the name before it is
@@ -234,7 +235,7 @@ export async function executeBulk(s: EdgeServices, auth: unknown, items: BulkOp[
 
 /** One shard's items in order: plain writes batched between updates. */
 async function runShardGroup(
-  s: EdgeServices,
+  s: SearchServices,
   g: { idx: IndexState; n: number; pos: number[] },
   items: BulkOp[],
   results: BulkItemResult[],
@@ -332,7 +333,7 @@ function prepareUpdates(items: Item[]): BulkOp[] {
   return ops;
 }
 
-async function bulk(s: EdgeServices, req: EsRequest) {
+async function bulk(s: SearchServices, req: EsRequest) {
   const start = Date.now();
   const refresh = refreshParam(req);
   // ES: the bulk action needs a grant on some index at all, else the whole request is refused.
@@ -348,7 +349,7 @@ async function bulk(s: EdgeServices, req: EsRequest) {
   return { body: items.some((it) => it.update?.fetchSource?.fetch) ? losslessBody(body) : body };
 }
 
-export function bulkRoutes(r: Router, s: EdgeServices): void {
+export function bulkRoutes(r: Router, s: SearchServices): void {
   const authz = { kind: 'handler' as const };
   r.add(['POST', 'PUT'], '/_bulk', (req) => bulk(s, req), authz);
   r.add(['POST', 'PUT'], '/{index}/_bulk', (req) => bulk(s, req), authz);

@@ -1,14 +1,15 @@
-import type { EsRequest, EsResponse, Router } from '../router';
-import { RawJson } from '../router';
-import type { PagingServices } from './search';
-import { resolveOptions } from './indices';
+import type { Router } from '../router';
+import type { EsRequest, EsResponse } from '../../wire/rest';
+import { RawJson } from '../../wire/rest';
+import type { PagingServices } from '../../search';
+import { resolveOptions } from '../../search';
 import { catResponse, type Column, type Row } from '../views/catTable';
 import { clusterNodes } from '../views/nodes';
 import { activePercent, clusterHealth, indexHealth } from '../views/health';
 import { collectShardStats, type ShardStat } from '../views/indexStats';
 import { globMatch } from '../../cluster/aliases';
 import type { ComposableTemplate, LegacyTemplate } from '../../cluster/templates';
-import { formatDate } from '../../shard/engine/aggDates';
+import { formatDate } from '../../shard/engine/aggregations/aggDates';
 import { visibleIndices } from '../views/visible';
 
 /**

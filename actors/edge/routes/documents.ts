@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { EsError, validationFailed, illegalArgument } from '../../wire/esErrors';
-import { RawJson, type EsRequest, type EsResponse, type Router } from '../router';
-import type { EdgeServices } from '../services';
+import { type Router } from '../router';
+import { RawJson, type EsRequest, type EsResponse } from '../../wire/rest';
+import type { SearchServices } from '../../search/services';
 import { docShard, type IndexState } from '../../cluster';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
 import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite } from './writeAuthz';
@@ -19,7 +20,7 @@ export function refreshParam(req: EsRequest): string | undefined {
 }
 
 /** Index for a write: existing, the write index of an alias, or auto-created as ES does. */
-export async function writeTarget(s: EdgeServices, name: string): Promise<IndexState> {
+export async function writeTarget(s: SearchServices, name: string): Promise<IndexState> {
   return s.cluster.writeIndex(name) ?? (await s.cluster.createIndex(name).catch(async (e) => {
     // Lost a race with another auto-create of the same name: use the winner, which may still be
     // being logged (its name is taken before it appears), so wait for it a little.
@@ -34,13 +35,13 @@ export async function writeTarget(s: EdgeServices, name: string): Promise<IndexS
 }
 
 /** After a write with `refresh`: the replicas refresh too, once they applied it (as ES's refresh on every copy). */
-export async function refreshReplicas(s: EdgeServices, idx: IndexState, n: number, minSeqNo: number): Promise<void> {
+export async function refreshReplicas(s: SearchServices, idx: IndexState, n: number, minSeqNo: number): Promise<void> {
   const replicas = s.cluster.copyNodes(idx, n).filter((c) => !c.primary).map((c) => c.node);
   await Promise.allSettled(replicas.map((node) => s.shards.call(idx.shards[n].ref, 'refresh', { minSeqNo }, node)));
 }
 
 /** The `index_routing` of the alias a request named instead of the index (undefined otherwise). */
-export function aliasIndexRouting(s: EdgeServices, name: string, idx: IndexState): string | undefined {
+export function aliasIndexRouting(s: SearchServices, name: string, idx: IndexState): string | undefined {
   return name === idx.name ? undefined : s.cluster.metadata.aliases.meta(idx.uuid, name)?.index_routing;
 }
 
@@ -67,7 +68,7 @@ export function outcomeError(idx: IndexState, shard: number, o: WriteOutcome & {
   });
 }
 
-async function writeOne(s: EdgeServices, req: EsRequest, op: DocWrite['op'], id: string | undefined): Promise<EsResponse> {
+async function writeOne(s: SearchServices, req: EsRequest, op: DocWrite['op'], id: string | undefined): Promise<EsResponse> {
   const refresh = refreshParam(req);
   const source = op === 'delete' ? undefined : req.body?.toString('utf8');
   if (op !== 'delete' && !source?.trim()) throw validationFailed(['source is missing', 'content type is missing']);
@@ -95,7 +96,7 @@ async function writeOne(s: EdgeServices, req: EsRequest, op: DocWrite['op'], id:
 }
 
 /** Document APIs: index, create, get, delete. */
-export function documentRoutes(r: Router, s: EdgeServices): void {
+export function documentRoutes(r: Router, s: SearchServices): void {
   const idx = (req: EsRequest) => [req.params.index];
   // Without an id ES defaults op_type to create (RestIndexAction.AutoIdHandler), which create_doc allows.
   const opType = (req: EsRequest, dflt: 'index' | 'create' = 'index'): DocWrite['op'] => {

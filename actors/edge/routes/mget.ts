@@ -1,8 +1,9 @@
 import { docShard } from '../../cluster';
 import { EsError, asEsError, illegalArgument, parseException, parsingException, toErrorBody, validationFailed } from '../../wire/esErrors';
 import { stringify } from '../../wire/json';
-import { RawJson, type EsRequest, type EsResponse, type Router } from '../router';
-import type { EdgeServices } from '../services';
+import { type Router } from '../router';
+import { RawJson, type EsRequest, type EsResponse } from '../../wire/rest';
+import type { SearchServices } from '../../search/services';
 import type { IndexState } from '../../cluster';
 import { filterSource, parseSourceBody, parseSourceParams, type SourceFilter } from '../../shard/engine';
 import type { GetResult } from '../../shard/engine';
@@ -113,7 +114,7 @@ export async function mapLimit<T, R>(xs: T[], limit: number, fn: (x: T, i: numbe
  * `GET|POST /_mget`, `/<index>/_mget`: real-time gets from the shards, in request order; each doc
  * is found, not found, or its own error (missing index, no privilege on it) as ES answers.
  */
-async function mget(s: EdgeServices, req: EsRequest): Promise<EsResponse> {
+async function mget(s: SearchServices, req: EsRequest): Promise<EsResponse> {
   const q = req.query;
   const items = parseMget(req.json(), {
     index: req.params.index,
@@ -157,7 +158,7 @@ async function mget(s: EdgeServices, req: EsRequest): Promise<EsResponse> {
   return { body: new RawJson(chunks) };
 }
 
-export function mgetRoutes(r: Router, s: EdgeServices): void {
+export function mgetRoutes(r: Router, s: SearchServices): void {
   // Each doc's index is authorized as ES authorizes the shard-level get (indices:data/read/mget[shard]).
   const authz = { kind: 'handler' as const };
   r.add(['GET', 'POST'], '/_mget', (req) => mget(s, req), authz);

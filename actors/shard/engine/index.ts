@@ -1,33 +1,32 @@
 // Public names of the shard engine: other folders import only this file.
-export { ShardStore } from './shardStore';
-export type { ShardStoreOptions, ShardSettings, GetResult } from './shardStore';
-export type { QueryOptions } from './search';
-export { IndexMapping, DEFAULT_DYNAMIC_DATE_FORMATS } from './mapping';
-export type { FieldDef, Dynamic } from './mapping';
-export { shardFor, indexShard, searchShards, calculateNumRoutingShards, murmur3Routing, murmur3Bytes, javaStringHashCode, bitMix, floorMod } from './routing';
-export type { RoutingSpec } from './routing';
-export { analyze } from './analysis';
-export { dateFormatter, DateParseError, DEFAULT_DATE_FORMAT } from './dates';
-export { parseDateMath } from './dateMath';
-export type { DateMathOptions } from './dateMath';
-export type { DateFormatter, Instant } from './dates';
-export { docRange } from './slice';
-export { shardDocValue } from './sort';
+export { ShardStore } from './store/shardStore';
+export type { ShardStoreOptions, ShardSettings, GetResult } from './store/shardStore';
+export type { QueryOptions } from './query/search';
+export { IndexMapping, DEFAULT_DYNAMIC_DATE_FORMATS } from './index/mapping';
+export type { FieldDef, Dynamic } from './index/mapping';
+export { shardFor, indexShard, searchShards, calculateNumRoutingShards, murmur3Routing, murmur3Bytes, javaStringHashCode, bitMix, floorMod } from './base/routing';
+export type { RoutingSpec } from './base/routing';
+export { analyze } from './index/analysis';
+export { dateFormatter, DateParseError, DEFAULT_DATE_FORMAT } from './base/dates';
+export { parseDateMath } from './base/dateMath';
+export type { DateMathOptions } from './base/dateMath';
+export type { DateFormatter, Instant } from './base/dates';
+export { docRange } from './query/slice';
+export { shardDocValue } from './query/sort';
 export type {
   SortValue, FieldType, SortSpec, LocalSlice, SearcherRef, ShardQueryRequest, ShardHit, ShardQueryResult,
   DocWrite, LoggedOp, WriteOutcome, DocValuesReader,
 } from './types';
 // Request parsing, aggregations, reduce, _source filtering, time values (parseSearch & co).
-export { parseSearchRequest, DEFAULT_TRACK_TOTAL_HITS } from './parseSearch';
-export type { SearchRequest, SearchRequestContext } from './parseSearch';
-export { parseSort, parseSortParam, parseSortOrder, withImplicitShardDoc } from './searchSort';
-export { parseQuery, queryFromQ, SUPPORTED_QUERIES } from './queryDsl';
-export type { Query, QueryValue } from './queryDsl';
-export { filterSource, parseSourceBody, parseSourceParams } from './sourceFilter';
-export type { SourceFilter } from './sourceFilter';
-export { parseTimeValue, formatTimeValue, keepAliveTooLarge } from './timeValue';
-export { compareSortValues, compareSortArrays, compareRaw, compareCodePoints } from './sortValues';
-export { reduceHits, reduceTotal, hitComparator } from './reduce';
-export type { ShardResultRef, ReduceHitsRequest, ReducedHits, MergedHit } from './reduce';
-export { createAggregators, reduceAggs, renderAggs, parseAggs, aggSpecs } from './aggs';
-export type { Aggregators, AggPartial, PartialMap, AggSpec, AggType } from './aggs';
+export { parseSearchRequest, DEFAULT_TRACK_TOTAL_HITS } from './request/parseSearch';
+export type { SearchRequest, SearchRequestContext } from './request/parseSearch';
+export { parseSort, parseSortParam, parseSortOrder, withImplicitShardDoc } from './request/searchSort';
+export { parseQuery, queryFromQ, SUPPORTED_QUERIES } from './request/queryDsl';
+export type { Query, QueryValue } from './request/queryDsl';
+export { filterSource, parseSourceBody, parseSourceParams } from './request/sourceFilter';
+export type { SourceFilter } from './request/sourceFilter';
+export { compareSortValues, compareSortArrays, compareRaw, compareCodePoints } from './base/sortValues';
+export { reduceHits, reduceTotal, hitComparator } from './query/reduce';
+export type { ShardResultRef, ReduceHitsRequest, ReducedHits, MergedHit } from './query/reduce';
+export { createAggregators, reduceAggs, renderAggs, parseAggs, aggSpecs } from './aggregations/aggs';
+export type { Aggregators, AggPartial, PartialMap, AggSpec, AggType } from './aggregations/aggs';

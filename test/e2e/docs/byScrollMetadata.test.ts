@@ -6,7 +6,7 @@
  */
 import { startTestNode, type TestNode } from '../../support/node';
 import { shardFor } from '../../../actors/shard/engine';
-import { calculateNumRoutingShards } from '../../../actors/shard/engine/routing';
+import { calculateNumRoutingShards } from '../../../actors/shard/engine/base/routing';
 import { eventually, raw } from '../search/helpers';
 
 let t: TestNode;

@@ -1,0 +1,65 @@
+/**
+ * The shapes every aggregation type shares (a leaf module: types only). Each type is one entry of
+ * the registry (registry.ts): its parameters, its request checks, its shard collector, its
+ * associative merge and its rendering. aggSpec.ts parses through the registry, aggs.ts collects,
+ * aggsRender.ts merges and renders; none of them knows a type by name.
+ */
+import type { DocValuesReader } from '../types';
+import type { AggPartial, PartialMap } from './aggPartials';
+
+/** One parsed aggregation of a request. */
+export interface AggSpec {
+  name: string;
+  type: string;
+  params: Record<string, unknown>;
+  subs: AggSpec[];
+  meta?: unknown;
+}
+
+/** The shard side of a group of aggregations (one level of the tree). */
+export interface Aggregators {
+  collect(doc: number): void;
+  partial(): PartialMap;
+}
+
+/** The shard side of one aggregation: collects docs, then gives its partial state. */
+export interface Collector {
+  collect(doc: number): void;
+  partial(): AggPartial;
+}
+
+/** Makes a fresh collector (one per bucket of a parent, or one per shard at the top). */
+export type Factory = () => Collector;
+
+/** What a type's factory may use besides its spec. */
+export interface FactoryContext {
+  reader: DocValuesReader;
+  /** Builds the factory of sub-aggregations (a bucket's own collectors). */
+  subs(specs: AggSpec[]): () => Aggregators;
+}
+
+/** What a type's rendering may use besides its partial. */
+export interface RenderContext {
+  /** Renders sub-aggregation partials (a bucket's `subs`) with the request's typed_keys. */
+  renderSubs(subs: PartialMap, specs: AggSpec[]): Record<string, unknown>;
+  /** Counts rendered buckets against `search.max_buckets` (throws ES's too_many_buckets_exception). */
+  countBuckets(n: number): void;
+}
+
+/** One aggregation type (ES: an AggregationBuilder + Aggregator + InternalAggregation). */
+export interface AggregationType {
+  /** Parameters it accepts; anything else is ES's `unknown field` 400. */
+  readonly params: readonly string[];
+  /** A metric: it takes no sub-aggregations. */
+  readonly metric?: boolean;
+  /** Its name under `typed_keys` (`sterms`, `tdigest_percentiles`); default the type's name. */
+  typedName?(p: AggPartial | undefined): string;
+  /** Request checks beyond the parameters' own (composite sources, percents, …). */
+  check?(spec: AggSpec): void;
+  /** The shard collector; field problems throw here, as ES fails when it builds the aggregator. */
+  factory(spec: AggSpec, ctx: FactoryContext): Factory;
+  /** Merges two partials (associative, so the coordinator can reduce incrementally). */
+  merge(a: AggPartial, b: AggPartial, spec: AggSpec, reduceSubs: (maps: PartialMap[]) => PartialMap): AggPartial;
+  /** The response body of the aggregation (without `meta`). */
+  render(spec: AggSpec, p: AggPartial | undefined, ctx: RenderContext): Record<string, unknown>;
+}

@@ -1,0 +1,324 @@
+/**
+ * Per-field, append-only column stores of the in-memory segment (the indexing buffer): numeric doc
+ * values (Float64Array + exact side structures), keyword ordinals with postings, text postings with
+ * field lengths. Doc ids only grow, so any searcher sees a consistent prefix [0, maxDoc) of every
+ * column without copying. They implement the column views (columnViews.ts) the query side reads,
+ * as the on-disk segments do.
+ */
+import type { FieldType } from '../types';
+import type { Instant } from '../base/dates';
+import type { FieldValue } from './docParser';
+import { analyze, type FieldStats } from './analysis';
+import { compareStrings, grow, lowerBound } from '../base/bits';
+import type { BlockImpacts, KeywordView, NumericView, PostingList, PostingRef, TextView } from './columnViews';
+import { impactsOf } from './impacts';
+
+export type { PostingList, PostingRef, ColumnView, KeywordView, NumericView, TextView, NumVal } from './columnViews';
+export { cmpNum, docFreq, forEachPosting } from './columnViews';
+import { cmpNum, type NumVal } from './columnViews';
+
+/** A posting list: ascending doc ids with term frequencies (null = all 1). */
+export class Postings implements PostingList {
+  docs = new Int32Array(4);
+  freqs: Uint16Array | null = null;
+  len = 0;
+  /** A list over existing arrays (snapshot load); the first `add` copies them into its own. */
+  static of(docs: Int32Array<ArrayBuffer>, freqs: Uint16Array<ArrayBuffer> | null, len: number): Postings {
+    const p = new Postings();
+    p.docs = docs;
+    p.freqs = freqs;
+    p.len = len;
+    return p;
+  }
+  add(doc: number, tf: number): void {
+    const n = this.len;
+    this.docs = grow(this.docs, n + 1);
+    if (tf !== 1 && !this.freqs) this.freqs = new Uint16Array(this.docs.length).fill(1);
+    if (this.freqs) {
+      this.freqs = grow(this.freqs, this.docs.length, 1);
+      this.freqs[n] = Math.min(tf, 65535);
+    }
+    this.docs[n] = doc;
+    this.len = n + 1;
+  }
+}
+
+
+/** A posting list of the buffer: a bare doc number (tf 1) or a growing Postings. */
+export type BufferPostingRef = number | Postings;
+
+/** Appends (doc, tf) to a posting list, upgrading a bare doc number to a Postings. */
+export function appendPosting(ref: BufferPostingRef | undefined, doc: number, tf: number): BufferPostingRef {
+  if (ref === undefined && tf === 1) return doc;
+  const p = typeof ref === 'object' ? ref : new Postings();
+  if (typeof ref === 'number') p.add(ref, 1);
+  p.add(doc, tf);
+  return p;
+}
+
+
+/**
+ * Running sum over doc ids with a checkpoint every 1024 docs, so a sum "over docs < maxDoc" for any
+ * past maxDoc costs at most 1023 per-doc lookups.
+ */
+export class Cumulative {
+  private blocks = new Float64Array(16);
+  private nBlocks = 0;
+  total = 0;
+  add(doc: number, amount: number): void {
+    const b = doc >>> 10;
+    if (this.nBlocks <= b) {
+      this.blocks = grow(this.blocks, b + 1);
+      while (this.nBlocks <= b) this.blocks[this.nBlocks++] = this.total;
+    }
+    this.total += amount;
+  }
+  before(maxDoc: number, amountOf: (doc: number) => number): number {
+    const b = maxDoc >>> 10;
+    if (b >= this.nBlocks) return this.total;
+    let s = this.blocks[b];
+    for (let d = b << 10; d < maxDoc; d++) s += amountOf(d);
+    return s;
+  }
+}
+
+
+/**
+ * Numeric doc values. Integers and dates keep hi = value (millis for dates); longs beyond 2^53 are
+ * also kept exactly in `exact`; date_nanos keeps hi = epoch millis and lo = nanos within the milli.
+ * Multi-valued docs keep every value (ascending) in `multi`; `hi` holds their minimum.
+ */
+export class NumericColumn implements NumericView {
+  readonly kind = 'numeric' as const;
+  hi = new Float64Array(16).fill(NaN);
+  lo: Int32Array | null;
+  exact: Map<number, bigint> | null = null;
+  multi: Map<number, NumVal[]> | null = null;
+  multiFlag: Uint8Array | null = null;
+  constructor(readonly type: FieldType) {
+    this.lo = type === 'date_nanos' ? new Int32Array(16) : null;
+  }
+
+  toNumVal(v: FieldValue): NumVal {
+    if (typeof v === 'object') return { hi: (v as Instant).ms, lo: this.lo ? (v as Instant).ns : 0 };
+    if (typeof v === 'bigint') return { hi: Number(v), lo: 0, big: v };
+    return { hi: v as number, lo: 0 };
+  }
+
+  add(doc: number, values: FieldValue[]): void {
+    this.hi = grow(this.hi, doc + 1, NaN);
+    if (this.lo) this.lo = grow(this.lo, doc + 1);
+    if (values.length === 1) {
+      // One value (the usual case): no NumVal object made; the same as the general path below.
+      const v = values[0];
+      if (typeof v === 'object') {
+        this.hi[doc] = (v as Instant).ms;
+        if (this.lo) this.lo[doc] = (v as Instant).ns;
+      } else if (typeof v === 'bigint') {
+        this.hi[doc] = Number(v);
+        if (this.lo) this.lo[doc] = 0;
+        (this.exact ??= new Map()).set(doc, v);
+      } else {
+        this.hi[doc] = v as number;
+        if (this.lo) this.lo[doc] = 0;
+      }
+      return;
+    }
+    const vals = values.map((v) => this.toNumVal(v));
+    if (vals.length > 1) vals.sort(cmpNum);
+    const first = vals[0];
+    this.hi[doc] = first.hi;
+    if (this.lo) this.lo[doc] = first.lo;
+    if (first.big !== undefined) (this.exact ??= new Map()).set(doc, first.big);
+    if (vals.length > 1) {
+      (this.multi ??= new Map()).set(doc, vals);
+      this.multiFlag = grow(this.multiFlag ?? new Uint8Array(16), doc + 1);
+      this.multiFlag[doc] = 1;
+    }
+  }
+
+  has(doc: number): boolean {
+    return doc < this.hi.length && this.hi[doc] === this.hi[doc];
+  }
+
+  get simple(): boolean {
+    return !this.lo && !this.exact && !this.multiFlag;
+  }
+
+  get hasExact(): boolean {
+    return this.exact !== null;
+  }
+
+  exactOf(doc: number): bigint | undefined {
+    return this.exact?.get(doc);
+  }
+
+  isMulti(doc: number): boolean {
+    return this.multiFlag !== null && this.multiFlag[doc] === 1;
+  }
+
+  multiOf(doc: number): NumVal[] | undefined {
+    return this.multi?.get(doc);
+  }
+
+  /** All values of a doc (ascending), empty when missing. */
+  numVals(doc: number): NumVal[] {
+    if (!this.has(doc)) return [];
+    if (this.multiFlag && this.multiFlag[doc]) return this.multi!.get(doc)!;
+    return [{ hi: this.hi[doc], lo: this.lo ? this.lo[doc] : 0, big: this.exact?.get(doc) }];
+  }
+
+  /** Doc values as DocValuesReader returns them. */
+  natural(doc: number): Array<number | bigint | boolean> {
+    return this.numVals(doc).map((v) => {
+      if (this.type === 'boolean') return v.hi !== 0;
+      if (this.type === 'date_nanos') return BigInt(v.hi) * 1_000_000n + BigInt(v.lo);
+      return v.big ?? v.hi;
+    });
+  }
+}
+
+/** Keyword doc values (ordinals into insertion-ordered terms) plus postings per term. */
+export class KeywordColumn implements KeywordView {
+  readonly kind = 'keyword' as const;
+  readonly dict = new Map<string, number>();
+  readonly terms: string[] = [];
+  readonly postings: BufferPostingRef[] = [];
+  ords = new Int32Array(16).fill(-1);
+  /** Docs with several distinct values: ordinals sorted by term. `ords[doc]` is the smallest. */
+  multi: Map<number, number[]> | null = null;
+  readonly docCount = new Cumulative();
+  readonly sumDocFreq = new Cumulative();
+
+  add(doc: number, values: FieldValue[]): void {
+    this.ords = grow(this.ords, doc + 1, -1);
+    const uniq = values.length === 1 ? (values as string[]) : [...new Set(values as string[])];
+    if (uniq.length > 1) uniq.sort(compareStrings);
+    const ords = uniq.map((t) => {
+      let o = this.dict.get(t);
+      if (o === undefined) {
+        o = this.terms.length;
+        this.dict.set(t, o);
+        this.terms.push(t);
+        this.postings.push(doc);
+      } else this.postings[o] = appendPosting(this.postings[o], doc, 1);
+      return o;
+    });
+    this.ords[doc] = ords[0];
+    if (ords.length > 1) (this.multi ??= new Map()).set(doc, ords);
+    this.docCount.add(doc, 1);
+    this.sumDocFreq.add(doc, ords.length);
+  }
+
+  get numTerms(): number {
+    return this.terms.length;
+  }
+
+  termOf(ord: number): string {
+    return this.terms[ord];
+  }
+
+  ordOf(term: string): number {
+    return this.dict.get(term) ?? -1;
+  }
+
+  postingsOf(ord: number): PostingRef {
+    return this.postings[ord];
+  }
+
+  multiOrds(doc: number): number[] | undefined {
+    return this.multi?.get(doc);
+  }
+
+  forEachTerm(fn: (term: string, ord: number) => void): void {
+    this.terms.forEach(fn);
+  }
+
+  /** Values of a doc, sorted; empty when missing. */
+  values(doc: number): string[] {
+    const o = doc < this.ords.length ? this.ords[doc] : -1;
+    if (o < 0) return [];
+    const m = this.multi?.get(doc);
+    return m ? m.map((x) => this.terms[x]) : [this.terms[o]];
+  }
+
+  stats(maxDoc: number): FieldStats {
+    const docCount = this.docCount.before(maxDoc, (d) => (this.ords[d] >= 0 ? 1 : 0));
+    // ords may be shorter than maxDoc (docs without the field at the end): an absent slot counts 0
+    const sum = this.sumDocFreq.before(maxDoc, (d) => (!(this.ords[d] >= 0) ? 0 : this.multi?.get(d)?.length ?? 1));
+    return { docCount, sumTotalTermFreq: sum };
+  }
+}
+
+/** Inverted index of an analysed text field, with per-doc field lengths for BM25. */
+export class TextColumn implements TextView {
+  readonly kind = 'text' as const;
+  readonly dict = new Map<string, BufferPostingRef>();
+  /** Field length + 1 per doc; 0 = field absent. */
+  lens = new Uint32Array(16);
+  readonly docCount = new Cumulative();
+  readonly sumLen = new Cumulative();
+
+  /** @param analyzed the values' tokens when the document parser already analyzed them */
+  add(doc: number, values: FieldValue[], analyzed?: string[]): void {
+    const tokens = analyzed ? [...analyzed] : values.flatMap((v) => analyze(v as string));
+    this.lens = grow(this.lens, doc + 1);
+    this.lens[doc] = tokens.length + 1;
+    this.sumLen.add(doc, tokens.length);
+    if (tokens.length > 0) this.docCount.add(doc, 1);
+    sortStrings(tokens);
+    for (let i = 0; i < tokens.length; ) {
+      let j = i + 1;
+      while (j < tokens.length && tokens[j] === tokens[i]) j++;
+      const t = tokens[i];
+      this.dict.set(t, appendPosting(this.dict.get(t), doc, j - i));
+      i = j;
+    }
+  }
+
+  has(doc: number): boolean {
+    return doc < this.lens.length && this.lens[doc] > 0;
+  }
+
+  postings(term: string): PostingRef | undefined {
+    return this.dict.get(term);
+  }
+
+  forEachTerm(fn: (term: string, ref: PostingRef) => void): void {
+    for (const [t, ref] of this.dict) fn(t, ref);
+  }
+
+  impacts(p: PostingList): BlockImpacts {
+    return impactsOf(p, this.lens);
+  }
+
+  stats(maxDoc: number): FieldStats {
+    const docCount = this.docCount.before(maxDoc, (d) => (this.lens[d] > 1 ? 1 : 0));
+    const sum = this.sumLen.before(maxDoc, (d) => (this.lens[d] > 0 ? this.lens[d] - 1 : 0));
+    return { docCount, sumTotalTermFreq: sum };
+  }
+}
+
+/** `a.sort()` for strings (UTF-16 order); short arrays by insertion, without sort's work array. */
+function sortStrings(a: string[]): void {
+  if (a.length > 16) {
+    a.sort();
+    return;
+  }
+  for (let i = 1; i < a.length; i++) {
+    const x = a[i];
+    let j = i - 1;
+    for (; j >= 0 && a[j] > x; j--) a[j + 1] = a[j];
+    a[j + 1] = x;
+  }
+}
+
+/** Any column of a field. */
+export type Column = NumericColumn | KeywordColumn | TextColumn;
+
+/** A new empty column for a leaf type. */
+export function columnFor(type: FieldType): Column {
+  if (type === 'keyword') return new KeywordColumn();
+  if (type === 'text') return new TextColumn();
+  return new NumericColumn(type);
+}
