@@ -21,6 +21,12 @@ const cfg = JSON.parse(Buffer.concat(stdin).toString() || '{}');
 const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(1, cfg.conc ?? 1) * (cfg.max ?? 1) + 4 });
 const now = () => performance.now();
 
+/** Connects to the bench's nats-server with the login the parent passed (streams/busConnection.ts). */
+async function connectNats(c) {
+  const { connect, nkeyAuthenticator } = await import('@nats-io/transport-node');
+  return connect({ servers: c.servers, ...(c.nkeySeed ? { authenticator: nkeyAuthenticator(new TextEncoder().encode(c.nkeySeed)) } : {}) });
+}
+
 /** One HTTP request; resolves with status and the raw body bytes. */
 function request(method, path, body, auth, contentType = 'application/json', port = cfg.port) {
   return new Promise((resolve, reject) => {
@@ -143,10 +149,9 @@ const modes = {
 
   /** The same NDJSON batches published straight into a JetStream stream (the log's own speed). */
   async jspub() {
-    const { connect } = await import('@nats-io/transport-node');
     const { jetstream, jetstreamManager } = await import('@nats-io/jetstream');
-    const { natsUrl, stream, docs, batch = 5000, window = 4, seed = 42 } = cfg;
-    const nc = await connect({ servers: natsUrl });
+    const { nats, stream, docs, batch = 5000, window = 4, seed = 42 } = cfg;
+    const nc = await connectNats(nats);
     const jsm = await jetstreamManager(nc);
     await jsm.streams.add({ name: stream, subjects: [`${stream}.>`], storage: 'file', max_msg_size: -1 });
     const js = jetstream(nc);
@@ -191,12 +196,9 @@ const modes = {
    * responder the parent runs on the node's nats-server). Returns ms[spec][sample].
    */
   async times() {
-    const { specs, rounds, perRound = 1, warmup = 2, natsUrl } = cfg;
+    const { specs, rounds, perRound = 1, warmup = 2, nats } = cfg;
     let nc;
-    if (natsUrl) {
-      const { connect } = await import('@nats-io/transport-node');
-      nc = await connect({ servers: natsUrl });
-    }
+    if (nats) nc = await connectNats(nats);
     const one = async (s) => {
       if (s.nats) {
         await nc.request(s.nats, new Uint8Array(s.bytes ?? 100), { timeout: 10_000 });

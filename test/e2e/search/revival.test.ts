@@ -43,7 +43,7 @@ function freePort(): Promise<number> {
 async function startNode(): Promise<void> {
   stderr = '';
   child = spawnCli('start', [], {
-    NATS_URL: nats.url,
+    ...nats.env('node'),
     DATA_DIR: dataDir,
     CONFIG: '/dev/null', // an empty settings file (a CONFIG that does not exist stops the start)
     CONFIG_DIR: join(dataDir, 'config'),

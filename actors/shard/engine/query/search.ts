@@ -112,7 +112,7 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
   const docs = from > 0 ? top.slice(from) : top;
   const hits: ShardHit[] = docs.map((d) => ({
     doc: d,
-    _id: store.ids[d],
+    _id: store.idOf(d),
     score: tracksScores ? floatValue(scoreOf(d)) : null,
     ...(keys ? { sort: keys.map((x): SortValue => x.value(d)) } : {}),
   }));
@@ -150,7 +150,7 @@ function topScoreQuery(
     minScore: req.minScore,
   });
   const hits: ShardHit[] = [];
-  for (let i = from; i < r.docs.length; i++) hits.push({ doc: r.docs[i], _id: store.ids[r.docs[i]], score: floatValue(r.scores[i]) });
+  for (let i = from; i < r.docs.length; i++) hits.push({ doc: r.docs[i], _id: store.idOf(r.docs[i]), score: floatValue(r.scores[i]) });
   const maxScore = r.docs.length ? floatValue(r.scores[0]) : null;
   return { totalHits: r.totalHits, totalRelation: r.totalRelation, maxScore, hits };
 }

@@ -6,7 +6,7 @@ import type {
 import type { IndexMapping } from '../index/mapping';
 import { parseDocument, type ParsedDoc } from '../index/docParser';
 import type { MappingView } from '../index/fieldDef';
-import { KeywordColumn, NumericColumn, TextColumn, columnFor, type Column } from '../index/columns';
+import { KeywordColumn, NumericColumn, TextColumn, columnFor, type Column, type ColumnView } from '../index/columns';
 import { grow, upperBoundF64 } from '../base/bits';
 import { executeCount, executeQuery, type QueryOptions } from '../query/search';
 import { SearchCaches } from '../index/caches';
@@ -355,6 +355,18 @@ export class ShardStore implements StoreView {
   /** `_id` of a doc. */
   id(doc: number): string {
     return this.ids[doc];
+  }
+
+  idOf(doc: number): string {
+    return this.ids[doc];
+  }
+
+  docId(doc: number): number {
+    return doc;
+  }
+
+  column(path: string): ColumnView | undefined {
+    return this.columns.get(path);
   }
 
   /** Custom routing a doc was indexed with, if any (ES returns it as `_routing`). */

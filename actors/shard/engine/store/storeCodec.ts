@@ -6,7 +6,7 @@
  * are cheap loops over the arrays.
  */
 import { ByteReader, ChunkWriter, SnapshotFormatError } from '../base/binary';
-import { Cumulative, KeywordColumn, NumericColumn, Postings, TextColumn, docFreq, type Column, type NumVal, type PostingRef } from '../index/columns';
+import { Cumulative, KeywordColumn, NumericColumn, Postings, TextColumn, docFreq, type Column, type NumVal, type PostingRef, type BufferPostingRef } from '../index/columns';
 import type { FieldType } from '../types';
 import type { FrozenStore, LoadedStore, ShardStore, Tombstone } from './shardStore';
 
@@ -208,13 +208,13 @@ function encodePostings(w: ChunkWriter, refs: Array<PostingRef | undefined>, max
   w.typed(freqs, freqs.length);
 }
 
-function decodePostings(r: ByteReader): PostingRef[] {
+function decodePostings(r: ByteReader): BufferPostingRef[] {
   const lens = r.typed(Int32Array);
   const hasFreqs = r.typed(Uint8Array);
   const docs = r.typed(Int32Array);
   const freqs = r.typed(Uint16Array);
   check(lens.length === hasFreqs.length, 'postings arrays disagree');
-  const out = new Array<PostingRef>(lens.length);
+  const out = new Array<BufferPostingRef>(lens.length);
   let at = 0;
   let fAt = 0;
   for (let i = 0; i < lens.length; i++) {
