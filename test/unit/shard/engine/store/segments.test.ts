@@ -6,17 +6,7 @@
  */
 import { IndexMapping, ShardStore } from '../../../../../actors/shard/engine';
 import type { SearcherRef, ShardQueryRequest, SortSpec } from '../../../../../actors/shard/engine';
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../../../../support/rng';
 
 const MAPPINGS = { properties: { title: { type: 'text' }, tags: { type: 'keyword' }, n: { type: 'long' }, on: { type: 'boolean' } } };
 const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'fox', 'golf', 'hotel'];
