@@ -6,7 +6,7 @@ const dec = new TextDecoder();
 
 describe('security facts on NATS and in the event log', () => {
   let h: SecurityHarness;
-  let sub: Subscription;
+  let subs: Subscription[];
   let nc: NatsConnection;
   const seen: Array<{ subject: string; text: string }> = [];
   const invalidations: unknown[] = [];
@@ -16,17 +16,20 @@ describe('security facts on NATS and in the event log', () => {
   beforeAll(async () => {
     h = await startSecurityHarness();
     nc = await h.nats.connect();
-    sub = nc.subscribe('es.v1.>', {
-      callback: (_e, m) => {
-        const text = dec.decode(m.data);
-        if (m.subject === subjects.authInvalidate) invalidations.push(JSON.parse(text));
-        else seen.push({ subject: m.subject, text });
-      },
-    });
+    // The node role subscribes to each family of es.v1 subjects, not to es.v1.> as a whole.
+    subs = [subjects.allFacts, subjects.authInvalidate].map((s) =>
+      nc.subscribe(s, {
+        callback: (_e, m) => {
+          const text = dec.decode(m.data);
+          if (m.subject === subjects.authInvalidate) invalidations.push(JSON.parse(text));
+          else seen.push({ subject: m.subject, text });
+        },
+      }),
+    );
     await nc.flush();
   });
   afterAll(async () => {
-    sub.unsubscribe();
+    for (const s of subs) s.unsubscribe();
     await nc.drain();
     await h.stop();
   });
