@@ -3,12 +3,12 @@
  * was written from: what the shard engine's multi-segment search does per leaf, reduced to one
  * segment, so the engine's query phase can run over the reader in tests and in the bench.
  */
-import type { ShardStore } from '../../../../../actors/shard/engine';
+import type { IndexBuffer } from '../../../../../actors/shard/engine/index/indexBuffer';
 import { SearchCaches } from '../../../../../actors/shard/engine/index/caches';
 import type { StoreView } from '../../../../../actors/shard/engine/index/storeView';
 import type { DiskSegment } from '../../../../../actors/shard/engine/segments';
 
-export function diskStoreView(seg: DiskSegment, store: ShardStore): StoreView {
+export function diskStoreView(seg: DiskSegment, store: IndexBuffer): StoreView {
   return {
     index: store.index,
     shardId: store.shardId,
@@ -16,7 +16,7 @@ export function diskStoreView(seg: DiskSegment, store: ShardStore): StoreView {
     settings: store.settings,
     caches: new SearchCaches(),
     idOf: (d) => seg.idOf(d),
-    docId: (d) => d,
+    docId: (d) => seg.seqNoOf(d), // the shard's _doc order is the seqNo (store/leaf.ts)
     column: (p) => seg.column(p),
     deletedCount: (s) => store.deletedCount(s),
     visible: (s, d) => store.visible(s, d),

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IndexMapping, ShardStore } from '../../../../../actors/shard/engine';
 import type { LoggedOp } from '../../../../../actors/shard/engine/types';
+import type { IndexBuffer } from '../../../../../actors/shard/engine/index/indexBuffer';
 import { analyze } from '../../../../../actors/shard/engine/index/analysis';
 import type { ColumnView, PositionList, PostingRef, TextView } from '../../../../../actors/shard/engine/index/columnViews';
 import { compareStrings } from '../../../../../actors/shard/engine/base/bits';
@@ -89,10 +90,10 @@ export function randomStore(seed: number, n: number, opts: { updates?: number; d
 }
 
 /** Text fields given positions computed from the sources (as the buffer will keep them). */
-export function positionsOf(store: ShardStore, path: string, maxDoc: number): Map<string, PositionList> {
+export function positionsOf(buf: IndexBuffer, path: string, maxDoc: number): Map<string, PositionList> {
   const acc = new Map<string, { starts: number[]; pos: number[] }>();
   for (let d = 0; d < maxDoc; d++) {
-    const v = (JSON.parse(store.source(d)) as Record<string, unknown>)[path];
+    const v = (JSON.parse(buf.source(d)) as Record<string, unknown>)[path];
     if (v === undefined) continue;
     const per = new Map<string, number[]>();
     let at = 0;
@@ -112,26 +113,27 @@ export function positionsOf(store: ShardStore, path: string, maxDoc: number): Ma
   return out;
 }
 
-/** The buffer of a store as a LeafData (its first maxDoc docs), optionally with positions on text fields. */
+/** The buffer of a one-segment store as a LeafData (its first maxDoc docs), optionally with positions on text fields. */
 export function storeLeaf(store: ShardStore, opts: { maxDoc?: number; positions?: string[] } = {}): LeafData {
-  const maxDoc = opts.maxDoc ?? store.acquireSearcher().maxDoc;
+  const b = store.activeBuffer();
+  const maxDoc = opts.maxDoc ?? b.maxDoc;
   const withPos = new Map<string, TextView>();
   for (const path of opts.positions ?? []) {
-    const col = store.column(path) as TextView | undefined;
+    const col = b.column(path) as TextView | undefined;
     if (!col) continue;
-    const pos = positionsOf(store, path, store.stats().maxDoc);
+    const pos = positionsOf(b, path, b.maxDoc);
     withPos.set(path, Object.assign(Object.create(col) as TextView, { positions: (t: string) => pos.get(t) }));
   }
   return {
     maxDoc,
-    idOf: (d) => store.idOf(d),
-    seqNoOf: (d) => store.seqNos[d],
-    versionOf: (d) => store.versions[d],
-    routingOf: (d) => store.routing(d),
-    sourceOf: (d) => store.source(d),
-    fieldPaths: () => [...store.columns.keys()],
-    column: (p) => withPos.get(p) ?? store.column(p),
-    tombstones: () => [...store.freeze().tombstones].map(([id, t]) => ({ id, seqNo: t.seqNo, version: t.version })),
+    idOf: (d) => b.idOf(d),
+    seqNoOf: (d) => b.seqNoOf(d),
+    versionOf: (d) => b.versionOf(d),
+    routingOf: (d) => b.routingOf(d),
+    sourceOf: (d) => b.sourceOf(d),
+    fieldPaths: () => b.fieldPaths(),
+    column: (p) => withPos.get(p) ?? b.column(p),
+    tombstones: () => b.tombstones(),
   };
 }
 

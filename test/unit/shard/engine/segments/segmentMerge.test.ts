@@ -61,7 +61,7 @@ describe('merging segments', () => {
     // drop docs updated or deleted within their own leaf, and a random third more; keep predicates go in as bitsets (as to a worker)
     const keeps = leaves.map((l, i) => {
       const store = parts[i].store;
-      return keepFromBits(bitsFromKeep(l.maxDoc, (d) => store.delSeq[d] === Infinity && r() < 0.66));
+      return keepFromBits(bitsFromKeep(l.maxDoc, (d) => store.activeBuffer().delSeq[d] === Infinity && r() < 0.66));
     });
     const meta = writeSegment(tmp.dir, 'merged', { leaves: leaves.map((leaf, i) => ({ leaf, keep: keeps[i] })) });
     const merged = open('merged', cache);

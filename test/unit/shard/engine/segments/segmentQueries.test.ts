@@ -4,19 +4,21 @@
  * deletions stay the buffer's (the shard engine keeps them beside the segments).
  */
 import { join } from 'node:path';
-import type { ShardQueryRequest, ShardStore } from '../../../../../actors/shard/engine';
+import type { ShardQueryRequest } from '../../../../../actors/shard/engine';
+import type { IndexBuffer } from '../../../../../actors/shard/engine/index/indexBuffer';
 import { executeQuery } from '../../../../../actors/shard/engine/query/search';
 import { openSegment, SegmentCache, writeSegment, type DiskSegment } from '../../../../../actors/shard/engine/segments';
 import { diskStoreView } from './diskStoreView';
 import { randomStore, storeLeaf, tempDir } from './segmentFixture';
 
 let tmp: ReturnType<typeof tempDir>;
-let store: ShardStore;
+let store: IndexBuffer;
 let seg: DiskSegment;
 beforeAll(() => {
   tmp = tempDir();
-  store = randomStore(11, 4000, { updates: 0.15, deletes: 0.1 });
-  writeSegment(tmp.dir, 's', { leaves: [{ leaf: storeLeaf(store) }] });
+  const shard = randomStore(11, 4000, { updates: 0.15, deletes: 0.1 });
+  store = shard.activeBuffer();
+  writeSegment(tmp.dir, 's', { leaves: [{ leaf: storeLeaf(shard) }] });
   // a small cache: sections and postings come and go while queries run
   seg = openSegment(join(tmp.dir, 's.seg'), new SegmentCache({ maxBytes: 256 << 10 }));
 });
@@ -46,7 +48,7 @@ const cases: Array<[string, Partial<ShardQueryRequest>]> = [
 
 describe('queries over a disk segment', () => {
   it.each(cases)('%s: same hits, scores, sorts and aggregations as the buffer', (_name, r) => {
-    const s = store.acquireSearcher();
+    const s = { maxDoc: store.maxDoc, seqNo: store.maxSeqNo };
     const want = executeQuery(store, s, req(r));
     expect(want.hits.length > 0 || want.aggs !== undefined).toBe(true);
     const got = executeQuery(diskStoreView(seg, store), s, req(r));

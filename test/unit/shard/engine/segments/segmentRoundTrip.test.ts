@@ -47,7 +47,7 @@ describe('segment written from the buffer', () => {
     expect(JSON.parse(JSON.stringify(m))).toEqual(m);
     expect(m).toMatchObject({ name: 'flush1', version: 1, maxDoc: leaf.maxDoc, tombstones: [...leaf.tombstones()].length });
     expect(m.minSeqNo).toBe(0);
-    const title = store.column('title') as TextView;
+    const title = store.activeBuffer().column('title') as TextView;
     expect(m.fields.title).toEqual({ type: 'text', kind: 'text', ...title.stats(leaf.maxDoc), terms: expect.any(Number) });
     expect(m.fields.body.positions).toBe(true);
     expect(m.fields.title.positions).toBeUndefined();
@@ -58,7 +58,7 @@ describe('segment written from the buffer', () => {
   it('answers sources of consecutive docs with one read each run', () => {
     const docs = Array.from({ length: 1000 }, (_, i) => i + 100);
     const srcs = seg.sourcesOf(docs);
-    srcs.forEach((b, i) => expect(Buffer.from(b).toString('utf8')).toBe(store.source(docs[i])));
+    srcs.forEach((b, i) => expect(Buffer.from(b).toString('utf8')).toBe(store.activeBuffer().source(docs[i])));
     expect(new Set(srcs.map((b) => b.buffer)).size).toBe(1);
   });
 
