@@ -33,8 +33,8 @@ export interface CommitPoint {
 }
 
 const COMMIT = /^commit_(\d+)\.json$/;
-/** Commits kept (the newest, and the one before while the newest is young). */
-const KEEP = 2;
+/** Commits kept: the newest only (Lucene's KeepOnlyLastCommitDeletionPolicy); its write is atomic. */
+const KEEP = 1;
 
 export function syncDir(dir: string): void {
   try {

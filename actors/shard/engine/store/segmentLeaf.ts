@@ -31,6 +31,8 @@ export class SegmentLeaf implements Leaf {
   readonly maxSeqNo: number;
   /** Searchers and contexts using it; its file is deleted once it is out of the shard and unused. */
   refs = 0;
+  /** A merge is reading it. */
+  merging = false;
 
   constructor(readonly data: DiskSegment, o: SegmentLeafOptions, readonly deletions: Deletions = new Deletions(data.maxDoc)) {
     this.index = o.index;

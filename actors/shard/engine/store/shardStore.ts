@@ -12,7 +12,8 @@ import type { Leaf } from './leaf';
 import { SegmentLeaf } from './segmentLeaf';
 import { Deletions } from './deletions';
 import { deleteUnreferenced, readCommit, writeCommit, writeDurable, type CommitPoint, type CommittedSegment } from './commitPoint';
-import { SegmentCache, openSegment, segmentFile, writeSegmentAsync } from '../segments';
+import { SegmentCache, openSegment, segmentFile, writeSegmentAsync, type DiskSegment, type SegmentMeta } from '../segments';
+import { Bitset } from '../base/bits';
 import { countLeaves, queryLeaves, type LeafSearcher } from './shardSearch';
 
 export type { ShardSettings } from '../index/storeView';
@@ -27,6 +28,35 @@ export interface ShardStoreOptions extends BufferOptions {
   /** Docs deleted more recently than this (ms) stay in merged segments (contexts opened elsewhere may still need them). Default 60 s. */
   retentionMs?: number;
 }
+
+/** A segment as a merge policy sees it (segments/mergePolicy.ts). */
+export interface MergeCandidate {
+  name: string;
+  sizeBytes: number;
+  maxDoc: number;
+  delCount: number;
+  merging?: boolean;
+}
+
+/** What a merge writes: the run's segments with the docs each keeps, and the tombstones above the floor. */
+export interface MergeRequest {
+  dir: string;
+  /** The merged segment's name. */
+  name: string;
+  inputs: Array<{ path: string; leaf: DiskSegment; keep: Bitset }>;
+  /** Tombstones (delete ops) at or below this seqNo are dropped. */
+  tombstoneFloor: number;
+}
+
+/** Writes a merged segment (a worker thread, or in slices on the main thread). */
+export type MergeRunner = (r: MergeRequest) => Promise<SegmentMeta>;
+
+/** The default runner: the writer in slices on the main thread. */
+export const mergeInProcess: MergeRunner = (r) =>
+  writeSegmentAsync(r.dir, r.name, {
+    leaves: r.inputs.map((i) => ({ leaf: i.leaf, keep: (d: number) => i.keep.has(d) })),
+    tombstones: (t) => t.seqNo > r.tombstoneFloor,
+  });
 
 /** A searcher that open contexts pin: the segments it reads stay until the last one lets go. */
 interface Pin {
@@ -391,6 +421,76 @@ export class ShardStore {
       this.o.cache?.evictSegment(r.data.cacheKey);
     }
   }
+
+  // ---- merges ----
+
+  /** Segments on disk as the merge policy sees them (seqNo order; frozen buffers end the list). */
+  mergeCandidates(): MergeCandidate[] {
+    const out: MergeCandidate[] = [];
+    for (const l of this.segments) {
+      if (!(l instanceof SegmentLeaf)) break;
+      out.push({ name: l.name, sizeBytes: l.meta.sizeBytes, maxDoc: l.maxDoc, delCount: l.deletions.count, merging: l.merging });
+    }
+    return out;
+  }
+
+  /**
+   * Merges a run of adjacent segments (names in order) into one: docs deleted at or below the
+   * retention floor are dropped (pinned searchers keep the old segments), tombstones too; deletions
+   * that arrive while it runs are carried over. `run` writes the segment (a worker, or in slices on
+   * the main thread). Resolves false when the run is no longer in the shard.
+   */
+  async merge(names: string[], run: MergeRunner = mergeInProcess): Promise<boolean> {
+    const dir = this.o.dir;
+    if (!dir || this.closed) return false;
+    const at = this.segments.findIndex((l) => l.name === names[0]);
+    const leaves = this.segments.slice(at, at + names.length);
+    if (at < 0 || leaves.length !== names.length || leaves.some((l, i) => !(l instanceof SegmentLeaf) || l.name !== names[i] || l.merging)) return false;
+    const segs = leaves as SegmentLeaf[];
+    const floor = this.retainFloor();
+    let dropped = -1;
+    const inputs = segs.map((l) => {
+      const gone = l.deletions.upTo(floor);
+      const keep = Bitset.all(l.maxDoc);
+      for (let i = 0; i < gone.docs.length; i++) {
+        keep.clear(gone.docs[i]);
+        if (gone.seqNos[i] > dropped) dropped = gone.seqNos[i];
+      }
+      return { path: segmentFile(dir, l.name), leaf: l.data, keep };
+    });
+    for (const l of segs) l.merging = true;
+    const name = `_${(this.nextSegment++).toString(36)}`;
+    let meta: SegmentMeta;
+    try {
+      meta = await run({ dir, name, inputs, tombstoneFloor: floor });
+    } finally {
+      for (const l of segs) l.merging = false;
+    }
+    if (this.closed || segs.some((l, i) => this.segments[at + i] !== l)) return false;
+    const merged = new SegmentLeaf(openSegment(segmentFile(dir, meta.name), this.cache()), this.o);
+    // deletions of kept docs (older ones above the floor, and any that arrived meanwhile), by seqNo
+    const carried: Array<[number, number]> = [];
+    segs.forEach((l) => {
+      const all = l.deletions.entries();
+      for (let i = 0; i < all.docs.length; i++) {
+        if (all.seqNos[i] <= floor) continue; // dropped with its doc
+        const doc = merged.localDoc(l.seqNoOf(all.docs[i]));
+        if (doc >= 0) carried.push([all.seqNos[i], doc]);
+      }
+    });
+    carried.sort((a, b) => a[0] - b[0]);
+    for (const [seq, doc] of carried) merged.markDeleted(doc, seq);
+    if (dropped > this.droppedThrough) this.droppedThrough = dropped;
+    this.mergeStats.merges++;
+    this.mergeStats.docs += merged.maxDoc;
+    this.mergeStats.bytes += meta.sizeBytes;
+    this.replaceSegments(segs, merged);
+    await this.commitAsync();
+    return true;
+  }
+
+  /** Merges done by this store and what they wrote. */
+  readonly mergeStats = { merges: 0, docs: 0, bytes: 0 };
 
   // ---- commits ----
 
