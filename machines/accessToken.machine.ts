@@ -1,5 +1,5 @@
 import { assign, emit, getInitialSnapshot, setup } from 'xstate';
-import type { Envelope } from '../streams';
+import type { Envelope } from '../actors/wire/envelope';
 import { isLastStep, MAX_DELAY_MS, nextStep } from './longDelay';
 
 /**

@@ -20,7 +20,7 @@ import { ensureStreams, EVENT_STREAM, readFacts, type Envelope } from '../stream
 import { readFactBatches } from '../streams/factReader';
 import { foldAll, openContexts } from '../streams/evolve';
 import { MachineReplay } from '../streams/machineReplay';
-import { factSource, replayLog } from './cli/replayLog';
+import { factSource, replayLog } from '../streams/replayLog';
 import { readFactBatchesInWorker } from './cli/workerFactSource';
 import { num, parseOrExit, str } from './cli/args';
 import { syntheticFacts } from './cli/syntheticFacts';

@@ -20,9 +20,9 @@ import { locateLog, resolveNatsUrl, cliConnection } from './cli/natsUrl';
 import { openStoppedLog } from './cli/stoppedNode';
 import { subjectFilter } from './cli/subjectFilter';
 import { formatFact } from './cli/formatFact';
-import { LineWriter } from './cli/jsonLines';
+import { LineWriter } from '../streams/jsonLines';
 import { progressBar } from './cli/progress';
-import { parseTime } from './cli/time';
+import { parseTime } from '../streams/time';
 
 const FILTER = `subject-filter: es.v1.evt.<aggregate>.<id>.<fact> with * and >, or relative: scroll, pit.<id>, *.*.expired`;
 const TIME = 'time: ISO-8601, epoch ms, now, or -15m / -2h / -1d';

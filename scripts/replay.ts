@@ -20,11 +20,11 @@ import { Aggregate, EVENT_STREAM } from '../streams';
 import { num, parseOrExit, str, UsageError } from './cli/args';
 import { locateLog } from './cli/natsUrl';
 import { openStoppedLog, type StoppedLog } from './cli/stoppedNode';
-import { parseTime } from './cli/time';
+import { parseTime } from '../streams/time';
 import { progressBar } from './cli/progress';
-import { factFilter, factSource, replayLog, type ReplayOutcome } from './cli/replayLog';
+import { factFilter, factSource, replayLog, type ReplayOutcome } from '../streams/replayLog';
 import { readFactBatchesInWorker } from './cli/workerFactSource';
-import { formatRow, stateRows, type StateRow } from './cli/stateRows';
+import { formatRow, stateRows, type StateRow } from '../streams/stateRows';
 
 /** Every aggregate of the event log (streams/subjects.ts). */
 const AGGREGATES: string[] = Object.values(Aggregate);

@@ -27,7 +27,7 @@ import { userRoutes } from './routes/users';
 import { ServiceAccountService } from './serviceAccounts';
 import { FileServiceTokens } from './serviceTokenFile';
 import { authOf, type SecurityServices } from './services';
-import { parseTimeValue } from './timeValue';
+import { parseTimeValue } from '../wire/timeValue';
 import type { Principal } from './types';
 import { UserStore } from './userStore';
 

@@ -12,7 +12,7 @@ import { registerLocalCopy, unregisterLocalCopy, type LocalCopy, type LocalOp } 
 import type { ShardStore } from './engine';
 import type { PreparedBatch } from './engine/store/shardStore';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';
-import { RecordingView } from '../cluster/mappingProposal';
+import { RecordingView } from './mappingProposal';
 
 /** Address of one shard (any of its copies). */
 export interface ShardRef {

@@ -15,7 +15,7 @@ import { startEmbeddedNats, type EmbeddedNats } from '../../actors/embeddedNats'
 import { Bus, EVENT_STREAM } from '../../streams';
 import { ContextRegistry } from '../../actors/contexts';
 import { readFactBatches } from '../../streams/factReader';
-import { replayLog } from '../cli/replayLog';
+import { replayLog } from '../../streams/replayLog';
 import { readFactBatchesInWorker } from '../cli/workerFactSource';
 import { syntheticFacts } from '../cli/syntheticFacts';
 import { bootNode, call } from './corpus';

@@ -4,15 +4,18 @@
  */
 import type { BusConnection } from '../../streams/busConnection';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const LOADER = fileURLToPath(new URL('./loader.mjs', import.meta.url));
+// tsx's loader, so the child can import the shared seeded PRNG (test/support/rng.ts)
+const TSX = createRequire(import.meta.url).resolve('tsx/esm');
 const running = new Set<ChildProcess>();
 
 /** Runs one loader mode in a child process. */
 export function runLoader<T>(cfg: Record<string, unknown> & { mode: string }): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const child = spawn(process.execPath, [LOADER], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', TSX, LOADER], { stdio: ['pipe', 'pipe', 'pipe'] });
     running.add(child);
     const out: Buffer[] = [];
     const err: Buffer[] = [];

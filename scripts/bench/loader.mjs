@@ -13,6 +13,7 @@
  * Typed callers live in scripts/bench/load.ts.
  */
 import http from 'node:http';
+import { rng } from '../../test/support/rng.ts';
 
 const stdin = [];
 for await (const c of process.stdin) stdin.push(c);
@@ -105,17 +106,6 @@ async function pool(n, conc, work) {
   );
 }
 
-// Deterministic pseudo-random (mulberry32), so every run indexes the same documents.
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const WORDS = 'alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber cobalt'.split(' ');
 const TS0 = Date.parse('2020-01-01T00:00:00Z');
 

@@ -12,7 +12,7 @@ import { ByteReader, ChunkWriter } from '../../../actors/shard/engine/base/binar
 import { decodeStore, encodeStore } from '../../../actors/shard/engine/store/storeCodec';
 import type { FrozenStore } from '../../../actors/shard/engine/store/shardStore';
 import { SnapshotFormatError, SnapshotWriter, listSnapshots, pruneSnapshots, readSnapshot, type SnapshotHeader } from '../../../actors/shard/snapshot';
-import { rng } from '../../e2e/search/helpers';
+import { rng } from '../../support/rng';
 
 const MAPPINGS = {
   properties: {

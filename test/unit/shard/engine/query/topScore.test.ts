@@ -9,18 +9,7 @@ import type { LocalSlice, SearcherRef, ShardQueryRequest, SortSpec } from '../..
 import { compileQuery } from '../../../../../actors/shard/engine/query/query';
 import { planTopScore, runTopScore } from '../../../../../actors/shard/engine/query/topScore';
 import { filterLeads, rarestRequired } from '../../../../../actors/shard/engine/query/flatPlan';
-
-/** mulberry32: the same corpora and queries on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../../../../support/rng';
 
 const MAPPING = { properties: { title: { type: 'text' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } };
 // few words, skewed: many ties, long and short posting lists, repeated terms (tf > 1)
