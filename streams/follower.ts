@@ -108,6 +108,8 @@ export class StreamFollower {
     // Bounded by bytes: write batches reach tens of MB, and the server must never queue more than
     // its per-client max_pending for us while a big batch is applied (slow-consumer cut).
     this.messages = await consumer.consume({ max_bytes: READ_MAX_BYTES });
+    // stopped while subscribing: stop() could not see this consumer, so it ends here
+    if (this.stopped) this.messages.stop();
     void this.watch(this.messages);
     return this.messages;
   }

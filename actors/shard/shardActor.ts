@@ -13,6 +13,7 @@ import type { ShardStore } from './engine';
 import type { PreparedBatch } from './engine/store/shardStore';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';
 import { RecordingView } from './mappingProposal';
+import type { ForceMergeOptions, SegmentMaintenance } from './maintenance';
 
 /** Address of one shard (any of its copies). */
 export interface ShardRef {
@@ -62,6 +63,12 @@ export interface CopyDeps {
   onStateChange: () => void;
   /** A fresh empty store (to rebuild a copy that could not apply the log). */
   newStore: () => ShardStore;
+  /** The node's segment housekeeping (flushes, merges); absent in tests that run copies alone. */
+  maintenance?: SegmentMaintenance;
+  /** The index's settings, flat (merge policy). */
+  indexSettings?: () => Record<string, string>;
+  /** A commit of this copy is durable (the node may trim the log behind it). */
+  onCommit?: (copy: ShardActor) => void;
 }
 
 const enc = new TextEncoder();
@@ -168,6 +175,7 @@ export class ShardActor implements LocalCopy {
     this.syncPrimarySub();
     this.scheduleRefresh();
     registerLocalCopy(this.deps.nc, indexUuid, n, this);
+    this.deps.maintenance?.add(this);
     return this;
   }
 
@@ -211,6 +219,7 @@ export class ShardActor implements LocalCopy {
   async stop(): Promise<void> {
     clearTimeout(this.timer);
     this.started = false;
+    this.deps.maintenance?.remove(this);
     unregisterLocalCopy(this.deps.nc, this.ref.indexUuid, this.ref.n, this);
     const subs = [...this.subs, ...(this.primarySub ? [this.primarySub] : [])];
     this.subs = [];
@@ -251,6 +260,7 @@ export class ShardActor implements LocalCopy {
     const head = items.length && 'batch' in items[0] ? (items.shift() as BatchHead).batch : undefined;
     this.applied = m.seq;
     if (head && head.after !== this.store.maxSeqNo()) {
+      this.store.markApplied(m.seq);
       this.refused++;
       this.deps.log.warn({ shard: this.ref, seq: m.seq, after: head.after, maxSeqNo: this.store.maxSeqNo(), own: !!mine }, 'shard batch refused: prepared on another state');
       mine?.done(false);
@@ -263,8 +273,43 @@ export class ShardActor implements LocalCopy {
       mine?.done(shardUnavailable(this.ref, 'the copy failed while applying the write and is being rebuilt from the log'));
       throw e;
     }
+    this.store.markApplied(m.seq);
+    this.lastWriteAt = Date.now();
+    this.deps.maintenance?.afterWrite();
     mine?.done(true);
     return items.length;
+  }
+
+  // ---- segments (maintenance.ts) ----
+
+  /** Time of the last write applied (idle copies are flushed). */
+  lastWriteAt = Date.now();
+
+  get label(): string {
+    return `[${this.ref.index}][${this.ref.n}]`;
+  }
+
+  indexSettings(): Record<string, string> {
+    return this.deps.indexSettings?.() ?? {};
+  }
+
+  committed(): void {
+    this.deps.onCommit?.(this);
+  }
+
+  /** `POST _flush`: writes the buffer to disk and commits. */
+  flush(): Promise<void> {
+    return this.deps.maintenance ? this.deps.maintenance.flush(this) : this.store.flushAsync();
+  }
+
+  /** The copy's segments as `_cat/segments` lists them, and the searchers contexts pin. */
+  segments(): { segments: ReturnType<ShardStore['segmentList']>; pinned: ReturnType<ShardStore['pinned']> } {
+    return { segments: this.store.segmentList(), pinned: this.store.pinned() };
+  }
+
+  /** `POST _forcemerge`. */
+  forceMerge(o: ForceMergeOptions): Promise<void> {
+    return this.deps.maintenance ? this.deps.maintenance.forceMerge(this, o) : Promise.resolve();
   }
 
   /**
@@ -354,9 +399,20 @@ export class ShardActor implements LocalCopy {
         }
         case 'searcher':
           return this.ok(msg, this.store.acquireSearcher());
+        case 'flush':
+          await this.flush();
+          return this.ok(msg, this.store.committedPoint());
+        case 'forcemerge': {
+          const o = parseJson<ForceMergeOptions>(dec.decode(msg.data)) ?? {};
+          await this.forceMerge(o);
+          return this.ok(msg, this.store.committedPoint());
+        }
+        case 'segments':
+          return this.ok(msg, this.segments());
         case 'stats':
           return this.ok(msg, {
             ...this.store.stats(), maxSeqNo: this.store.maxSeqNo(), indexTotal: this.store.indexTotal(), sizeBytes: this.store.sourceBytes(),
+            segments: this.store.segmentStats(), merges: this.store.mergeStats,
             applied: this.applied, refused: this.refused, role: this.role, state: this.state, node: this.deps.nodeId,
           });
         default:

@@ -545,6 +545,7 @@ export class ShardStore {
     };
     writeCommit(dir, c);
     this.committed = { gen, applied, seqNo };
+    this.committedNames = onDisk.map((l) => l.name);
     const inUse = new Set<string>();
     for (const l of [...this.segments, ...this.retired]) if (l instanceof SegmentLeaf) inUse.add(`${l.name}.seg`);
     for (const w of this.delWritten.values()) inUse.add(w.file);
@@ -553,6 +554,9 @@ export class ShardStore {
 
   /** The log sequence and seqNo the last buffer written to disk reached (flushes run one at a time, in order). */
   private lastFlushed = { applied: 0, seqNo: -1 };
+
+  /** Segments the newest commit names. */
+  private committedNames: string[] = [];
 
   /** What the newest commit holds: the log sequence and seqNo its segments reach. */
   committedPoint(): { gen: number; applied: number; seqNo: number } {
@@ -591,6 +595,7 @@ export class ShardStore {
       this.nextSegment = c.nextSegment;
       this.droppedThrough = c.droppedThrough ?? -1;
       this.committed = { gen: c.gen, applied: c.applied, seqNo: c.seqNo };
+      this.committedNames = c.segments.map((x) => x.meta.name);
       this.appliedStream = c.applied;
       this.lastFlushed = { applied: c.applied, seqNo: c.seqNo };
       this.bufferBase = c.applied;
@@ -648,6 +653,51 @@ export class ShardStore {
     this.pins.delete(seqNo);
     for (const l of p.leaves) if (l instanceof SegmentLeaf) l.refs--;
     this.disposeRetired();
+  }
+
+  /**
+   * The segments of the copy as `_cat/segments` shows them (the buffer too, as an uncommitted
+   * in-memory segment, like Lucene's flushed-but-uncommitted ones): docs live and deleted for the
+   * last refresh, bytes on disk, heap bytes.
+   */
+  segmentList(): Array<{ name: string; generation: number; docs: number; deleted: number; sizeBytes: number; memoryBytes: number; committed: boolean; searchable: boolean }> {
+    const s = this.refreshed;
+    const committed = new Set(this.committedNames);
+    return this.leaves()
+      .filter((l) => l.maxDoc > 0)
+      .map((l) => {
+        const max = l.maxDocAt(s.seqNo);
+        const deleted = l.deletedCount({ maxDoc: max, seqNo: s.seqNo });
+        const disk = l instanceof SegmentLeaf;
+        return {
+          name: l.name,
+          generation: parseInt(l.name.slice(1), 36),
+          docs: max - deleted,
+          deleted,
+          sizeBytes: disk ? l.meta.sizeBytes : 0,
+          memoryBytes: disk ? l.data.residentBytes : (l as IndexBuffer).sourceChars * 2 * 3,
+          committed: committed.has(l.name),
+          searchable: max > 0,
+        };
+      });
+  }
+
+  /** Totals for `_stats` segments: live segments, their bytes, heap, the buffer, and what pins hold back. */
+  segmentStats(): { count: number; sizeBytes: number; memoryBytes: number; bufferBytes: number; pinnedCount: number; pinnedBytes: number } {
+    let count = 0, sizeBytes = 0, memoryBytes = 0;
+    for (const l of this.segments) {
+      if (!(l instanceof SegmentLeaf)) continue;
+      count++;
+      sizeBytes += l.meta.sizeBytes;
+      memoryBytes += l.data.residentBytes;
+    }
+    let pinnedCount = 0, pinnedBytes = 0;
+    for (const r of this.retired) {
+      pinnedCount++;
+      pinnedBytes += r.meta.sizeBytes;
+    }
+    const bufferBytes = this.leaves().filter((l) => l instanceof IndexBuffer).reduce((n, l) => n + (l as IndexBuffer).sourceChars * 2 * 3, 0);
+    return { count, sizeBytes, memoryBytes, bufferBytes, pinnedCount, pinnedBytes };
   }
 
   /** Contexts pinning searchers, and the segments (names, bytes, still live or merged away) each pins. */
