@@ -13,6 +13,7 @@ import { warnIfAnonymous } from './bus/anonymousProbe';
 import type { NodeContext, NodeIdentity } from './nodeContext';
 import { Router } from './edge/router';
 import { startEdge, type Edge } from './edge/httpEdge';
+import { CircuitBreakerService } from './wire/circuitBreaker';
 import { DEFAULT_MAX_CONTENT_LENGTH, parseByteSize } from './edge/httpBody';
 import { checkMaxPayload, ShardClient } from './search/shardClient';
 import { IdCodec } from './search/ids';
@@ -154,7 +155,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       host: opts.host ?? process.env.HOST ?? '127.0.0.1',
     };
     const router = new Router();
-    const ctx: NodeContext = { nc, bus, log, settings, router, node, dataDir, configDir };
+    const breakers = new CircuitBreakerService((k) => settings.get(k, undefined));
+    const ctx: NodeContext = { nc, bus, log, settings, router, node, dataDir, configDir, breakers };
 
     const cluster = new ClusterState(ctx, opts.onReplayProgress);
     let httpUrl = '';
@@ -299,6 +301,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       security: security.enabled ? security.gate : undefined,
       log,
       maxContentLength: parseByteSize(settings.get('http.max_content_length', DEFAULT_MAX_CONTENT_LENGTH), 'http.max_content_length'),
+      breakers,
     });
     stops.push(() => edge.close());
     viewsAttach(edge.server);

@@ -18,6 +18,8 @@ import { sliceFilter } from './slice';
 import { floatValue } from '../index/analysis';
 import { topK } from '../../../wire/heap';
 import { createAggregators } from '../aggregations/aggs';
+import { UNLIMITED_BUDGET, type SearchBudget } from '../../../wire/circuitBreaker';
+import { bitsetBytes, hitsBytes, HITS_LABEL, BITSET_LABEL } from './queryBudget';
 
 /** Extra hooks of a query phase. */
 export interface QueryOptions {
@@ -29,6 +31,8 @@ export interface QueryOptions {
   collectAggs?: (docs: Int32Array, reader: DocValuesReader) => unknown;
   /** Score every match even when the top-k path could skip (tests compare the two paths). */
   exhaustive?: boolean;
+  /** The request breaker and `search.max_buckets` of this search (queryBudget.ts); default: no accounting. */
+  budget?: SearchBudget;
 }
 
 /** Shards at least this large walk a cached sorted order for numeric sorts. */
@@ -79,7 +83,10 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
   }
   const slice = sliceFilter(store, s, req.slice);
   checkWindow(store, req, from, size);
-  const aggregators = req.aggs && !opts.collectAggs ? createAggregators(req.aggs, store) : null;
+  const budget = opts.budget ?? UNLIMITED_BUDGET;
+  // the hits this phase will hold: the top-k candidates and the page's hit objects
+  budget.reserve(hitsBytes(k, size, keys?.length ?? 0), HITS_LABEL);
+  const aggregators = req.aggs && !opts.collectAggs ? createAggregators(req.aggs, store, budget) : null;
 
   const plan = !keys && !req.aggs && req.trackTotalHits !== true && !opts.exhaustive ? planTopScore(compiled, ctx) : null;
   if (plan) return topScoreQuery(store, s, req, plan, ctx, slice, from, k);
@@ -87,6 +94,7 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
   const ev = evaluate(compiled, ctx, tracksScores || req.minScore !== undefined);
   if (ev.score) scoreOf = ev.score;
   let bits = ev.bits;
+  if (bits) budget.reserve(bitsetBytes(s.maxDoc), BITSET_LABEL); // the matching docs, one bit per doc
   if (slice?.bits) bits = bits ? bits.clone().and(slice.bits) : slice.bits;
   const range: [number, number] = slice?.range ?? [0, s.maxDoc];
   const minScore = req.minScore !== undefined ? (d: number) => scoreOf(d) >= req.minScore! : null;
@@ -102,6 +110,7 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
   }
   if (req.postFilter !== undefined) {
     const pf = evaluate(compileQuery(req.postFilter, ctx), ctx, false).bits;
+    if (pf) budget.reserve(2 * bitsetBytes(s.maxDoc), BITSET_LABEL); // its bits and their AND
     if (pf) bits = bits ? bits.clone().and(pf) : pf;
   }
   const cand = candidates(store, s, bits, range, minScore);
