@@ -62,6 +62,8 @@ export interface SystemOptions {
   log?: Logger;
   /** Progress of the start-up replay (document log). */
   onReplayProgress?: (done: number, total: number) => void;
+  /** Clock of credential lifetimes and context keep-alives (tests start a node "as of" another time). */
+  clock?: { now(): number };
 }
 
 export interface System {
@@ -211,13 +213,13 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       stops.push(() => watch.stop());
     }
 
-    const security = await startSecurity(ctx);
+    const security = await startSecurity(ctx, opts.clock ? { now: () => opts.clock!.now() } : {});
     stops.push(() => security.stop());
 
     // Scroll contexts and PITs: this node's own as actors (registry), every node's as the log tells
     // them (directory), and the commands and adoptions between nodes (service).
     const directory = new ContextDirectory(nc, log);
-    const contexts = new ContextRegistry(bus, Date, node.id, (e) => directory.apply(e));
+    const contexts = new ContextRegistry(bus, opts.clock ?? Date, node.id, (e) => directory.apply(e));
     stops.push(() => contexts.stopAll());
     stops.push(() => directory.stop());
     cluster.onIndexDeleted((idx) => contexts.releaseIndex(idx.uuid));
