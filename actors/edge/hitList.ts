@@ -22,6 +22,7 @@ export class HitList {
   private sPage: number[] = [];
   private sRow: number[] = [];
   private objects?: OutcomeHit[];
+  private extras?: Map<number, string>;
 
   get length(): number {
     return this.qRow.length;
@@ -169,6 +170,13 @@ export class HitList {
         }
       }
     }
+    if (q.hasExtra) {
+      const [a, e] = q.fieldsRange(r);
+      if (a !== e) {
+        w.ascii(',"fields":');
+        w.bytes(q.b, a, e);
+      }
+    }
     if (q.hasSort) {
       if (docSortValues) {
         w.ascii(',"sort":[');
@@ -187,7 +195,21 @@ export class HitList {
         }
       }
     }
+    if (q.hasExtra) {
+      const [a, e] = q.tailRange(r);
+      if (a !== e) {
+        w.u8(0x2c);
+        w.bytes(q.b, a, e);
+      }
+    }
+    const more = this.extras?.get(i);
+    if (more) w.utf8(`,${more}`);
     w.u8(0x7d);
+  }
+
+  /** Members the coordinator adds to hit `i` after everything else (`inner_hits`), as JSON text. */
+  addExtra(i: number, members: string): void {
+    (this.extras ??= new Map()).set(i, members);
   }
 
   /** Bytes of sources and ids referenced (a size estimate for the response buffer). */

@@ -73,6 +73,14 @@ export interface ShardQueryRequest {
   version?: boolean;
   /** Hits carry `_seq_no` and `_primary_term` (search `seq_no_primary_term: true`). */
   seqNoPrimaryTerm?: boolean;
+  /** `matched_queries` with each named clause's score (`include_named_queries_score`). */
+  namedQueriesScore?: boolean;
+  /** `docvalue_fields` entries: `{field, format?}` (wildcards allowed in field). */
+  docvalueFields?: Array<{ field: string; format?: string }>;
+  /** `fields` entries: `{field, format?, include_unmapped?}`. */
+  fields?: Array<{ field: string; format?: string; include_unmapped?: boolean }>;
+  /** `stored_fields` (non-metadata ones come back under `fields` when stored). */
+  storedFields?: string[];
 }
 
 export interface ShardHit {
@@ -81,6 +89,10 @@ export interface ShardHit {
   _id: string;
   score: number | null;
   sort?: SortValue[];
+  /** `fields` of the hit as a JSON object text (docvalue_fields, fields), when asked. */
+  fields?: string;
+  /** Hit members rendered after `sort`, as JSON text without braces (`"matched_queries":["a"]`). */
+  tail?: string;
 }
 
 export interface ShardQueryResult {

@@ -15,7 +15,7 @@ import * as impacts from './impacts';
 import type { BlockImpacts } from './impacts';
 import { docFreq, type Postings, type TextColumn } from '../index/columns';
 import { evaluate } from './evaluate';
-import type { QNode, QueryContext } from './query';
+import type { QNode, QueryContext } from './qnode';
 
 const f = Math.fround;
 // Module-local copies: imported bindings compile to getter calls, which show in the inner loops.

@@ -18,6 +18,7 @@ import { sliceFilter } from './slice';
 import { floatValue } from '../index/analysis';
 import { topK } from './topK';
 import { createAggregators } from '../aggregations/aggs';
+import { finishHits } from './hitExtras';
 
 /** Extra hooks of a query phase. */
 export interface QueryOptions {
@@ -116,6 +117,7 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
     score: tracksScores ? floatValue(scoreOf(d)) : null,
     ...(keys ? { sort: keys.map((x): SortValue => x.value(d)) } : {}),
   }));
+  finishHits(ctx, req, hits);
   let maxScore: number | null = null;
   if (!keys) maxScore = top.length ? floatValue(scoreOf(top[0])) : null;
   else if (tracksScores) {
@@ -151,6 +153,7 @@ function topScoreQuery(
   });
   const hits: ShardHit[] = [];
   for (let i = from; i < r.docs.length; i++) hits.push({ doc: r.docs[i], _id: store.ids[r.docs[i]], score: floatValue(r.scores[i]) });
+  finishHits(ctx, req, hits);
   const maxScore = r.docs.length ? floatValue(r.scores[0]) : null;
   return { totalHits: r.totalHits, totalRelation: r.totalRelation, maxScore, hits };
 }

@@ -86,9 +86,9 @@ export function parseSearchRequest(body: unknown, params: Record<string, string>
   const df = p.str('df');
   const defaultOperator = p.str('default_operator');
   const lenient = p.bool('lenient');
-  p.str('analyzer');
-  p.bool('analyze_wildcard');
-  if (q !== undefined) b.query = queryFromQ(q, { df, defaultOperator, lenient });
+  const analyzer = p.str('analyzer');
+  const analyzeWildcard = p.bool('analyze_wildcard');
+  if (q !== undefined) b.query = queryFromQ(q, { df, defaultOperator, lenient, analyzer, analyzeWildcard });
   const fromParam = p.int('from');
   if (fromParam !== undefined) b.from = fromParam;
   const sizeParam = p.int('size');
