@@ -1,4 +1,4 @@
-import { parseTimeValue } from './shard/engine/base/timeValue';
+import { parseTimeValue } from './wire/timeValue';
 
 /**
  * Every node setting this project reads, with its type, so start-up can refuse an unknown key or a

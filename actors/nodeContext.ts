@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { Bus } from '../streams';
 import type { Settings } from './config';
-import type { Router } from './edge/router';
+import type { Routes } from './wire/rest';
 
 /** Identity of this node as `GET /` and `_nodes/stats` report it. */
 export interface NodeIdentity {
@@ -19,7 +19,7 @@ export interface NodeContext {
   bus: Bus;
   log: Logger;
   settings: Settings;
-  router: Router;
+  router: Routes;
   node: NodeIdentity;
   /** Folder for node-local files (service_tokens file lives under config/, not here). */
   dataDir: string;

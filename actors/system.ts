@@ -11,9 +11,9 @@ import type { NodeContext, NodeIdentity } from './nodeContext';
 import { Router } from './edge/router';
 import { startEdge, type Edge } from './edge/httpEdge';
 import { DEFAULT_MAX_CONTENT_LENGTH, parseByteSize } from './edge/httpBody';
-import { checkMaxPayload, ShardClient } from './edge/shardClient';
-import { IdCodec } from './edge/ids';
-import { newSearchStats } from './edge/services';
+import { checkMaxPayload, ShardClient } from './search/shardClient';
+import { IdCodec } from './search/ids';
+import { newSearchStats } from './search/services';
 import { ClusterState } from './cluster';
 import { Allocator, leasesBucket } from './cluster/allocator';
 import { Membership, type NodeRecord } from './cluster/membership';
@@ -29,7 +29,8 @@ import { startSecurity, type SecurityModule } from './security';
 import { documentRoutes } from './edge/routes/documents';
 import { bulkRoutes } from './edge/routes/bulk';
 import { indexRoutes } from './edge/routes/indices';
-import { scrollFromFact, searchRoutes, type PagingServices } from './edge/routes/search';
+import { searchRoutes } from './edge/routes/search';
+import { scrollFromFact, type PagingServices } from './search';
 import { scrollRoutes } from './edge/routes/scroll';
 import { pitRoutes } from './edge/routes/pit';
 import { contextRoutes } from './edge/routes/contexts';
@@ -62,6 +63,8 @@ export interface SystemOptions {
 export interface System {
   url: string;
   ctx: NodeContext;
+  /** The edge's route table (the node context holds it as plain `Routes`). */
+  router: Router;
   /** Live nodes of the cluster (this one included). */
   membership: Membership;
   allocator: Allocator;
@@ -300,7 +303,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     membership.publishNow();
     stops.push(await startNodeFacts({ nc, log, membership, allocator })); // node.joined now; node.left first thing on stop
     log.info({ url: edge.url, security: security.enabled, node: node.id, cluster: node.clusterUuid }, 'node started');
-    return { url: edge.url, ctx, services, security, nats, membership, allocator, stop };
+    return { url: edge.url, ctx, router, services, security, nats, membership, allocator, stop };
   } catch (e) {
     await stop();
     throw e;

@@ -1,8 +1,9 @@
 import { EsError, illegalArgument } from '../wire/esErrors';
-import type { EsRequest, EsResponse, Router } from '../edge/router';
-import type { SecurityGate } from '../edge/httpEdge';
-import type { PagingServices } from '../edge/routes/search';
-import { keepAliveLimits } from '../edge/routes/search';
+import type { Router } from '../edge/router';
+import type { EsRequest, EsResponse } from '../wire/rest';
+import type { SecurityGate } from '../wire/rest';
+import type { PagingServices } from '../search';
+import { keepAliveLimits } from '../search';
 import type { SecurityModuleWithServices } from '../security';
 import type { Authentication } from '../security/types';
 import { accessOf, ACTIONS, renderAccess, type Access } from './access';

@@ -1,4 +1,4 @@
-import type { SecurityGate } from '../edge/httpEdge';
+import type { SecurityGate } from '../wire/rest';
 import type { Authentication } from '../security/types';
 
 /**

@@ -4,7 +4,8 @@ import { extname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { EsError } from '../wire/esErrors';
-import type { EsResponse, Handler, Router } from '../edge/router';
+import type { Router } from '../edge/router';
+import type { EsResponse, Handler } from '../wire/rest';
 
 /** Where the page's files live: plain ES modules and CSS, served as they are (no build step). */
 export const STATIC_DIR = fileURLToPath(new URL('./static/', import.meta.url));

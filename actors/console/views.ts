@@ -5,7 +5,7 @@ import type { ServiceTokenRecord } from '../../machines/serviceToken.machine';
 import type { ContextRecord, ContextRegistry } from '../contexts/registry';
 import type { SecurityServices } from '../security/services';
 import { SERVICE_ACCOUNTS } from '../security/serviceAccountDefs';
-import { keepAliveLimits, type PagingServices } from '../edge/routes/search';
+import { keepAliveLimits, type PagingServices } from '../search';
 import { liveOf, type LiveContext } from '../edge/routes/contextList';
 import { clusterNodes } from '../edge/views/nodes';
 import { shardCopies } from '../edge/views/health';

@@ -1,11 +1,12 @@
 import { stringify } from '../wire/json';
-import { filterSource, parseTimeValue } from '../shard/engine';
+import { filterSource } from '../shard/engine';
+import { parseTimeValue } from '../wire/timeValue';
 import type { ContextRecord } from '../contexts';
-import { indexNames, parseSearchCall, startScroll, type PagingServices, type SearchCall } from './routes/search';
-import { scrollPage } from './routes/scroll';
+import { indexNames, parseSearchCall, startScroll, type PagingServices, type SearchCall } from '../search';
+import { scrollPage } from '../search';
 import { executeBulk, type BulkItemResult, type BulkOp } from './routes/bulk';
 import { refreshIndices } from './routes/indices';
-import type { SearchOutcome, ShardTarget } from './coordinator';
+import type { SearchOutcome, ShardTarget } from '../search/coordinator';
 
 /** Where reindex writes and how (`dest`). */
 export interface ReindexDest {

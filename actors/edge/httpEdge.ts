@@ -5,17 +5,10 @@ import type { Logger } from 'pino';
 import { asEsError, EsError, HttpBodyError, toErrorBody } from '../wire/esErrors';
 import { stringify } from '../wire/json';
 import { checkCompatibility, hasContent } from './compatibility';
-import { makeRequest, RawJson, type EsRequest, type EsResponse, type Route, type Router } from './router';
+import { makeRequest, type Route, type Router } from './router';
+import { RawJson, type EsRequest, type EsResponse, type SecurityGate } from '../wire/rest';
 import { DEFAULT_MAX_CONTENT_LENGTH, readBody } from './httpBody';
 import { redactError, redactUri, secretsOf } from './logRedaction';
-
-/** The security gate the edge consults (actors/security implements it). */
-export interface SecurityGate {
-  /** Who is calling (a value when known at once, else a promise of it), or throws a 401 EsError. */
-  authenticate(req: EsRequest): unknown | Promise<unknown>;
-  /** Throws a 403 EsError when `auth` may not run `action` (on `indices`). */
-  authorize(auth: unknown, action: string, indices?: string[]): void | Promise<void>;
-}
 
 export interface EdgeOptions {
   host: string;

@@ -1,8 +1,8 @@
 import { EsError, illegalArgument, parseException, validationFailed } from '../wire/esErrors';
-import type { EsRequest } from './router';
+import type { EsRequest } from '../wire/rest';
 import { Locator, unknownField } from '../shard/engine/base/xcontent';
 import type { ByScrollJob, ReindexDest } from './bulkByScroll';
-import { parseSearchCall } from './routes/search';
+import { parseSearchCall } from '../search';
 import { scriptRefused } from './routes/update';
 
 /**

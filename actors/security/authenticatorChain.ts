@@ -1,4 +1,4 @@
-import type { EsRequest } from '../edge/router';
+import type { EsRequest } from '../wire/rest';
 import type { ApiKeyService } from './apiKeys';
 import { anonymousNotAllowed, missingCredentials, unableToAuthenticateUser, unauthorized } from './errors';
 import type { TokenService } from './oauth2Tokens';

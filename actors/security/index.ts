@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { aggregateOf, Aggregate, type Envelope } from '../../streams';
-import type { SecurityGate } from '../edge/httpEdge';
-import type { Router } from '../edge/router';
+import type { SecurityGate } from '../wire/rest';
+import type { Routes } from '../wire/rest';
 import type { NodeContext } from '../nodeContext';
 import { ApiKeyService } from './apiKeys';
 import { AuthenticatorChain } from './authenticatorChain';
@@ -71,8 +71,8 @@ function tokenTimeout(ctx: NodeContext): number {
 }
 
 /** Security off: the `/_security` APIs answer ES's "security must be enabled" error. */
-function disabledModule(router: Router): SecurityModule {
-  const stub = { add: (m: string | string[], p: string) => router.add(m, p, () => { throw securityDisabled(); }, { kind: 'none' }) } as unknown as Router;
+function disabledModule(router: Routes): SecurityModule {
+  const stub = { add: (m: string | string[], p: string) => router.add(m, p, () => { throw securityDisabled(); }, { kind: 'none' }) } as unknown as Routes;
   const none = {} as SecurityServices;
   for (const f of [userRoutes, roleRoutes, privilegeRoutes, tokenRoutes, apiKeyRoutes, serviceAccountRoutes]) f(stub, none);
   stub.add('GET', '/_security/_authenticate', () => ({}));

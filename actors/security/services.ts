@@ -1,5 +1,5 @@
 import type { NodeContext } from '../nodeContext';
-import type { EsRequest } from '../edge/router';
+import type { EsRequest } from '../wire/rest';
 import { EsError } from '../wire/esErrors';
 import type { ApiKeyService } from './apiKeys';
 import type { FactLog } from './factLog';

@@ -2,7 +2,7 @@
  * The binary reply of the shard `query` and `fetch` ops: a small JSON head (searcher, totals,
  * aggregations) followed by the hits as typed columns: doc ids, scores, sort values, `_id`s as
  * JSON text, and `_source` bytes, each addressed by offsets. The edge renders a search response
- * by copying these bytes, without building an object per hit (see actors/edge/hitList.ts).
+ * by copying these bytes, without building an object per hit (see actors/search/hitList.ts).
  *
  * Layout (little-endian):
  *

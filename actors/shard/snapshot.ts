@@ -17,7 +17,7 @@ import { closeSync, fsyncSync, openSync } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { ByteReader, ByteWriter, SnapshotFormatError } from './engine/base/binary';
+import { ByteReader, ChunkWriter, SnapshotFormatError } from './engine/base/binary';
 import { decodeStore, encodeStoreSteps } from './engine/store/storeCodec';
 import type { FrozenStore, LoadedStore, ShardStore } from './engine/store/shardStore';
 import type { MappingImage } from './engine/index/mapping';
@@ -120,7 +120,7 @@ export class SnapshotWriter {
       MAGIC.copy(head);
       head.writeUInt32LE(SNAPSHOT_FORMAT, 8);
       await w.write([head]);
-      const body = new ByteWriter();
+      const body = new ChunkWriter();
       body.json(header);
       await w.section(Section.Header, body.parts());
     } catch (e) {
@@ -143,7 +143,7 @@ export class SnapshotWriter {
 
   /** `encodeShard` in short synchronous steps (callers yield to the event loop between them). */
   *encodeShardSteps(indexUuid: string, n: number, store: ShardStore, frozen: FrozenStore): Generator<void, Buffer[]> {
-    const body = new ByteWriter();
+    const body = new ChunkWriter();
     body.str(indexUuid);
     body.u32(n);
     yield* encodeStoreSteps(body, store, frozen);
@@ -158,7 +158,7 @@ export class SnapshotWriter {
   /** Ends, fsyncs and renames the file into place; returns its path and size. */
   async commit(): Promise<{ path: string; bytes: number }> {
     try {
-      const end = new ByteWriter();
+      const end = new ChunkWriter();
       end.u32(this.sections);
       await this.section(Section.End, end.parts());
       await this.fh.sync();

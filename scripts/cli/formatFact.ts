@@ -1,4 +1,4 @@
-import { formatKeepAlive } from '../../machines/keepAlive';
+import { formatTimeValue as formatKeepAlive } from '../../actors/wire/timeValue';
 import type { Envelope } from '../../streams';
 
 type D = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- data of many fact shapes

@@ -1,4 +1,4 @@
-import { formatKeepAlive } from '../../machines/keepAlive';
+import { formatTimeValue as formatKeepAlive } from '../../actors/wire/timeValue';
 import { tokenDocExpiresAt } from '../../machines/accessToken.machine';
 import { earliestExpiry, type ContextState, type NodeState, type World } from '../../streams/evolve';
 import type { ActorResult } from '../../streams/machineReplay';

@@ -1,6 +1,7 @@
-import type { EsRequest, EsResponse, Router } from '../router';
-import type { EdgeServices } from '../services';
-import { resolveOptions } from './indices';
+import type { Router } from '../router';
+import type { EsRequest, EsResponse } from '../../wire/rest';
+import type { SearchServices } from '../../search/services';
+import { resolveOptions } from '../../search';
 import { globMatch, renderAliasMeta } from '../../cluster/aliases';
 import type { IndexState } from '../../cluster';
 import { visibleIndices } from '../views/visible';
@@ -34,7 +35,7 @@ function missingAliases(requested: string[], returned: Set<string>): string[] {
 }
 
 /** `GET /_alias[/<name>]`, `GET /<index>/_alias[/<name>]` (and `_aliases`), HEAD forms. */
-function getAliases(s: EdgeServices, req: EsRequest): EsResponse {
+function getAliases(s: SearchServices, req: EsRequest): EsResponse {
   const namesProvided = req.params.name !== undefined;
   const requested = namesProvided ? split(req.params.name).filter((n) => n !== '_all') : [];
   const all = namesProvided && split(req.params.name).includes('_all');
@@ -56,7 +57,7 @@ function getAliases(s: EdgeServices, req: EsRequest): EsResponse {
 }
 
 /** One alias from the path (`PUT /<index>/_alias/<name>`, body = its properties). */
-async function putAlias(s: EdgeServices, req: EsRequest): Promise<EsResponse> {
+async function putAlias(s: SearchServices, req: EsRequest): Promise<EsResponse> {
   const body = req.json<Record<string, unknown>>() ?? {};
   const add: Record<string, unknown> = { index: split(req.params.index), alias: req.params.name };
   for (const [k, v] of Object.entries(body)) add[k] = v;
@@ -64,13 +65,13 @@ async function putAlias(s: EdgeServices, req: EsRequest): Promise<EsResponse> {
   return { body: { acknowledged: true } };
 }
 
-async function deleteAlias(s: EdgeServices, req: EsRequest): Promise<EsResponse> {
+async function deleteAlias(s: SearchServices, req: EsRequest): Promise<EsResponse> {
   await s.cluster.updateAliases({ actions: [{ remove: { index: split(req.params.index), alias: split(req.params.name) } }] });
   return { body: { acknowledged: true } };
 }
 
 /** Alias APIs: `POST /_aliases` (add, remove, remove_index, all or nothing), put/delete/get/exists. */
-export function aliasRoutes(r: Router, s: EdgeServices): void {
+export function aliasRoutes(r: Router, s: SearchServices): void {
   const manage = (req: EsRequest) => split(req.params.index);
   const get = { kind: 'indices' as const, action: 'indices:admin/aliases/get', indices: (req: EsRequest) => (req.params.index ? split(req.params.index) : ['*']) };
   r.add('POST', '/_aliases', async (req) => {

@@ -1,10 +1,12 @@
 import { EsError, asEsError, illegalArgument, indexNotFound, toErrorBody, validationFailed } from '../../wire/esErrors';
-import type { EsRequest, Router } from '../router';
-import type { EdgeServices } from '../services';
+import type { Router } from '../router';
+import type { EsRequest } from '../../wire/rest';
+import type { SearchServices } from '../../search/services';
 import { docShard, type IndexState } from '../../cluster';
 import { parseSourceBody } from '../../shard/engine';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
 import { aliasIndexRouting, autoId, outcomeError, refreshParam, refreshReplicas, writeResponse, writeTarget } from './documents';
+import { writeVersion } from './versioning';
 import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite, BULK_ACTION } from './writeAuthz';
 import { checkSeqNoParams, executeUpdate, losslessBody, parseUpdateBody, updateResponse, validateUpdate, type UpdateOutcome, type UpdateSpec } from './update';
 
@@ -155,6 +157,9 @@ export interface BulkOp {
   /** Compare-and-set of a plain write (a delete-by-query hit's `_seq_no` / `_primary_term`). */
   ifSeqNo?: number;
   ifPrimaryTerm?: number;
+  /** External versioning of a plain write. */
+  version?: number;
+  versionType?: 'external' | 'external_gte';
 }
 
 /** A bulk item's result, keyed by its action as ES renders it (`{"index":{…,"status":201}}`). */
@@ -167,7 +172,7 @@ export type BulkItemResult = Record<string, Record<string, unknown>>;
  * plain writes go to the shard in one write message, and each update is read → merge → conditional
  * write at its place in the order, so later items see earlier ones. Shards run in parallel.
  */
-export async function executeBulk(s: EdgeServices, auth: unknown, items: BulkOp[], refresh?: string): Promise<BulkItemResult[]> {
+export async function executeBulk(s: SearchServices, auth: unknown, items: BulkOp[], refresh?: string): Promise<BulkItemResult[]> {
   const results: BulkItemResult[] = new Array(items.length);
   // Item by item, the shard-level bulk[s] and the action the op type implies (ES authorizeBulkItems):
   // a denied item gets its own 403 while the others proceed. Checked on the name before it is
@@ -234,7 +239,7 @@ export async function executeBulk(s: EdgeServices, auth: unknown, items: BulkOp[
 
 /** One shard's items in order: plain writes batched between updates. */
 async function runShardGroup(
-  s: EdgeServices,
+  s: SearchServices,
   g: { idx: IndexState; n: number; pos: number[] },
   items: BulkOp[],
   results: BulkItemResult[],
@@ -252,6 +257,10 @@ async function runShardGroup(
       if (it.routing) w.routing = it.routing;
       if (it.ifSeqNo !== undefined) w.ifSeqNo = it.ifSeqNo;
       if (it.ifPrimaryTerm !== undefined) w.ifPrimaryTerm = it.ifPrimaryTerm;
+      if (it.versionType) {
+        w.version = it.version;
+        w.versionType = it.versionType;
+      }
       return w;
     });
     let outcomes: WriteOutcome[];
@@ -316,7 +325,8 @@ const metaInt = (m: Record<string, unknown> | undefined, ...keys: string[]): num
 function prepareUpdates(items: Item[]): BulkOp[] {
   const invalid: string[] = [];
   const ops = items.map((it): BulkOp => {
-    if (it.action !== 'update' || it.error) return it;
+    if (it.error) return it;
+    if (it.action !== 'update') return plainWrite(it, invalid);
     const m = it.meta;
     const fetchSource = m?._source !== undefined ? parseSourceBody(m._source) : undefined;
     const spec = parseUpdateBody(it.source ?? '', { fetchSource });
@@ -332,7 +342,19 @@ function prepareUpdates(items: Item[]): BulkOp[] {
   return ops;
 }
 
-async function bulk(s: EdgeServices, req: EsRequest) {
+/** An index, create or delete item's compare-and-set and version fields (validated with the bulk). */
+function plainWrite(it: Item, invalid: string[]): BulkOp {
+  const m = it.meta;
+  const ifSeqNo = metaInt(m, 'if_seq_no');
+  const ifPrimaryTerm = metaInt(m, 'if_primary_term');
+  if (ifSeqNo !== undefined || ifPrimaryTerm !== undefined) checkSeqNoParams(ifSeqNo, ifPrimaryTerm);
+  const raw = (k: string) => (m?.[k] === undefined || m[k] === null ? undefined : String(m[k]));
+  const { fields, errors } = writeVersion(it.action as 'index' | 'create' | 'delete', { version: raw('version') ?? raw('_version'), versionType: raw('version_type') ?? raw('_version_type'), ifSeqNo });
+  invalid.push(...errors);
+  return { ...it, ...(ifSeqNo !== undefined ? { ifSeqNo } : {}), ...(ifPrimaryTerm !== undefined ? { ifPrimaryTerm } : {}), ...fields };
+}
+
+async function bulk(s: SearchServices, req: EsRequest) {
   const start = Date.now();
   const refresh = refreshParam(req);
   // ES: the bulk action needs a grant on some index at all, else the whole request is refused.
@@ -348,7 +370,7 @@ async function bulk(s: EdgeServices, req: EsRequest) {
   return { body: items.some((it) => it.update?.fetchSource?.fetch) ? losslessBody(body) : body };
 }
 
-export function bulkRoutes(r: Router, s: EdgeServices): void {
+export function bulkRoutes(r: Router, s: SearchServices): void {
   const authz = { kind: 'handler' as const };
   r.add(['POST', 'PUT'], '/_bulk', (req) => bulk(s, req), authz);
   r.add(['POST', 'PUT'], '/{index}/_bulk', (req) => bulk(s, req), authz);

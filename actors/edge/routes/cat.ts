@@ -1,7 +1,8 @@
-import type { EsRequest, EsResponse, Router } from '../router';
-import { RawJson } from '../router';
-import type { PagingServices } from './search';
-import { resolveOptions } from './indices';
+import type { Router } from '../router';
+import type { EsRequest, EsResponse } from '../../wire/rest';
+import { RawJson } from '../../wire/rest';
+import type { PagingServices } from '../../search';
+import { resolveOptions } from '../../search';
 import { catResponse, type Column, type Row } from '../views/catTable';
 import { clusterNodes } from '../views/nodes';
 import { activePercent, clusterHealth, indexHealth } from '../views/health';

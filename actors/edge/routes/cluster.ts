@@ -1,8 +1,8 @@
 import { flatten } from '../../config';
 import { illegalArgument } from '../../wire/esErrors';
-import { parseTimeValue } from '../../shard/engine/base/timeValue';
+import { parseTimeValue } from '../../wire/timeValue';
 import type { Router } from '../router';
-import type { PagingServices } from './search';
+import type { PagingServices } from '../../search';
 
 export const VERSION = {
   number: '8.15.0',

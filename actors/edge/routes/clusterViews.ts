@@ -3,13 +3,14 @@ import type { IndexState } from '../../cluster';
 import { renderSettings } from '../../cluster';
 import type { ComponentTemplate, ComposableTemplate, LegacyTemplate } from '../../cluster/templates';
 import { renderLegacy, renderTemplateBody } from '../../cluster/templateRender';
-import type { EsRequest, EsResponse, Router } from '../router';
-import type { PagingServices } from './search';
+import type { Router } from '../router';
+import type { EsRequest, EsResponse } from '../../wire/rest';
+import type { PagingServices } from '../../search';
 import { VERSION } from './cluster';
 import { clusterNodes, nodesHeader, type NodeDescriptor } from '../views/nodes';
 import { clusterHealth, shardCopies } from '../views/health';
 import { collectShardStats, commonStats, INDEX_METRICS, parseMetrics } from '../views/indexStats';
-import { resolveOptions } from './indices';
+import { resolveOptions } from '../../search';
 
 /** `GET /_cluster/state` metrics (ClusterState.Metric). */
 const STATE_METRICS = ['version', 'master_node', 'blocks', 'nodes', 'metadata', 'routing_table', 'routing_nodes', 'customs'] as const;

@@ -1,7 +1,7 @@
-import type { EsRequest } from '../router';
+import type { EsRequest } from '../../wire/rest';
 import type { ContextKind, ContextState } from '../../../streams/evolve';
 import { callNodes } from '../../cluster/nodeRpc';
-import { isSuperuser, mayUse, type PagingServices } from './search';
+import { isSuperuser, mayUse, type PagingServices } from '../../search';
 
 /** What the owner node knows of one of its contexts that the log does not: its live expiry. */
 export interface LiveContext {

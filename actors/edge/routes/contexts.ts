@@ -1,9 +1,10 @@
 import { EsError } from '../../wire/esErrors';
-import type { EsRequest, EsResponse, Router } from '../router';
+import type { Router } from '../router';
+import type { EsRequest, EsResponse } from '../../wire/rest';
 import { readFactBatches } from '../../../streams/factReader';
 import { applyContext, type ContextState } from '../../../streams/evolve';
 import type { Envelope } from '../../../streams';
-import type { PagingServices } from './search';
+import type { PagingServices } from '../../search';
 import { liveOf } from './contextList';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

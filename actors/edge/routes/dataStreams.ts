@@ -1,6 +1,7 @@
 import { illegalArgument, indexNotFound } from '../../wire/esErrors';
-import type { EsRequest, Router } from '../router';
-import type { EdgeServices } from '../services';
+import type { Router } from '../router';
+import type { EsRequest } from '../../wire/rest';
+import type { SearchServices } from '../../search/services';
 
 const isPattern = (p: string) => p === '_all' || p === '*' || p.includes('*');
 
@@ -10,7 +11,7 @@ const isPattern = (p: string) => p === '_all' || p === '*' || p.includes('*');
  * to create one without a matching data-stream template (which no template here can be).
  * Python's `helpers.reindex` probes `GET /_data_stream/<dest>` and tolerates exactly that 404.
  */
-export function dataStreamRoutes(r: Router, _s: EdgeServices): void {
+export function dataStreamRoutes(r: Router, _s: SearchServices): void {
   const monitor = { kind: 'cluster' as const, action: 'indices:admin/data_stream/get' };
   const list = (req: EsRequest) => {
     const names = (req.params.name ?? '*').split(',').map((x) => x.trim()).filter(Boolean);

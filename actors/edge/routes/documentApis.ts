@@ -3,7 +3,7 @@ import { TaskRegistry } from '../taskRegistry';
 import { mgetRoutes } from './mget';
 import { msearchRoutes } from './msearch';
 import { reindexRoutes } from './reindex';
-import type { PagingServices } from './search';
+import type { PagingServices } from '../../search';
 import { taskRoutes } from './tasks';
 import { updateRoutes } from './update';
 

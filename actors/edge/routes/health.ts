@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { illegalArgument } from '../../wire/esErrors';
-import { parseTimeValue } from '../../shard/engine';
+import { parseTimeValue } from '../../wire/timeValue';
 import type { IndexState } from '../../cluster';
-import type { EsRequest, EsResponse, Router } from '../router';
-import type { PagingServices } from './search';
-import { resolveOptions } from './indices';
+import type { Router } from '../router';
+import type { EsRequest, EsResponse } from '../../wire/rest';
+import type { PagingServices } from '../../search';
+import { resolveOptions } from '../../search';
 import { activePercent, atLeast, clusterHealth, type HealthStatus, type IndexHealth } from '../views/health';
 import { clusterNodes } from '../views/nodes';
 

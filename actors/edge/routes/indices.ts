@@ -1,29 +1,22 @@
 import { EsError, illegalArgument, parseException } from '../../wire/esErrors';
-import type { EsRequest, Router } from '../router';
-import type { EdgeServices } from '../services';
-import { renderSettings, type IndexState, type ResolveOptions } from '../../cluster';
+import type { Router } from '../router';
+import type { EsRequest } from '../../wire/rest';
+import type { SearchServices } from '../../search/services';
+import { resolveOptions } from '../../search';
+import { renderSettings, type IndexState } from '../../cluster';
 import { renderAliasMeta } from '../../cluster/aliases';
-
-export function resolveOptions(req: Pick<EsRequest, 'query'>): ResolveOptions {
-  const q = req.query;
-  return {
-    ignoreUnavailable: q.ignore_unavailable === 'true',
-    allowNoIndices: q.allow_no_indices === undefined ? undefined : q.allow_no_indices !== 'false',
-    expandWildcards: q.expand_wildcards,
-  };
-}
 
 /**
  * Refreshes every copy of shard `n`: the primary first, then each replica once it has applied
  * everything the primary had (and at least `minSeqNo`).
  */
-export function refreshShard(s: EdgeServices, idx: IndexState, n: number, minSeqNo?: number) {
+export function refreshShard(s: SearchServices, idx: IndexState, n: number, minSeqNo?: number) {
   const replicas = s.cluster.copyNodes(idx, n).filter((c) => !c.primary).map((c) => c.node);
   return s.shards.refresh(idx.shards[n].ref, replicas, minSeqNo);
 }
 
 /** Refreshes every copy of every shard of the given indices. */
-export async function refreshIndices(s: EdgeServices, indices: IndexState[]) {
+export async function refreshIndices(s: SearchServices, indices: IndexState[]) {
   const shards = indices.flatMap((i) => i.shards.map((_, n) => ({ i, n })));
   const res = await Promise.allSettled(shards.map(({ i, n }) => refreshShard(s, i, n)));
   const ok = res.reduce((a, r) => a + (r.status === 'fulfilled' ? r.value.successful : 0), 0);
@@ -32,7 +25,7 @@ export async function refreshIndices(s: EdgeServices, indices: IndexState[]) {
 }
 
 /** Index administration: create, delete, exists, get, mapping, settings, refresh, count. */
-export function indexRoutes(r: Router, s: EdgeServices): void {
+export function indexRoutes(r: Router, s: SearchServices): void {
   const named = (req: EsRequest) => [req.params.index];
   r.add('PUT', '/{index}', async (req) => {
     const body = (req.json<Record<string, unknown>>() ?? {}) as Record<string, unknown>;

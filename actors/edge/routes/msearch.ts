@@ -1,9 +1,10 @@
 import { EsError, asEsError, illegalArgument, parseException, parsingException, toErrorBody, validationFailed } from '../../wire/esErrors';
 import { availableParallelism } from 'node:os';
 import { parseBody, stringify } from '../../wire/json';
-import { RawJson, type EsRequest, type EsResponse, type Router } from '../router';
+import { type Router } from '../router';
+import { RawJson, type EsRequest, type EsResponse } from '../../wire/rest';
 import type { SearchRequest } from '../../shard/engine';
-import { parseSearchCall, runSearch, type PagingServices, type SearchCall } from './search';
+import { parseSearchCall, runSearch, type PagingServices, type SearchCall } from '../../search';
 
 /** One `_msearch` item: the search it runs (header options merged over the URL's). */
 export interface MsearchItem {

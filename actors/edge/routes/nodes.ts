@@ -1,5 +1,6 @@
-import { RawJson, type EsRequest, type EsResponse, type Router } from '../router';
-import type { PagingServices } from './search';
+import { type Router } from '../router';
+import { RawJson, type EsRequest, type EsResponse } from '../../wire/rest';
+import type { PagingServices } from '../../search';
 import { VERSION } from './cluster';
 import { clusterNodes, localRuntime, nodesHeader, selectNodes, type NodeDescriptor } from '../views/nodes';
 import { callNodes } from '../../cluster/nodeRpc';

@@ -1,9 +1,10 @@
 import { EsError, asEsError, validationFailed } from '../../wire/esErrors';
-import type { EsRequest, EsResponse, Router } from '../router';
+import type { Router } from '../router';
+import type { EsRequest, EsResponse } from '../../wire/rest';
 import { ByScrollStatus, mergedStatus, runWorker, type ByScrollJob, type SliceResult } from '../bulkByScroll';
 import { checkSearch, parseBool, parseDeleteByQuery, parseReindex, parseRequestsPerSecond } from '../reindexRequest';
 import type { Task, TaskRegistry } from '../taskRegistry';
-import { searchIndices, type PagingServices } from './search';
+import { searchIndices, type PagingServices } from '../../search';
 
 type Json = Record<string, unknown>;
 

@@ -1,8 +1,9 @@
 import { illegalArgument } from '../../wire/esErrors';
 import type { IndexState } from '../../cluster';
-import type { EsRequest, EsResponse, Router } from '../router';
-import type { PagingServices } from './search';
-import { resolveOptions } from './indices';
+import type { Router } from '../router';
+import type { EsRequest, EsResponse } from '../../wire/rest';
+import type { PagingServices } from '../../search';
+import { resolveOptions } from '../../search';
 import { collectShardStats, commonStats, INDEX_METRICS, parseMetrics, type IndexMetric, type ShardStat } from '../views/indexStats';
 import { clusterNodes, type NodeDescriptor } from '../views/nodes';
 import { indexHealth } from '../views/health';

@@ -1,7 +1,8 @@
 import { EsError, illegalArgument } from '../../wire/esErrors';
-import type { EsRequest, EsResponse, Router } from '../router';
-import type { EdgeServices } from '../services';
-import { parseTimeValue } from '../../shard/engine';
+import type { Router } from '../router';
+import type { EsRequest, EsResponse } from '../../wire/rest';
+import type { SearchServices } from '../../search/services';
+import { parseTimeValue } from '../../wire/timeValue';
 import { parseTaskId, type Task, type TaskInfoBody, type TaskRegistry } from '../taskRegistry';
 
 const LIST = 'cluster:monitor/tasks/lists';
@@ -24,7 +25,7 @@ function bool(v: string | undefined, dflt: boolean): boolean {
 }
 
 /** Tasks matching `actions`, `parent_task_id`, `nodes` (ListTasksRequest / CancelTasksRequest filters). */
-function matching(s: EdgeServices, tasks: TaskRegistry, q: Record<string, string>): Task[] {
+function matching(s: SearchServices, tasks: TaskRegistry, q: Record<string, string>): Task[] {
   const actions = splitComma(q.actions);
   const nodes = splitComma(q.nodes);
   const parent = q.parent_task_id;
@@ -38,7 +39,7 @@ function matching(s: EdgeServices, tasks: TaskRegistry, q: Record<string, string
 }
 
 /** ListTasksResponse: grouped by node (default), by parent (children nested), or a flat list. */
-function renderList(s: EdgeServices, tasks: Task[], detailed: boolean, groupBy: string): Record<string, unknown> {
+function renderList(s: SearchServices, tasks: Task[], detailed: boolean, groupBy: string): Record<string, unknown> {
   const infos = tasks.map((t) => ({ t, info: t.info(detailed) }));
   if (groupBy === 'none') return { tasks: infos.map((x) => x.info) };
   if (groupBy === 'parents') {
@@ -83,7 +84,7 @@ async function waitFor(p: Promise<unknown>, ms: number, what: string): Promise<v
 const timeoutOf = (q: Record<string, string>) => (q.timeout !== undefined ? parseTimeValue(q.timeout, 'timeout') : 30_000);
 
 /** `GET /_tasks`: this node's running tasks (the listing itself included, as in ES). */
-async function listTasks(s: EdgeServices, tasks: TaskRegistry, req: EsRequest): Promise<EsResponse> {
+async function listTasks(s: SearchServices, tasks: TaskRegistry, req: EsRequest): Promise<EsResponse> {
   const q = req.query;
   const detailed = bool(q.detailed, false);
   const groupBy = q.group_by ?? 'nodes';
@@ -124,7 +125,7 @@ async function getTask(tasks: TaskRegistry, req: EsRequest): Promise<EsResponse>
 }
 
 /** `POST /_tasks/_cancel`, `/_tasks/<id>/_cancel`: cancels cancellable tasks; answers them as a task list. */
-async function cancelTasks(s: EdgeServices, tasks: TaskRegistry, req: EsRequest): Promise<EsResponse> {
+async function cancelTasks(s: SearchServices, tasks: TaskRegistry, req: EsRequest): Promise<EsResponse> {
   const q = req.query;
   let targets: Task[];
   if (req.params.task_id !== undefined) {
@@ -138,7 +139,7 @@ async function cancelTasks(s: EdgeServices, tasks: TaskRegistry, req: EsRequest)
   return { body: renderList(s, targets, true, q.group_by ?? 'nodes') };
 }
 
-export function taskRoutes(r: Router, s: EdgeServices, tasks: TaskRegistry): void {
+export function taskRoutes(r: Router, s: SearchServices, tasks: TaskRegistry): void {
   r.add('GET', '/_tasks', (req) => listTasks(s, tasks, req), { kind: 'cluster', action: LIST });
   r.add('GET', '/_tasks/{task_id}', (req) => getTask(tasks, req), { kind: 'cluster', action: GET });
   r.add('POST', '/_tasks/_cancel', (req) => cancelTasks(s, tasks, req), { kind: 'cluster', action: CANCEL });

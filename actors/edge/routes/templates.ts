@@ -1,6 +1,7 @@
 import { EsError, illegalArgument } from '../../wire/esErrors';
-import type { EsRequest, EsResponse, Router } from '../router';
-import type { EdgeServices } from '../services';
+import type { Router } from '../router';
+import type { EsRequest, EsResponse } from '../../wire/rest';
+import type { SearchServices } from '../../search/services';
 import type { ComponentTemplate, ComposableTemplate, LegacyTemplate, TemplateKind } from '../../cluster/templates';
 import { renderLegacy, renderTemplateBody } from '../../cluster/templateRender';
 
@@ -29,7 +30,7 @@ function renderComponent(t: ComponentTemplate): Record<string, unknown> {
 }
 
 /** Names an expression selects; an explicit name that does not exist -> `missing(name)`. */
-function select(s: EdgeServices, kind: TemplateKind, expr: string | undefined, missing: (name: string) => EsError): string[] {
+function select(s: SearchServices, kind: TemplateKind, expr: string | undefined, missing: (name: string) => EsError): string[] {
   const names = s.cluster.metadata.templates.names(kind, expr);
   for (const p of split(expr)) if (!isPattern(p) && !names.includes(p)) throw missing(p);
   return names;
@@ -38,7 +39,7 @@ function select(s: EdgeServices, kind: TemplateKind, expr: string | undefined, m
 const notFound = (what: string) => (name: string) => new EsError('resource_not_found_exception', 404, `${what} matching [${name}] not found`);
 const templateMissing = (name: string) => new EsError('index_template_missing_exception', 404, `index_template [${name}] missing`);
 
-async function deleteTemplates(s: EdgeServices, kind: TemplateKind, req: EsRequest, missing: (name: string) => EsError): Promise<EsResponse> {
+async function deleteTemplates(s: SearchServices, kind: TemplateKind, req: EsRequest, missing: (name: string) => EsError): Promise<EsResponse> {
   await s.cluster.deleteTemplates(kind, () => {
     const names = select(s, kind, req.params.name, missing);
     if (!names.length) throw missing(req.params.name);
@@ -56,7 +57,7 @@ async function deleteTemplates(s: EdgeServices, kind: TemplateKind, req: EsReque
 }
 
 /** `_index_template`, `_component_template` and legacy `_template` APIs. */
-export function templateRoutes(r: Router, s: EdgeServices): void {
+export function templateRoutes(r: Router, s: SearchServices): void {
   const t = () => s.cluster.metadata.templates;
   const cluster = (action: string) => ({ kind: 'cluster' as const, action });
 

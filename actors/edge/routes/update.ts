@@ -3,8 +3,9 @@ import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite } from './writeAuthz';
 import { isLosslessNumber, parse as losslessParse, stringify as losslessStringify, type LosslessNumber } from 'lossless-json';
 import { EsError, illegalArgument, parseException, validationFailed } from '../../wire/esErrors';
 import { parseBody } from '../../wire/json';
-import { RawJson, type EsRequest, type EsResponse, type Router } from '../router';
-import type { EdgeServices } from '../services';
+import { type Router } from '../router';
+import { RawJson, type EsRequest, type EsResponse } from '../../wire/rest';
+import type { SearchServices } from '../../search/services';
 import type { IndexState } from '../../cluster';
 import { filterSource, parseSourceBody, parseSourceParams, type GetResult, type SourceFilter } from '../../shard/engine';
 import { Locator, tokenName, unknownField } from '../../shard/engine/base/xcontent';
@@ -191,7 +192,7 @@ const conflict = (id: string, want: string, cur: string) => new EsError('version
  * conditional write (`ifSeqNo` of what was read) through the shard's normal write message, so a
  * concurrent write makes it a version conflict; retried up to `retry_on_conflict` times.
  */
-export async function executeUpdate(s: EdgeServices, t: UpdateTarget, spec: UpdateSpec, refresh?: string): Promise<UpdateOutcome> {
+export async function executeUpdate(s: SearchServices, t: UpdateTarget, spec: UpdateSpec, refresh?: string): Promise<UpdateOutcome> {
   const { idx, n, id } = t;
   const ref = idx.shards[n].ref;
   const meta = { index_uuid: idx.uuid, shard: String(n), index: idx.name };
@@ -271,7 +272,7 @@ function intParam(q: Record<string, string>, k: string, kind = 'int'): number | 
 }
 
 /** `POST /<index>/_update/<id>` (RestUpdateAction). */
-async function update(s: EdgeServices, req: EsRequest): Promise<EsResponse> {
+async function update(s: SearchServices, req: EsRequest): Promise<EsResponse> {
   const q = req.query;
   const refresh = refreshParam(req);
   const retryOnConflict = intParam(q, 'retry_on_conflict') ?? 0;
@@ -303,7 +304,7 @@ async function update(s: EdgeServices, req: EsRequest): Promise<EsResponse> {
   return { status, body: losslessBody(updateResponse(idx, id, o, spec.fetchSource)), ...(status === 201 ? { headers: { location } } : {}) };
 }
 
-export function updateRoutes(r: Router, s: EdgeServices): void {
+export function updateRoutes(r: Router, s: SearchServices): void {
   r.add('POST', '/{index}/_update/{id}', (req) => update(s, req), {
     kind: 'indices',
     action: 'indices:data/write/update',

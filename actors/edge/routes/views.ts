@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Router } from '../router';
-import type { PagingServices } from './search';
+import type { PagingServices } from '../../search';
 import { aliasRoutes } from './aliases';
 import { catRoutes } from './cat';
 import { clusterViewRoutes } from './clusterViews';

@@ -1,6 +1,6 @@
 import { stringify as yaml } from 'yaml';
 import { illegalArgument } from '../../wire/esErrors';
-import { RawJson, type EsRequest, type EsResponse } from '../router';
+import { RawJson, type EsRequest, type EsResponse } from '../../wire/rest';
 
 /**
  * The `_cat` table machinery (ES RestTable): columns with aliases and defaults, `v` (header),

@@ -1,6 +1,6 @@
 import { illegalArgument } from '../../wire/esErrors';
 import type { IndexState } from '../../cluster';
-import type { PagingServices } from '../routes/search';
+import type { PagingServices } from '../../search';
 
 /**
  * Index statistics under ES's keys (CommonStats): per shard copy, summed per index, per node and

@@ -1,5 +1,5 @@
 import { VERSION } from '../routes/cluster';
-import type { PagingServices } from '../routes/search';
+import type { PagingServices } from '../../search';
 import type { NodeRecord } from '../../cluster/membership';
 import { callNodes } from '../../cluster/nodeRpc';
 import { simpleMatch } from '../../automaton';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { EsRequest } from '../../edge/router';
+import type { EsRequest } from '../../wire/rest';
 import type { CredentialCache } from '../credentialCache';
 import { verifySecret } from '../hashing';
 import type { User } from '../types';

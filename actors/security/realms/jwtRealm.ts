@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JSONWebKeySet, type JWTPayload } from 'jose';
 import type { Settings } from '../../config';
-import type { EsRequest } from '../../edge/router';
+import type { EsRequest } from '../../wire/rest';
 import { CacheDigest, safeEqual } from '../hashing';
 import { mappedRoles, type RoleMapping } from '../roleMappings';
 import { listSetting, parseTimeValue } from '../timeValue';

@@ -1,4 +1,4 @@
-import type { EsRequest } from '../../edge/router';
+import type { EsRequest } from '../../wire/rest';
 import type { CredentialCache } from '../credentialCache';
 import { verifySecret } from '../hashing';
 import type { User } from '../types';

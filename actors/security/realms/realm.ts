@@ -1,5 +1,5 @@
 import type { JWSHeaderParameters, JWTPayload } from 'jose';
-import type { EsRequest } from '../../edge/router';
+import type { EsRequest } from '../../wire/rest';
 import type { User } from '../types';
 
 /**

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Settings } from '../../config';
-import type { EsRequest } from '../../edge/router';
+import type { EsRequest } from '../../wire/rest';
 import { CredentialCache } from '../credentialCache';
 import { unableToAuthenticateUser } from '../errors';
 import type { CacheDigest } from '../hashing';

@@ -1,5 +1,6 @@
 import { validationFailed } from '../../wire/esErrors';
-import type { EsRequest, Router } from '../../edge/router';
+import type { Routes } from '../../wire/rest';
+import type { EsRequest } from '../../wire/rest';
 import { queryKeys } from '../apiKeyQuery';
 import { isOwnRequest, renderKey, selectKeys, validateSelector, type KeySelector } from '../apiKeyViews';
 import { authorize, isClusterActionAllowed } from '../authorization';
@@ -16,7 +17,7 @@ function strings(v: unknown): string[] | undefined {
 }
 
 /** Create, get, invalidate, update, grant and query API keys (spec §4). */
-export function apiKeyRoutes(router: Router, s: SecurityServices): void {
+export function apiKeyRoutes(router: Routes, s: SecurityServices): void {
   const enabled = () => {
     if (!s.apiKeysEnabled) throw featureNotEnabled('api_keys');
   };

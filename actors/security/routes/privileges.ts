@@ -1,5 +1,6 @@
 import { Aggregate } from '../../../streams';
-import type { EsRequest, Router } from '../../edge/router';
+import type { Routes } from '../../wire/rest';
+import type { EsRequest } from '../../wire/rest';
 import { EsError, illegalArgument, validationFailed } from '../../wire/esErrors';
 import { applicationNameError, privilegeNameError, privilegeOrActionNameError, type AppPrivilegeDescriptor } from '../appPrivileges';
 import { CLUSTER_PRIVILEGES, INDEX_PRIVILEGES, patternsRegExp } from '../privileges';
@@ -63,7 +64,7 @@ async function privilegeFact(s: SecurityServices, req: EsRequest, application: s
 }
 
 /** Application privileges: PUT/GET/DELETE /_security/privilege, and GET /_security/privilege/_builtin. */
-export function privilegeRoutes(router: Router, s: SecurityServices): void {
+export function privilegeRoutes(router: Routes, s: SecurityServices): void {
   const put = async (req: EsRequest) => {
     const privileges = parsePutPrivileges(bodyOf(req));
     const result: Record<string, Record<string, { created: boolean }>> = {};

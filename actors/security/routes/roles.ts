@@ -1,5 +1,6 @@
 import { EsError, illegalArgument, validationFailed } from '../../wire/esErrors';
-import type { EsRequest, Router } from '../../edge/router';
+import type { Routes } from '../../wire/rest';
+import type { EsRequest } from '../../wire/rest';
 import { Aggregate } from '../../../streams';
 import { applicationNameError } from '../appPrivileges';
 import { hasApplicationPrivilege, hasClusterPrivilege, hasIndexPrivilege } from '../permission';
@@ -21,7 +22,7 @@ async function roleFact(s: SecurityServices, req: EsRequest, kind: 'role' | 'rol
 }
 
 /** Roles, role mappings, and the caller's own privileges. */
-export function roleRoutes(router: Router, s: SecurityServices): void {
+export function roleRoutes(router: Routes, s: SecurityServices): void {
   router.add(
     ['PUT', 'POST'],
     '/_security/role/{name}',

@@ -1,4 +1,5 @@
-import type { EsRequest, Router } from '../../edge/router';
+import type { Routes } from '../../wire/rest';
+import type { EsRequest } from '../../wire/rest';
 import { renderRoleDescriptor } from '../roleDescriptor';
 import { SERVICE_ACCOUNTS } from '../serviceAccountDefs';
 import { authOf, type SecurityServices } from '../services';
@@ -6,7 +7,7 @@ import { authOf, type SecurityServices } from '../services';
 const A = 'cluster:admin/xpack/security/service_account/';
 
 /** Service accounts and their tokens (spec §5). */
-export function serviceAccountRoutes(router: Router, s: SecurityServices): void {
+export function serviceAccountRoutes(router: Routes, s: SecurityServices): void {
   const list = (req: EsRequest) => {
     const { namespace, service } = req.params;
     const picked = Object.keys(SERVICE_ACCOUNTS).filter((p) => {

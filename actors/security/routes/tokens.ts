@@ -1,5 +1,5 @@
 import { illegalArgument, validationFailed } from '../../wire/esErrors';
-import type { Router } from '../../edge/router';
+import type { Routes } from '../../wire/rest';
 import { authorize } from '../authorization';
 import { renderAuthentication } from '../authView';
 import { featureNotEnabled, forbidden, oauth2Error, unauthorized } from '../errors';
@@ -34,7 +34,7 @@ function validateGrant(body: Record<string, unknown>): string[] {
 }
 
 /** POST and DELETE /_security/oauth2/token. */
-export function tokenRoutes(router: Router, s: SecurityServices): void {
+export function tokenRoutes(router: Routes, s: SecurityServices): void {
   router.add(
     'POST',
     '/_security/oauth2/token',

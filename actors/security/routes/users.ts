@@ -1,5 +1,6 @@
 import { EsError, illegalArgument, validationFailed } from '../../wire/esErrors';
-import type { EsRequest, Router } from '../../edge/router';
+import type { Routes } from '../../wire/rest';
+import type { EsRequest } from '../../wire/rest';
 import { Aggregate } from '../../../streams';
 import { authorize } from '../authorization';
 import { hashSecret, isSupportedHash, STORED_HASH_ALGORITHMS } from '../hashing';
@@ -76,7 +77,7 @@ function renderUser(u: User) {
 }
 
 /** Users: PUT/GET/DELETE /_security/user, change password, enable/disable (native and reserved realms). */
-export function userRoutes(router: Router, s: SecurityServices): void {
+export function userRoutes(router: Routes, s: SecurityServices): void {
   router.add(
     ['PUT', 'POST'],
     '/_security/user/{username}',

@@ -25,7 +25,6 @@ export { parseQuery, queryFromQ, SUPPORTED_QUERIES } from './request/queryDsl';
 export type { Query, QueryValue } from './request/queryDsl';
 export { filterSource, parseSourceBody, parseSourceParams } from './request/sourceFilter';
 export type { SourceFilter } from './request/sourceFilter';
-export { parseTimeValue, formatTimeValue, keepAliveTooLarge } from './base/timeValue';
 export { compareSortValues, compareSortArrays, compareRaw, compareCodePoints } from './base/sortValues';
 export { reduceHits, reduceTotal, hitComparator } from './query/reduce';
 export type { ShardResultRef, ReduceHitsRequest, ReducedHits, MergedHit } from './query/reduce';

@@ -81,6 +81,10 @@ export interface ShardQueryRequest {
   fields?: Array<{ field: string; format?: string; include_unmapped?: boolean }>;
   /** `stored_fields` (non-metadata ones come back under `fields` when stored). */
   storedFields?: string[];
+  /** Field collapsing: the shard returns the best hit of each of the top groups. */
+  collapse?: { field: string };
+  /** Rescorers, applied in order to the top `windowSize` hits. */
+  rescore?: Array<{ windowSize: number; query: unknown; queryWeight: number; rescoreQueryWeight: number; scoreMode: 'total' | 'multiply' | 'avg' | 'max' | 'min' }>;
 }
 
 export interface ShardHit {
@@ -113,6 +117,9 @@ export interface DocWrite {
   routing?: string;
   ifSeqNo?: number;
   ifPrimaryTerm?: number;
+  /** External versioning: the version the write sets, checked against the current one. */
+  version?: number;
+  versionType?: 'external' | 'external_gte';
 }
 
 /** The normalized, sequenced op appended to the document log. Replaying it reproduces the shard exactly. */

@@ -1,11 +1,11 @@
 /**
  * Shard requests of the page path go over one long-lived inbox subscription with our own
- * correlation (actors/edge/requestMux.ts), not nats.js `request` (which builds Error objects with
+ * correlation (actors/search/requestMux.ts), not nats.js `request` (which builds Error objects with
  * stacks for every request): real nats-server, real responders.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
-import { ShardClient } from '../../../actors/edge/shardClient';
-import { RequestMux, RequestTimeout } from '../../../actors/edge/requestMux';
+import { ShardClient } from '../../../actors/search/shardClient';
+import { RequestMux, RequestTimeout } from '../../../actors/search/requestMux';
 import { encodeFetchPage, encodeQueryPage } from '../../../actors/shard/pageCodec';
 import { EsError } from '../../../actors/wire/esErrors';
 import { startNats, type TestNats } from '../../support/natsServer';

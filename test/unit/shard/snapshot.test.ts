@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IndexMapping, ShardStore, type DocWrite, type LoggedOp } from '../../../actors/shard/engine';
-import { ByteReader, ByteWriter } from '../../../actors/shard/engine/base/binary';
+import { ByteReader, ChunkWriter } from '../../../actors/shard/engine/base/binary';
 import { decodeStore, encodeStore } from '../../../actors/shard/engine/store/storeCodec';
 import type { FrozenStore } from '../../../actors/shard/engine/store/shardStore';
 import { SnapshotFormatError, SnapshotWriter, listSnapshots, pruneSnapshots, readSnapshot, type SnapshotHeader } from '../../../actors/shard/snapshot';
@@ -119,7 +119,7 @@ function searches(s: ShardStore) {
 }
 
 function roundTrip(store: ShardStore, frozen: FrozenStore): ShardStore {
-  const w = new ByteWriter();
+  const w = new ChunkWriter();
   encodeStore(w, store, frozen);
   const img = decodeStore(new ByteReader(Buffer.concat(w.parts())));
   const fresh = newStore(IndexMapping.fromSnapshot(store.mapping.toSnapshot()));
@@ -147,7 +147,7 @@ describe('shard store snapshot codec', () => {
     const frozen = live.freeze();
     const mappingAtFreeze = live.mapping.toSnapshot();
     const tail = writeAll(live, history(3, 800)); // overwrites, deletes, new terms, new dynamic fields
-    const w = new ByteWriter();
+    const w = new ChunkWriter();
     encodeStore(w, live, frozen);
     const restored = newStore(IndexMapping.fromSnapshot(mappingAtFreeze));
     restored.load(decodeStore(new ByteReader(Buffer.concat(w.parts()))));
@@ -200,7 +200,7 @@ describe('shard store snapshot codec', () => {
 describe('binary strings', () => {
   it('round-trips ASCII, UTF-8, lone surrogates, split pairs, empty strings and chunks over 1M chars', () => {
     const strs = ['', 'plain', 'é', '😀', '\ud83d', '\ude00', 'a\ud800b', '\udfff', 'x'.repeat(1_500_000), 'tail', ...Array.from({ length: 5000 }, (_, i) => `id-${i}-${'ü'.repeat(i % 3)}`)];
-    const w = new ByteWriter();
+    const w = new ChunkWriter();
     w.strings(strs);
     w.strings(strs.filter((s) => /^[\x00-\x7f]*$/.test(s)));
     const r = new ByteReader(Buffer.concat(w.parts()));

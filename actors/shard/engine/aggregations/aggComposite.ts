@@ -1,7 +1,7 @@
 import { EsError, illegalArgument } from '../../../wire/esErrors';
 import { CALENDAR_UNITS, formatDate, histogramRounding, parseDateValue, type Rounding } from './aggDates';
 import { compareCodePoints } from '../base/sortValues';
-import { parseTimeValue } from '../base/timeValue';
+import { parseTimeValue } from '../../../wire/timeValue';
 import type { AggregationType, AggSpec } from './aggTypes';
 import { MAX_BUCKETS, tooManyBuckets } from './bucketing';
 import type { CompositeBucket, CompositeKey, CompositePartial, PartialMap } from './aggPartials';

@@ -1,5 +1,5 @@
 import { illegalArgument } from '../../../wire/esErrors';
-import { parseTimeValue } from '../base/timeValue';
+import { parseTimeValue } from '../../../wire/timeValue';
 
 /**
  * Dates for aggregations, UTC only: printing epoch millis with ES/Java formats (key_as_string,

@@ -1,6 +1,6 @@
 import { EsError, illegalArgument } from '../../../wire/esErrors';
 import { CALENDAR_UNITS } from './aggDates';
-import { parseTimeValue } from '../base/timeValue';
+import { parseTimeValue } from '../../../wire/timeValue';
 import { didYouMean, failedToParseField, isObject, Locator, tokenName, unknownField, type JsonPath } from '../base/xcontent';
 import { AGGREGATIONS, OTHER_ES_AGGS } from './registry';
 import type { AggSpec } from './aggTypes';

@@ -4,6 +4,7 @@
  * costs a few large decodes instead of a million small ones.
  */
 import { parseJson, stringify } from '../../../wire/json';
+import { ByteWriter } from '../../../wire/byteWriter';
 
 type Typed = Float64Array<ArrayBuffer> | Int32Array<ArrayBuffer> | Uint32Array<ArrayBuffer> | Uint16Array<ArrayBuffer> | Uint8Array<ArrayBuffer>;
 type AnyTyped = Float64Array | Int32Array | Uint32Array | Uint16Array | Uint8Array;
@@ -25,29 +26,35 @@ const Chunk = {
 // String.prototype.isWellFormed is in Node 20; the project's TS lib predates it.
 const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
-/** Appends to a list of buffers; `parts()` hands them to a file writer without joining. */
-export class ByteWriter {
+/**
+ * The byte writer (actors/wire/byteWriter.ts) for snapshots: instead of growing one buffer it
+ * appends full 64 KB chunks to a list, and `parts()` hands them to a file writer without joining.
+ */
+export class ChunkWriter extends ByteWriter {
   private readonly out: Buffer[] = [];
-  private cur = Buffer.allocUnsafe(1 << 16);
-  private pos = 0;
   private flushed = 0;
+
+  constructor() {
+    super(1 << 16);
+  }
 
   /** Bytes written so far. */
   get length(): number {
     return this.flushed + this.pos;
   }
 
-  private room(n: number): void {
-    if (this.pos + n <= this.cur.length) return;
+  /** Room for `n` more bytes: the full chunk goes to the list rather than being copied into a larger one. */
+  override ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
     this.flush();
-    if (n > this.cur.length) this.cur = Buffer.allocUnsafe(n);
+    if (n > this.buf.length) this.buf = Buffer.allocUnsafe(n);
   }
 
   private flush(): void {
     if (this.pos === 0) return;
-    this.out.push(this.cur.subarray(0, this.pos));
+    this.out.push(this.buf.subarray(0, this.pos));
     this.flushed += this.pos;
-    this.cur = Buffer.allocUnsafe(Math.max(1 << 16, this.cur.length));
+    this.buf = Buffer.allocUnsafe(Math.max(1 << 16, this.buf.length));
     this.pos = 0;
   }
 
@@ -58,26 +65,12 @@ export class ByteWriter {
     this.flushed += b.length;
   }
 
-  u8(v: number): void {
-    this.room(1);
-    this.cur[this.pos++] = v;
-  }
-  u32(v: number): void {
-    this.room(4);
-    this.cur.writeUInt32LE(v, this.pos);
-    this.pos += 4;
-  }
-  f64(v: number): void {
-    this.room(8);
-    this.cur.writeDoubleLE(v, this.pos);
-    this.pos += 8;
-  }
   /** A short string (names, paths): byte length + UTF-16LE (exact for any JS string). */
   str(s: string): void {
     const n = s.length * 2;
     this.u32(n);
-    this.room(n);
-    this.pos += this.cur.write(s, this.pos, 'utf16le');
+    this.ensure(n);
+    this.pos += this.buf.write(s, this.pos, 'utf16le');
   }
   json(v: unknown): void {
     this.str(stringify(v)); // 64-bit integers (mapping `_meta`, parameters) as digits
@@ -90,8 +83,8 @@ export class ByteWriter {
     const bytes = Buffer.from(a.buffer, a.byteOffset, n * a.BYTES_PER_ELEMENT);
     if (bytes.length >= 1 << 14) this.raw(Buffer.from(bytes)); // a copy: the store keeps mutating its arrays
     else {
-      this.room(bytes.length);
-      this.pos += bytes.copy(this.cur, this.pos);
+      this.ensure(bytes.length);
+      this.pos += bytes.copy(this.buf, this.pos);
     }
   }
 
@@ -160,6 +153,21 @@ export class ByteWriter {
     this.flush();
     return this.out;
   }
+
+  /** Everything written, joined. */
+  override take(): Buffer {
+    return Buffer.concat(this.parts());
+  }
+
+  override copy(): Buffer {
+    return this.take();
+  }
+
+  override reset(): void {
+    this.out.length = 0;
+    this.flushed = 0;
+    this.pos = 0;
+  }
 }
 
 /** Thrown on any structural problem while reading (truncation, bad counts, bad tags). */
@@ -170,7 +178,7 @@ export class SnapshotFormatError extends Error {
   }
 }
 
-/** Reads what ByteWriter wrote; every read is bounds-checked. */
+/** Reads what ChunkWriter wrote; every read is bounds-checked. */
 export class ByteReader {
   pos = 0;
   constructor(private readonly buf: Buffer) {}

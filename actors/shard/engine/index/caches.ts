@@ -5,7 +5,7 @@
  * - slice filters (bitsets) per (maxDoc, slice).
  */
 import type { Bitset } from '../base/bits';
-import { cmpNum } from './columns';
+import { cmpNum } from './columnViews';
 import type { NumericKeyReader } from './numericKeys';
 
 /** All docs [0, size) ordered by key (ascending, or descending with `desc`), then doc id ascending. */
@@ -117,13 +117,13 @@ export function radixOrder(reader: NumericKeyReader, from: number, to: number, d
 
 // Beyond 2^53 distinct longs can share a double: re-sort those runs exactly.
 function fixExactTies(perm: Int32Array, reader: NumericKeyReader, dir: number): void {
-  const exact = reader.col?.exact;
-  if (!exact || reader.res === 'double' || reader.res === 'float') return;
+  const col = reader.col;
+  if (!col?.hasExact || reader.res === 'double' || reader.res === 'float') return;
   for (let i = 0; i < perm.length; ) {
     const h = reader.hi(perm[i]);
     let j = i + 1;
     while (j < perm.length && reader.hi(perm[j]) === h) j++;
-    if (j - i > 1 && Math.abs(h) >= TWO53 && perm.subarray(i, j).some((d) => exact.has(d) || reader.col!.multiFlag?.[d] === 1)) {
+    if (j - i > 1 && Math.abs(h) >= TWO53 && perm.subarray(i, j).some((d) => col.exactOf(d) !== undefined || col.isMulti(d))) {
       const run = Array.from(perm.subarray(i, j)).sort((a, b) => dir * cmpNum(reader.key(a), reader.key(b)) || a - b);
       perm.set(run, i);
     }

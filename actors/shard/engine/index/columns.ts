@@ -1,16 +1,24 @@
 /**
- * Per-field, append-only column stores of one shard: numeric doc values (Float64Array + exact side
- * structures), keyword ordinals with postings, text postings with field lengths. Doc ids only grow,
- * so any searcher sees a consistent prefix [0, maxDoc) of every column without copying.
+ * Per-field, append-only column stores of the in-memory segment (the indexing buffer): numeric doc
+ * values (Float64Array + exact side structures), keyword ordinals with postings, text postings with
+ * field lengths. Doc ids only grow, so any searcher sees a consistent prefix [0, maxDoc) of every
+ * column without copying. They implement the column views (columnViews.ts) the query side reads,
+ * as the on-disk segments do.
  */
 import type { FieldType } from '../types';
 import type { Instant } from '../base/dates';
 import type { FieldValue } from './docParser';
 import { analyze, type FieldStats } from './analysis';
 import { compareStrings, grow, lowerBound } from '../base/bits';
+import type { BlockImpacts, KeywordView, NumericView, PostingList, PostingRef, TextView } from './columnViews';
+import { impactsOf } from './impacts';
+
+export type { PostingList, PostingRef, ColumnView, KeywordView, NumericView, TextView, NumVal } from './columnViews';
+export { cmpNum, docFreq, forEachPosting } from './columnViews';
+import { cmpNum, type NumVal } from './columnViews';
 
 /** A posting list: ascending doc ids with term frequencies (null = all 1). */
-export class Postings {
+export class Postings implements PostingList {
   docs = new Int32Array(4);
   freqs: Uint16Array | null = null;
   len = 0;
@@ -35,11 +43,12 @@ export class Postings {
   }
 }
 
-/** A single doc with tf 1 is stored as a bare number (most terms of a large vocabulary are rare). */
-export type PostingRef = number | Postings;
+
+/** A posting list of the buffer: a bare doc number (tf 1) or a growing Postings. */
+export type BufferPostingRef = number | Postings;
 
 /** Appends (doc, tf) to a posting list, upgrading a bare doc number to a Postings. */
-export function appendPosting(ref: PostingRef | undefined, doc: number, tf: number): PostingRef {
+export function appendPosting(ref: BufferPostingRef | undefined, doc: number, tf: number): BufferPostingRef {
   if (ref === undefined && tf === 1) return doc;
   const p = typeof ref === 'object' ? ref : new Postings();
   if (typeof ref === 'number') p.add(ref, 1);
@@ -47,24 +56,6 @@ export function appendPosting(ref: PostingRef | undefined, doc: number, tf: numb
   return p;
 }
 
-/** Number of postings with doc < maxDoc. */
-export function docFreq(ref: PostingRef | undefined, maxDoc: number): number {
-  if (ref === undefined) return 0;
-  if (typeof ref === 'number') return ref < maxDoc ? 1 : 0;
-  return lowerBound(ref.docs, ref.len, maxDoc);
-}
-
-/** Calls `fn(doc, tf)` for postings with doc < maxDoc, ascending. */
-export function forEachPosting(ref: PostingRef | undefined, maxDoc: number, fn: (doc: number, tf: number) => void): void {
-  if (ref === undefined) return;
-  if (typeof ref === 'number') {
-    if (ref < maxDoc) fn(ref, 1);
-    return;
-  }
-  const { docs, freqs } = ref;
-  const n = lowerBound(docs, ref.len, maxDoc);
-  for (let i = 0; i < n; i++) fn(docs[i], freqs ? freqs[i] : 1);
-}
 
 /**
  * Running sum over doc ids with a checkpoint every 1024 docs, so a sum "over docs < maxDoc" for any
@@ -91,25 +82,14 @@ export class Cumulative {
   }
 }
 
-/** A numeric value split for exact ordering: (hi, lo) lexicographic, then `big` (exact long) on ties. */
-export interface NumVal {
-  hi: number;
-  lo: number;
-  big?: bigint;
-}
-
-/** Exact ascending comparison of two numeric values. */
-export const cmpNum = (a: NumVal, b: NumVal): number =>
-  a.hi !== b.hi ? (a.hi < b.hi ? -1 : 1) : a.lo !== b.lo ? a.lo - b.lo : a.big === undefined && b.big === undefined ? 0 : cmpBig(a.big ?? BigInt(a.hi), b.big ?? BigInt(b.hi));
-
-const cmpBig = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * Numeric doc values. Integers and dates keep hi = value (millis for dates); longs beyond 2^53 are
  * also kept exactly in `exact`; date_nanos keeps hi = epoch millis and lo = nanos within the milli.
  * Multi-valued docs keep every value (ascending) in `multi`; `hi` holds their minimum.
  */
-export class NumericColumn {
+export class NumericColumn implements NumericView {
+  readonly kind = 'numeric' as const;
   hi = new Float64Array(16).fill(NaN);
   lo: Int32Array | null;
   exact: Map<number, bigint> | null = null;
@@ -161,6 +141,26 @@ export class NumericColumn {
     return doc < this.hi.length && this.hi[doc] === this.hi[doc];
   }
 
+  get simple(): boolean {
+    return !this.lo && !this.exact && !this.multiFlag;
+  }
+
+  get hasExact(): boolean {
+    return this.exact !== null;
+  }
+
+  exactOf(doc: number): bigint | undefined {
+    return this.exact?.get(doc);
+  }
+
+  isMulti(doc: number): boolean {
+    return this.multiFlag !== null && this.multiFlag[doc] === 1;
+  }
+
+  multiOf(doc: number): NumVal[] | undefined {
+    return this.multi?.get(doc);
+  }
+
   /** All values of a doc (ascending), empty when missing. */
   numVals(doc: number): NumVal[] {
     if (!this.has(doc)) return [];
@@ -179,10 +179,11 @@ export class NumericColumn {
 }
 
 /** Keyword doc values (ordinals into insertion-ordered terms) plus postings per term. */
-export class KeywordColumn {
+export class KeywordColumn implements KeywordView {
+  readonly kind = 'keyword' as const;
   readonly dict = new Map<string, number>();
   readonly terms: string[] = [];
-  readonly postings: PostingRef[] = [];
+  readonly postings: BufferPostingRef[] = [];
   ords = new Int32Array(16).fill(-1);
   /** Docs with several distinct values: ordinals sorted by term. `ords[doc]` is the smallest. */
   multi: Map<number, number[]> | null = null;
@@ -209,6 +210,30 @@ export class KeywordColumn {
     this.sumDocFreq.add(doc, ords.length);
   }
 
+  get numTerms(): number {
+    return this.terms.length;
+  }
+
+  termOf(ord: number): string {
+    return this.terms[ord];
+  }
+
+  ordOf(term: string): number {
+    return this.dict.get(term) ?? -1;
+  }
+
+  postingsOf(ord: number): PostingRef {
+    return this.postings[ord];
+  }
+
+  multiOrds(doc: number): number[] | undefined {
+    return this.multi?.get(doc);
+  }
+
+  forEachTerm(fn: (term: string, ord: number) => void): void {
+    this.terms.forEach(fn);
+  }
+
   /** Values of a doc, sorted; empty when missing. */
   values(doc: number): string[] {
     const o = doc < this.ords.length ? this.ords[doc] : -1;
@@ -226,8 +251,9 @@ export class KeywordColumn {
 }
 
 /** Inverted index of an analysed text field, with per-doc field lengths for BM25. */
-export class TextColumn {
-  readonly dict = new Map<string, PostingRef>();
+export class TextColumn implements TextView {
+  readonly kind = 'text' as const;
+  readonly dict = new Map<string, BufferPostingRef>();
   /** Field length + 1 per doc; 0 = field absent. */
   lens = new Uint32Array(16);
   readonly docCount = new Cumulative();
@@ -252,6 +278,18 @@ export class TextColumn {
 
   has(doc: number): boolean {
     return doc < this.lens.length && this.lens[doc] > 0;
+  }
+
+  postings(term: string): PostingRef | undefined {
+    return this.dict.get(term);
+  }
+
+  forEachTerm(fn: (term: string, ref: PostingRef) => void): void {
+    for (const [t, ref] of this.dict) fn(t, ref);
+  }
+
+  impacts(p: PostingList): BlockImpacts {
+    return impactsOf(p, this.lens);
   }
 
   stats(maxDoc: number): FieldStats {

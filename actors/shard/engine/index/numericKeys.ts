@@ -4,7 +4,7 @@
  * substituted exactly like Lucene's (Long.MIN/MAX_VALUE or ±Infinity), as a NumVal.
  */
 import type { FieldType, SortValue } from '../types';
-import { cmpNum, type NumericColumn, type NumVal } from './columns';
+import { cmpNum, type NumericView, type NumVal } from './columnViews';
 import { floatValue } from './analysis';
 import { splitNanos, toNanos, type DateFormatter } from '../base/dates';
 
@@ -91,15 +91,15 @@ export class NumericKeyReader {
   /** Whether keys can differ beyond `hi` (nanos, exact longs). */
   readonly needsTies: boolean;
   constructor(
-    readonly col: NumericColumn | undefined,
+    readonly col: NumericView | undefined,
     readonly src: FieldType,
     readonly res: Resolution,
     readonly mode: SortMode,
     readonly missing: NumVal,
   ) {
     // plain doubles, nothing to convert: the hot path reads col.hi directly
-    this.simple = !!col && !col.lo && !col.exact && !col.multiFlag && (res === 'double' || res === 'float' || src !== 'double' && src !== 'float' && src !== 'half_float' && src !== 'scaled_float') && src !== 'date_nanos';
-    this.needsTies = res === 'nanos' || !!col?.exact;
+    this.simple = !!col && col.simple && (res === 'double' || res === 'float' || src !== 'double' && src !== 'float' && src !== 'half_float' && src !== 'scaled_float') && src !== 'date_nanos';
+    this.needsTies = res === 'nanos' || !!col?.hasExact;
   }
 
   /** The key's primary double (enough to order unless equal). */
@@ -116,8 +116,8 @@ export class NumericKeyReader {
     const col = this.col;
     if (!col || !col.has(doc)) return this.missing;
     let v: NumVal;
-    if (col.multiFlag && col.multiFlag[doc]) v = pick(col.multi!.get(doc)!, this.mode, this.res !== 'double' && this.res !== 'float');
-    else v = { hi: col.hi[doc], lo: col.lo ? col.lo[doc] : 0, big: col.exact?.get(doc) };
+    if (col.isMulti(doc)) v = pick(col.multiOf(doc)!, this.mode, this.res !== 'double' && this.res !== 'float');
+    else v = { hi: col.hi[doc], lo: col.lo ? col.lo[doc] : 0, big: col.exactOf(doc) };
     v = convert(v, this.src, this.res);
     if (v.hi === 0) v.hi = 0; // -0 sorts with 0
     return v;

@@ -5,8 +5,8 @@
  */
 import { Bitset } from '../base/bits';
 import { bm25, idf, lengthToNorm, normCache } from '../index/analysis';
-import { docFreq, forEachPosting } from '../index/columns';
-import type { QNode, QueryContext } from './qnode';
+import { docFreq, forEachPosting } from '../index/columnViews';
+import { statsOf, type QNode, type QueryContext } from './qnode';
 
 const f = Math.fround;
 
@@ -68,11 +68,10 @@ function evalNode(node: QNode, ctx: QueryContext, acc: Float64Array | null, mult
     }
     case 'text': {
       const bits = new Bitset(n);
-      const ref = node.col.dict.get(node.term);
-      const df = docFreq(ref, n);
-      if (df === 0) return bits;
-      const stats = node.col.stats(n);
-      const weight = f(f(mult * node.boost) * idf(df, stats.docCount));
+      const ref = node.col.postings(node.term);
+      if (docFreq(ref, n) === 0) return bits;
+      const stats = statsOf(ctx).field(node.path);
+      const weight = f(f(mult * node.boost) * idf(statsOf(ctx).docFreq(node.path, node.term), stats.docCount));
       const cache = normCache(stats);
       const lens = node.col.lens;
       forEachPosting(ref, n, (d, tf) => {

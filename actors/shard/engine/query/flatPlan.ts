@@ -11,22 +11,21 @@
  */
 import type { Bitset } from '../base/bits';
 import * as analysis from '../index/analysis';
-import * as impacts from './impacts';
-import type { BlockImpacts } from './impacts';
-import { docFreq, type Postings, type TextColumn } from '../index/columns';
+import * as impacts from '../index/impacts';
+import { docFreq, postingList, type BlockImpacts, type PostingList, type TextView } from '../index/columnViews';
 import { evaluate } from './evaluate';
-import type { QNode, QueryContext } from './qnode';
+import { statsOf, type QNode, type QueryContext } from './qnode';
 
 const f = Math.fround;
 // Module-local copies: imported bindings compile to getter calls, which show in the inner loops.
 const { bm25, idf, lengthToNorm, normCache } = analysis;
-const { BLOCK, blockMaxima, frontier, impactsOf } = impacts;
+const { BLOCK, blockMaxima, frontier } = impacts;
 
 /** One term clause, with its cursors. */
 export interface Clause {
   docs: Int32Array;
   freqs: Uint16Array | null;
-  postings: Postings;
+  postings: PostingList;
   /** Postings visible to the searcher. */
   n: number;
   nBlocks: number;
@@ -71,7 +70,7 @@ export interface FlatPlan {
 }
 
 interface Draft {
-  terms: Array<{ col: TextColumn; term: string; boost: number; group: number }>;
+  terms: Array<{ col: TextView; path: string; term: string; boost: number; group: number }>;
   msm: number[];
   filters: QNode[];
   mustNots: QNode[];
@@ -83,7 +82,7 @@ export function flatPlan(node: QNode, ctx: QueryContext): FlatPlan | null {
   const d: Draft = { terms: [], msm: [], filters: [], mustNots: [], empty: false };
   if (node.k === 'text') {
     if (!nonNeg(node.boost)) return null;
-    d.terms.push({ col: node.col, term: node.term, boost: f(node.boost), group: -1 });
+    d.terms.push({ col: node.col, path: node.path, term: node.term, boost: f(node.boost), group: -1 });
   } else if (node.k !== 'bool' || !flattenBool(node, 1, d)) return null;
   // every match must hold a posting of some clause: a required one, or one of a group that needs one
   const required = d.terms.some((t) => t.group < 0);
@@ -107,7 +106,7 @@ function flattenBool(node: Extract<QNode, { k: 'bool' }>, mult: number, d: Draft
   for (const c of node.must) {
     if (c.k === 'text') {
       if (!nonNeg(c.boost)) return false;
-      d.terms.push({ col: c.col, term: c.term, boost: f(m * c.boost), group: -1 });
+      d.terms.push({ col: c.col, path: c.path, term: c.term, boost: f(m * c.boost), group: -1 });
     } else if (c.k === 'bool') {
       if (!flattenBool(c, m, d)) return false;
     } else if (c.k === 'none') d.empty = true;
@@ -119,7 +118,7 @@ function flattenBool(node: Extract<QNode, { k: 'bool' }>, mult: number, d: Draft
     d.msm.push(node.msm);
     for (const c of node.should) {
       if (c.k !== 'text' || !nonNeg(c.boost)) return false;
-      d.terms.push({ col: c.col, term: c.term, boost: f(m * c.boost), group: g });
+      d.terms.push({ col: c.col, path: c.path, term: c.term, boost: f(m * c.boost), group: g });
     }
   }
   d.mustNots.push(...node.mustNot);
@@ -143,16 +142,16 @@ function build(d: Draft, ctx: QueryContext): FlatPlan {
     }
     plan.excl = plan.excl ? plan.excl.or(b) : b.clone();
   }
-  const fields = new Map<TextColumn, { docCount: number; cache: Float32Array; key: string }>();
+  const fields = new Map<TextView, { docCount: number; cache: Float32Array; key: string }>();
   for (const t of d.terms) {
     const col = t.col;
     let field = fields.get(col);
     if (!field) {
-      const stats = col.stats(n);
+      const stats = statsOf(ctx).field(t.path);
       fields.set(col, (field = { docCount: stats.docCount, cache: normCache(stats), key: `${stats.docCount}|${stats.sumTotalTermFreq}` }));
     }
     const { docCount, cache } = field;
-    let ref = col.dict.get(t.term);
+    const ref = col.postings(t.term);
     const df = docFreq(ref, n);
     if (df === 0) {
       if (t.group < 0) {
@@ -161,13 +160,12 @@ function build(d: Draft, ctx: QueryContext): FlatPlan {
       }
       continue; // an absent should term never matches; the group's count is unchanged
     }
-    if (typeof ref === 'number') ref = { docs: Int32Array.of(ref), freqs: null, len: 1 } as Postings;
-    const p = ref!;
-    const weight = f(t.boost * idf(df, docCount));
+    const p = postingList(ref!);
+    const weight = f(t.boost * idf(statsOf(ctx).docFreq(t.path, t.term), docCount));
     const one = new Float32Array(256);
     for (let i = 0; i < 256; i++) one[i] = bm25(weight, 1, cache[i]);
     const nBlocks = Math.ceil(df / BLOCK);
-    const imp = df >= BLOCK ? impactsOf(p, col.lens) : null;
+    const imp = df >= BLOCK ? col.impacts(p) : null;
     const cached = imp ? Math.min(imp.blocks, nBlocks) : 0;
     // last doc of each block: full ones from the impacts, the searcher's partial one from its postings
     const whole = Math.min(cached, Math.floor(df / BLOCK));

@@ -3,7 +3,7 @@
  */
 import * as planMod from './flatPlan';
 import type { Clause, FlatPlan } from './flatPlan';
-import * as impacts from './impacts';
+import * as impacts from '../index/impacts';
 import { ScoreHeap } from './scoreHeap';
 import type { TopScoreParams, TopScoreResult } from './flatPlan';
 

@@ -6,10 +6,10 @@
 import { simpleMatch } from '../../../automaton';
 import type { FieldDef } from '../index/mapping';
 import { analyzerFor } from '../index/analyzers';
-import { KeywordColumn, TextColumn } from '../index/columns';
+import type { KeywordView, TextView } from '../index/columnViews';
 import { minimumShouldMatchOf } from './msm';
 import { fuzzyEdits, fuzzyTerms } from './fuzzy';
-import { disMax, sumOfTerms, termField } from './termScorers';
+import { disMax, sumOfTerms, termColumn, termField } from './termScorers';
 import type { QNode, QueryContext } from './qnode';
 
 const f = Math.fround;
@@ -37,7 +37,7 @@ export interface MatchOptions {
 }
 
 /** A phrase over analyzed tokens (positions); installed by the positions module. */
-export type PhraseBuilder = (col: TextColumn, field: string, tokens: string[], slop: number, prefix: boolean, maxExpansions: number, ctx: QueryContext) => QNode;
+export type PhraseBuilder = (col: TextView, path: string, field: string, tokens: string[], slop: number, prefix: boolean, maxExpansions: number, ctx: QueryContext) => QNode;
 let phraseBuilder: PhraseBuilder | undefined;
 /** Installs how phrases run (query/phrase.ts, once text postings carry positions). */
 export function setPhraseBuilder(b: PhraseBuilder): void {
@@ -64,17 +64,17 @@ function zeroTerms(o: MatchOptions): QNode | null {
 }
 
 /** One term of a text or keyword field, fuzzy when asked. */
-function termQuery(col: TextColumn | KeywordColumn, field: string, term: string, o: MatchOptions, ctx: QueryContext): QNode {
+function termQuery(col: TextView | KeywordView, path: string, field: string, term: string, o: MatchOptions, ctx: QueryContext): QNode {
   if (o.fuzziness !== undefined && o.fuzziness !== null) {
     const edits = fuzzyEdits(o.fuzziness, term);
     if (edits > 0) {
-      const terms = fuzzyTerms(termField(col, ctx.s.maxDoc), term, {
+      const terms = fuzzyTerms(termField(col, path, ctx), term, {
         edits, prefixLength: o.prefixLength ?? 0, maxExpansions: o.maxExpansions ?? 50, transpositions: o.transpositions ?? true, boost: 1,
       }, ctx.s.maxDoc);
       return sumOfTerms(terms, ctx);
     }
   }
-  if (col instanceof TextColumn) return { k: 'text', col, term, field, boost: 1 };
+  if (col.kind === 'text') return { k: 'text', col, path, term, field, boost: 1 };
   return ctx.compile!({ term: { [field]: { value: term } } });
 }
 
@@ -88,27 +88,27 @@ export function matchField(field: string, def: FieldDef | undefined, text: unkno
     if (kind === 'bool_prefix' && !def) return NONE;
     return ctx.compile!({ match: { [field]: { query: text, ...(o.lenient ? { lenient: true } : {}) } } });
   }
-  const col = ctx.store.columns.get(def.path);
+  const col = termColumn(ctx, def.path);
   const str = String(text);
   if (def.type === 'keyword') {
-    if (!(col instanceof KeywordColumn)) return NONE;
+    if (col?.kind !== 'keyword') return NONE;
     if (kind === 'bool_prefix' || kind === 'phrase_prefix') return ctx.compile!({ prefix: { [field]: { value: str } } });
-    return termQuery(col, field, str, o, ctx);
+    return termQuery(col, def.path, field, str, o, ctx);
   }
   const tokens = analyzerFor(o.analyzer, o.queryName ?? 'match', ctx.store.index)(str);
   if (!tokens.length) return zeroTerms(o);
-  if (!(col instanceof TextColumn)) return NONE;
+  if (col?.kind !== 'text') return NONE;
   if (kind === 'phrase' || kind === 'phrase_prefix') {
-    if (tokens.length === 1 && kind === 'phrase') return termQuery(col, field, tokens[0], {}, ctx);
+    if (tokens.length === 1 && kind === 'phrase') return termQuery(col, def.path, field, tokens[0], {}, ctx);
     if (!phraseBuilder) throw new Error('phrase queries need positions');
-    return phraseBuilder(col, field, tokens, o.slop ?? 0, kind === 'phrase_prefix', o.maxExpansions ?? 50, ctx);
+    return phraseBuilder(col, def.path, field, tokens, o.slop ?? 0, kind === 'phrase_prefix', o.maxExpansions ?? 50, ctx);
   }
   if (kind === 'bool_prefix') {
     const last = tokens.length - 1;
-    const clauses = tokens.map((t, i) => (i === last ? ctx.compile!({ prefix: { [field]: { value: t } } }) : termQuery(col, field, t, o, ctx)));
+    const clauses = tokens.map((t, i) => (i === last ? ctx.compile!({ prefix: { [field]: { value: t } } }) : termQuery(col, def.path, field, t, o, ctx)));
     return joined(clauses, o);
   }
-  return joined(tokens.map((t) => termQuery(col, field, t, o, ctx)), o);
+  return joined(tokens.map((t) => termQuery(col, def.path, field, t, o, ctx)), o);
 }
 
 /** Whether a pattern names every field (`*`). */
@@ -178,17 +178,18 @@ export function compileFieldText(name: string, body: Obj, ctx: QueryContext): QN
 /** The `fuzzy` query on a text or keyword field. */
 export function compileFuzzy(body: Obj, ctx: QueryContext): QNode {
   const field = Object.keys(body).find((k) => k !== '_name' && k !== 'boost')!;
-  const o = body[field] as Obj;
+  const spec = body[field];
+  const o = (spec !== null && typeof spec === 'object' ? spec : { value: spec }) as Obj;
   const def = ctx.store.mapping.field(field);
   if (!def) return NONE;
-  const col = ctx.store.columns.get(def.path);
-  if (!(col instanceof TextColumn) && !(col instanceof KeywordColumn)) {
+  const col = termColumn(ctx, def.path);
+  if (!col) {
     if (def.type === 'text' || def.type === 'keyword') return NONE;
     return ctx.compile!({ term: { [field]: { value: o.value } } });
   }
   const value = String(o.value);
   const edits = fuzzyEdits(o.fuzziness ?? 'AUTO', value);
-  const terms = fuzzyTerms(termField(col, ctx.s.maxDoc), value, {
+  const terms = fuzzyTerms(termField(col, def.path, ctx), value, {
     edits, prefixLength: Number(o.prefix_length ?? 0), maxExpansions: Number(o.max_expansions ?? 50),
     transpositions: o.transpositions !== false && o.transpositions !== 'false', boost: 1,
   }, ctx.s.maxDoc);

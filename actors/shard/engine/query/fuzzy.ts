@@ -5,7 +5,7 @@
  * scored with the highest doc freq among them (TopTermsBlendedFreqScoringRewrite).
  */
 import { illegalArgument } from '../../../wire/esErrors';
-import { dfOf, type ScoredTerm, type TermField } from './termScorers';
+import { localDf, type ScoredTerm, type TermField } from './termScorers';
 
 /** Fuzziness.asDistance: edits allowed for `term`. */
 export function fuzzyEdits(fuzziness: unknown, term: string): number {
@@ -70,16 +70,15 @@ export function fuzzyTerms(field: TermField, term: string, o: FuzzyOptions, maxD
   const prefix = q.slice(0, o.prefixLength);
   const rest = q.slice(o.prefixLength);
   const found: Array<{ term: string; sim: number; df: number }> = [];
-  for (const t of field.terms()) {
+  field.forEachTerm((t) => {
+    if (Math.abs(t.length - term.length) > o.edits * 2 + 2) return; // cheap reject before code points
     const cps = [...t].map((c) => c.codePointAt(0)!);
-    if (cps.length < prefix.length || prefix.some((c, i) => cps[i] !== c)) continue;
+    if (cps.length < prefix.length || prefix.some((c, i) => cps[i] !== c)) return;
     const ed = editDistance(rest, cps.slice(prefix.length), o.edits, o.transpositions);
-    if (ed > o.edits) continue;
-    const df = dfOf(field, t, maxDoc);
-    if (df === 0) continue;
+    if (ed > o.edits || localDf(field, t, maxDoc) === 0) return;
     const sim = ed === 0 ? 1 : Math.fround(1 - ed / Math.min(cps.length, q.length));
-    found.push({ term: t, sim, df });
-  }
+    found.push({ term: t, sim, df: field.df(t) });
+  });
   found.sort((a, b) => b.sim - a.sim || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0));
   const top = found.slice(0, o.maxExpansions);
   const maxDf = top.length > 1 ? Math.max(...top.map((x) => x.df)) : top[0]?.df ?? 0;

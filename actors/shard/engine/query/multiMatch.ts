@@ -9,10 +9,10 @@ import { EsError } from '../../../wire/esErrors';
 import { Bitset } from '../base/bits';
 import { analyzerFor } from '../index/analyzers';
 import { bm25, idf, LENGTH_TABLE, lengthToNorm, normCache } from '../index/analysis';
-import { forEachPosting, KeywordColumn, TextColumn } from '../index/columns';
+import { forEachPosting, type TextView } from '../index/columnViews';
 import { boosted, combineGrouped, isAllPattern, joined, matchField, multiFieldQueries, resolveFields, type MatchKind, type MatchOptions } from './fullText';
-import { disMax, dismaxOfTerms, dfOf, termField, type ScoredTerm } from './termScorers';
-import type { QNode, QueryContext } from './qnode';
+import { disMax, dismaxOfTerms, localDf, termColumn, termField, type ScoredTerm } from './termScorers';
+import { statsOf, type QNode, type QueryContext } from './qnode';
 
 const f = Math.fround;
 const NONE: QNode = { k: 'none' };
@@ -26,7 +26,7 @@ export function compileMultiMatch(b: Obj, ctx: QueryContext): QNode {
   const isAll = specs.some((s) => isAllPattern(s.split('^')[0]));
   const type = (b.type as string | undefined) ?? 'best_fields';
   const o: MatchOptions = {
-    operator: (b.operator as 'or' | 'and' | undefined) ?? 'or', msm: b.minimum_should_match, fuzziness: b.fuzziness,
+    operator: String(b.operator ?? 'or').toLowerCase() === 'and' ? 'and' : 'or', msm: b.minimum_should_match, fuzziness: b.fuzziness,
     prefixLength: b.prefix_length as number | undefined, maxExpansions: b.max_expansions as number | undefined,
     transpositions: b.fuzzy_transpositions === undefined ? undefined : b.fuzzy_transpositions !== false && b.fuzzy_transpositions !== 'false',
     zeroTerms: (b.zero_terms_query as 'none' | 'all' | undefined) ?? 'none', analyzer: b.analyzer,
@@ -74,11 +74,11 @@ function blendTerm(members: Array<[string, number]>, term: string, tie: number, 
   const others: QNode[] = [];
   for (const [field, boost] of members) {
     const def = ctx.store.mapping.field(field);
-    const col = def ? ctx.store.columns.get(def.path) : undefined;
+    const col = def ? termColumn(ctx, def.path) : undefined;
     if (def?.type === 'text' || def?.type === 'keyword') {
-      if (col instanceof TextColumn || col instanceof KeywordColumn) {
-        const tf = termField(col, n);
-        terms.push({ field: tf, term, boost, df: dfOf(tf, term, n) });
+      if (col) {
+        const tf = termField(col, def.path, ctx);
+        terms.push({ field: tf, term, boost, df: localDf(tf, term, n) > 0 ? tf.df(term) : 0 });
       }
       continue;
     }
@@ -136,14 +136,14 @@ export function compileCombinedFields(b: Record<string, unknown>, ctx: QueryCont
     }
   }
   const o: MatchOptions = {
-    operator: b.operator === 'and' ? 'and' : 'or', msm: b.minimum_should_match,
+    operator: String(b.operator ?? 'or').toLowerCase() === 'and' ? 'and' : 'or', msm: b.minimum_should_match,
     zeroTerms: b.zero_terms_query === 'all' ? 'all' : 'none',
   };
   const boost = b.boost === undefined ? 1 : f(Number(b.boost));
   if (!weights.size) return NONE;
   const tokens = analyzerFor(undefined, 'combined_fields', ctx.store.index)(String(b.query));
   if (!tokens.length) return o.zeroTerms === 'all' ? { k: 'all', boost } : NONE;
-  const fields = [...weights].map(([path, w]) => ({ col: ctx.store.columns.get(path), w })).filter((x): x is { col: TextColumn; w: number } => x.col instanceof TextColumn);
+  const fields = [...weights].map(([path, w]) => ({ path, col: ctx.store.column(path), w })).filter((x): x is { path: string; col: TextView; w: number } => x.col?.kind === 'text');
   if (!fields.length) return NONE;
   return boosted(joined(tokens.map((t) => bm25f(fields, t, ctx)), o), boost);
 }
@@ -151,7 +151,7 @@ export function compileCombinedFields(b: Record<string, unknown>, ctx: QueryCont
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** One term scored over the fields as a single one (CombinedFieldQuery). */
-function bm25f(fields: Array<{ col: TextColumn; w: number }>, term: string, ctx: QueryContext): QNode {
+function bm25f(fields: Array<{ path: string; col: TextView; w: number }>, term: string, ctx: QueryContext): QNode {
   const n = ctx.s.maxDoc;
   return {
     k: 'scored',
@@ -161,12 +161,13 @@ function bm25f(fields: Array<{ col: TextColumn; w: number }>, term: string, ctx:
       let df = 0;
       let docCount = 0;
       let sumTTF = 0;
-      for (const { col, w } of fields) {
-        const stats = col.stats(n);
+      const st = statsOf(ctx);
+      for (const { path, col, w } of fields) {
+        const stats = st.field(path);
         docCount = Math.max(docCount, stats.docCount);
         sumTTF += w * stats.sumTotalTermFreq;
-        const ref = col.dict.get(term);
-        df = Math.max(df, dfOf(termField(col, n), term, n));
+        const ref = col.postings(term);
+        df = Math.max(df, st.docFreq(path, term));
         forEachPosting(ref, n, (d, tf) => {
           bits.set(d);
           freq.set(d, f((freq.get(d) ?? 0) + w * tf));

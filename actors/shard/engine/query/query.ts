@@ -10,12 +10,12 @@ import { compileRegExp, compileWildcard, RegExpFlag, type Matcher } from '../../
 import type { FieldDef } from '../index/mapping';
 import { Bitset } from '../base/bits';
 import { analyze, bm25, idf, normCache } from '../index/analysis';
-import { KeywordColumn, NumericColumn, TextColumn, docFreq, forEachPosting, type NumVal, type PostingRef } from '../index/columns';
+import { docFreq, forEachPosting, type KeywordView, type NumericView, type NumVal, type PostingRef } from '../index/columnViews';
 import { DateParseError, dateFormatter } from '../base/dates';
 import { parseDateMath } from '../base/dateMath';
 import { halfRound } from '../index/docParser';
 import { numericRange, keywordRange, type Bound } from './ranges';
-import type { QNode, QueryContext } from './qnode';
+import { statsOf, type QNode, type QueryContext } from './qnode';
 import { compileFieldText, compileFuzzy } from './fullText';
 import { compileCombinedFields, compileMultiMatch } from './multiMatch';
 import { compileBoosting, compileDisMax, compileFunctionScore } from './compound';
@@ -25,6 +25,8 @@ import { minimumShouldMatchOf as minimumShouldMatch } from './msm';
 export { minimumShouldMatchOf as minimumShouldMatch } from './msm';
 
 export type { QNode, QueryContext } from './qnode';
+
+export { statsOf } from './qnode';
 
 const NONE: QNode = { k: 'none' };
 
@@ -186,10 +188,10 @@ function existsNode(field: string, boost: number, ctx: QueryContext): QNode {
       const n = ctx.s.maxDoc;
       const bits = new Bitset(n);
       for (const def of defs) {
-        const col = ctx.store.columns.get(def.path);
-        if (col instanceof NumericColumn) for (let d = 0; d < n; d++) { if (col.has(d)) bits.set(d); }
-        else if (col instanceof KeywordColumn) for (let d = 0; d < n && d < col.ords.length; d++) { if (col.ords[d] >= 0) bits.set(d); }
-        else if (col instanceof TextColumn) for (let d = 0; d < n; d++) { if (col.has(d)) bits.set(d); }
+        const col = ctx.store.column(def.path);
+        if (col?.kind === 'numeric') for (let d = 0; d < n; d++) { if (col.has(d)) bits.set(d); }
+        else if (col?.kind === 'keyword') for (let d = 0; d < n && d < col.ords.length; d++) { if (col.ords[d] >= 0) bits.set(d); }
+        else if (col?.kind === 'text') for (let d = 0; d < n; d++) { if (col.has(d)) bits.set(d); }
       }
       return bits;
     },
@@ -206,24 +208,29 @@ function termNode(field: string, values: unknown[], boost: number, ctx: QueryCon
   if (field === '_index') return values.map(String).includes(ctx.store.index) ? { k: 'all', boost } : NONE;
   const def = ctx.store.mapping.field(field);
   if (!def || !values.length) return NONE;
-  const col = ctx.store.columns.get(def.path);
+  const col = ctx.store.column(def.path);
   if (def.type === 'text') {
-    if (!(col instanceof TextColumn)) return NONE;
-    if (!isTerms && !caseInsensitive) return { k: 'text', col, term: String(values[0]), field, boost };
+    if (col?.kind !== 'text') return NONE;
+    if (!isTerms && !caseInsensitive) return { k: 'text', col, path: def.path, term: String(values[0]), field, boost };
     const want = values.map((v) => (caseInsensitive ? String(v).toLowerCase() : String(v)));
-    return postingsUnion(ctx, boost, [...col.dict.keys()].filter((t) => want.includes(caseInsensitive ? t.toLowerCase() : t)).map((t) => col.dict.get(t)!));
+    const refs: PostingRef[] = [];
+    if (caseInsensitive) col.forEachTerm((t, ref) => void (want.includes(t.toLowerCase()) && refs.push(ref)));
+    else for (const t of new Set(want)) { const ref = col.postings(t); if (ref !== undefined) refs.push(ref); }
+    return postingsUnion(ctx, boost, refs);
   }
   if (def.type === 'keyword') {
-    if (!(col instanceof KeywordColumn)) return NONE;
+    if (col?.kind !== 'keyword') return NONE;
     const strs = values.map(String);
     if (caseInsensitive) {
       const want = strs.map((s) => s.toLowerCase());
-      return postingsUnion(ctx, boost, col.terms.filter((t) => want.includes(t.toLowerCase())).map((t) => col.postings[col.dict.get(t)!]));
+      const refs: PostingRef[] = [];
+      col.forEachTerm((t, o) => void (want.includes(t.toLowerCase()) && refs.push(col.postingsOf(o))));
+      return postingsUnion(ctx, boost, refs);
     }
-    const ords = strs.map((t) => col.dict.get(t)).filter((o): o is number => o !== undefined);
+    const ords = strs.map((t) => col.ordOf(t)).filter((o) => o >= 0);
     if (!ords.length) return NONE;
-    if (isTerms) return postingsUnion(ctx, boost, ords.map((o) => col.postings[o]));
-    return keywordTerm(ctx, col, ords[0], boost);
+    if (isTerms) return postingsUnion(ctx, boost, [...new Set(ords)].map((o) => col.postingsOf(o)));
+    return keywordTerm(ctx, col, def.path, ords[0], boost);
   }
   // numeric, boolean, date: each value is an exact point (dates: the span its text denotes)
   const ranges = values.map((v) => pointRange(def, v, ctx)).filter((r): r is [Bound, Bound] => r !== null);
@@ -231,12 +238,12 @@ function termNode(field: string, values: unknown[], boost: number, ctx: QueryCon
   const bitsFn = () => {
     let acc: Bitset | null = null;
     for (const [lo, hi] of ranges) {
-      const b = numericRange(col as NumericColumn | undefined, ctx.s.maxDoc, lo, hi);
+      const b = numericRange(col?.kind === 'numeric' ? col : undefined, ctx.s.maxDoc, lo, hi);
       acc = acc ? acc.or(b) : b;
     }
     return acc!;
   };
-  if (def.type === 'boolean' && !isTerms) return booleanTerm(ctx, col as NumericColumn | undefined, bitsFn, boost);
+  if (def.type === 'boolean' && !isTerms) return booleanTerm(ctx, col?.kind === 'numeric' ? col : undefined, def.path, ranges[0][0].v.hi !== 0, bitsFn, boost);
   return { k: 'const', boost, bits: bitsFn };
 }
 
@@ -275,17 +282,21 @@ function multiTermNode(name: 'prefix' | 'wildcard' | 'regexp', field: string, sp
   if (field === '_index') return matcher(false).test(ctx.store.index) ? { k: 'all', boost } : NONE;
   const def = ctx.store.mapping.field(field);
   if (!def) return NONE;
-  const col = ctx.store.columns.get(def.path);
+  const col = ctx.store.column(def.path);
   if (def.type === 'keyword') {
-    if (!(col instanceof KeywordColumn)) return NONE;
+    if (col?.kind !== 'keyword') return NONE;
     const m = matcher(false);
-    return postingsUnion(ctx, boost, col.terms.filter((t) => m.test(t)).map((t) => col.postings[col.dict.get(t)!]));
+    const refs: PostingRef[] = [];
+    col.forEachTerm((t, o) => void (m.test(t) && refs.push(col.postingsOf(o))));
+    return postingsUnion(ctx, boost, refs);
   }
   if (def.type === 'text') {
-    if (!(col instanceof TextColumn)) return NONE;
+    if (col?.kind !== 'text') return NONE;
     // the standard analyzer's normalization (lowercase) applies to a wildcard pattern on text
     const m = matcher(name === 'wildcard');
-    return postingsUnion(ctx, boost, [...col.dict.keys()].filter((t) => m.test(t)).map((t) => col.dict.get(t)!));
+    const refs: PostingRef[] = [];
+    col.forEachTerm((t, ref) => void (m.test(t) && refs.push(ref)));
+    return postingsUnion(ctx, boost, refs);
   }
   const kinds = name === 'prefix' ? 'keyword, text and wildcard fields' : 'keyword and text fields';
   throw new EsError('query_shard_exception', 400, `Can only use ${name} queries on ${kinds} - not on [${field}] which is of type [${def.type}]`, {
@@ -306,11 +317,11 @@ function postingsUnion(ctx: QueryContext, boost: number, refs: PostingRef[]): QN
 }
 
 /** A keyword term query: BM25 with norms omitted, so one score for every matching doc. */
-function keywordTerm(ctx: QueryContext, col: KeywordColumn, ord: number, boost: number): QNode {
-  const ref = col.postings[ord];
-  const stats = col.stats(ctx.s.maxDoc);
-  const df = docFreq(ref, ctx.s.maxDoc);
-  if (df === 0) return NONE;
+function keywordTerm(ctx: QueryContext, col: KeywordView, path: string, ord: number, boost: number): QNode {
+  const ref = col.postingsOf(ord);
+  if (docFreq(ref, ctx.s.maxDoc) === 0) return NONE;
+  const stats = statsOf(ctx).field(path);
+  const df = statsOf(ctx).docFreq(path, col.termOf(ord));
   const termIdf = idf(df, stats.docCount);
   const normInv = normCache(stats)[1];
   return {
@@ -325,16 +336,13 @@ function keywordTerm(ctx: QueryContext, col: KeywordColumn, ord: number, boost: 
 }
 
 /** Boolean fields are indexed as terms: BM25 like keywords, stats from doc values. */
-function booleanTerm(ctx: QueryContext, col: NumericColumn | undefined, bitsFn: () => Bitset, boost: number): QNode {
+function booleanTerm(ctx: QueryContext, col: NumericView | undefined, path: string, value: boolean, bitsFn: () => Bitset, boost: number): QNode {
   if (!col) return NONE;
-  const n = ctx.s.maxDoc;
-  let docCount = 0, sum = 0;
-  for (let d = 0; d < n; d++) if (col.has(d)) { docCount++; sum += col.multiFlag?.[d] ? new Set(col.numVals(d).map((v) => v.hi)).size : 1; }
   const bits = bitsFn();
-  const df = bits.count();
-  if (df === 0) return NONE;
-  const termIdf = idf(df, docCount);
-  const normInv = normCache({ docCount, sumTotalTermFreq: sum })[1];
+  if (bits.count() === 0) return NONE;
+  const { df, stats } = statsOf(ctx).booleanTerm(path, value);
+  const termIdf = idf(df, stats.docCount);
+  const normInv = normCache(stats)[1];
   return { k: 'const', boost, bits: () => bits, score: (mult) => bm25(Math.fround(Math.fround(mult * boost) * termIdf), 1, normInv) };
 }
 
@@ -399,11 +407,11 @@ function rangeNode(field: string, spec: Obj, ctx: QueryContext): QNode {
   if (spec.from !== undefined) (spec.include_lower === false ? (gt = spec.from) : (gte = spec.from));
   if (spec.to !== undefined) (spec.include_upper === false ? (lt = spec.to) : (lte = spec.to));
   const lowV = gte ?? gt, highV = lte ?? lt;
-  const col = ctx.store.columns.get(def.path);
+  const col = ctx.store.column(def.path);
   if (def.type === 'keyword' || def.type === 'text') {
     const lo = lowV === undefined || lowV === null ? undefined : { v: String(lowV), incl: gte !== undefined };
     const hi = highV === undefined || highV === null ? undefined : { v: String(highV), incl: lte !== undefined };
-    return { k: 'const', boost, bits: () => keywordRange(col as KeywordColumn | TextColumn | undefined, ctx.s.maxDoc, lo, hi) };
+    return { k: 'const', boost, bits: () => keywordRange(col?.kind === 'keyword' || col?.kind === 'text' ? col : undefined, ctx.s.maxDoc, lo, hi) };
   }
   const isDate = def.type === 'date' || def.type === 'date_nanos';
   const o = { format: spec.format as string | undefined, tz: spec.time_zone as string | undefined };
@@ -414,7 +422,7 @@ function rangeNode(field: string, spec: Obj, ctx: QueryContext): QNode {
     return { v: nv, incl };
   };
   const lo = bound(lowV, gte !== undefined, false), hi = bound(highV, lte !== undefined, true);
-  return { k: 'const', boost, bits: () => numericRange(col as NumericColumn | undefined, ctx.s.maxDoc, lo, hi) };
+  return { k: 'const', boost, bits: () => numericRange(col?.kind === 'numeric' ? col : undefined, ctx.s.maxDoc, lo, hi) };
 }
 
 // ---- match ----
@@ -437,11 +445,11 @@ function compileMatch(body: unknown, ctx: QueryContext): QNode {
     }
   }
   if (!def) return field === '_id' || field === '_index' ? termNode(field, [o.query], boost, ctx, false, false) : NONE;
-  const col = ctx.store.columns.get(def.path);
+  const col = ctx.store.column(def.path);
   const tokens = analyze(String(o.query));
   if (!tokens.length) return o.zero_terms_query === 'all' ? { k: 'all', boost } : NONE;
-  if (!(col instanceof TextColumn)) return NONE;
-  const leaves: QNode[] = tokens.map((t) => ({ k: 'text', col, term: t, field, boost: 1 }));
+  if (col?.kind !== 'text') return NONE;
+  const leaves: QNode[] = tokens.map((t) => ({ k: 'text', col, path: def.path, term: t, field, boost: 1 }));
   if (leaves.length === 1) return { ...(leaves[0] as Extract<QNode, { k: 'text' }>), boost };
   const and = String(o.operator ?? 'or').toLowerCase() === 'and';
   if (and) return { k: 'bool', must: leaves, filter: [], should: [], mustNot: [], msm: 0, boost };

@@ -11,8 +11,7 @@ import { parseQueryString, parseSimpleQueryString, SQ, type QsNode } from '../re
 import { fuzzyEdits, fuzzyTerms } from './fuzzy';
 import { boosted, combineGrouped, isAllPattern, matchField, resolveFields, type MatchKind, type MatchOptions } from './fullText';
 import { minimumShouldMatchOf } from './msm';
-import { sumOfTerms, termField } from './termScorers';
-import { KeywordColumn, TextColumn } from '../index/columns';
+import { sumOfTerms, termColumn, termField } from './termScorers';
 import type { QNode, QueryContext } from './qnode';
 
 const f = Math.fround;
@@ -40,7 +39,7 @@ const bool = (must: QNode[], should: QNode[], mustNot: QNode[], msm = 0): QNode 
 
 /** `query_string`. */
 export function compileQueryString(b: Obj, ctx: QueryContext): QNode {
-  const operator = b.default_operator === 'and' ? 'and' : 'or';
+  const operator = String(b.default_operator ?? 'or').toLowerCase() === 'and' ? 'and' : 'or';
   const defaults = (b.fields as string[] | undefined) ?? (b.default_field !== undefined ? [String(b.default_field)] : ['*']);
   const isAll = defaults.some((s) => isAllPattern(s.split('^')[0]));
   const lenient = b.lenient === undefined ? isAll : b.lenient === true || b.lenient === 'true';
@@ -61,7 +60,7 @@ export function compileQueryString(b: Obj, ctx: QueryContext): QNode {
 
 /** `simple_query_string`. */
 export function compileSimpleQueryString(b: Obj, ctx: QueryContext): QNode {
-  const operator = b.default_operator === 'and' ? 'and' : 'or';
+  const operator = String(b.default_operator ?? 'or').toLowerCase() === 'and' ? 'and' : 'or';
   const defaults = (b.fields as string[] | undefined) ?? ['*'];
   const isAll = defaults.some((s) => isAllPattern(s.split('^')[0]));
   const lenient = b.lenient === undefined ? isAll : b.lenient === true || b.lenient === 'true';
@@ -181,13 +180,13 @@ function multiTerm(kind: 'prefix' | 'wildcard' | 'regexp', field: string, text: 
 
 function fuzzyField(field: string, text: string, fuzziness: unknown, env: Env): QNode {
   const def = env.ctx.store.mapping.field(field);
-  const col = def ? env.ctx.store.columns.get(def.path) : undefined;
-  if (!(col instanceof TextColumn) && !(col instanceof KeywordColumn)) {
+  const col = def ? termColumn(env.ctx, def.path) : undefined;
+  if (!col || !def) {
     return def ? env.ctx.compile!({ term: { [field]: { value: text } } }) : NONE;
   }
   const term = normalize(field, text, env);
   const edits = fuzzyEdits(fuzziness, term);
-  const terms = fuzzyTerms(termField(col, env.ctx.s.maxDoc), term, {
+  const terms = fuzzyTerms(termField(col, def.path, env.ctx), term, {
     edits, prefixLength: env.fuzzyPrefix, maxExpansions: env.fuzzyMax, transpositions: env.transpositions, boost: 1,
   }, env.ctx.s.maxDoc);
   return sumOfTerms(terms, env.ctx);

@@ -1,6 +1,6 @@
 /** Range scans over columns: numeric doc values (exact for big longs and nanos) and term dictionaries. */
 import { Bitset, compareStrings } from '../base/bits';
-import { KeywordColumn, NumericColumn, TextColumn, cmpNum, forEachPosting, type NumVal } from '../index/columns';
+import { cmpNum, forEachPosting, type KeywordView, type NumericView, type NumVal, type TextView } from '../index/columnViews';
 
 /** One side of a range. */
 export interface Bound {
@@ -9,7 +9,7 @@ export interface Bound {
 }
 
 /** Docs < maxDoc with any value in [lo, hi] (bounds optional, inclusive per `incl`). */
-export function numericRange(col: NumericColumn | undefined, maxDoc: number, lo?: Bound, hi?: Bound): Bitset {
+export function numericRange(col: NumericView | undefined, maxDoc: number, lo?: Bound, hi?: Bound): Bitset {
   const bits = new Bitset(maxDoc);
   if (!col) return bits;
   const n = Math.min(maxDoc, col.hi.length);
@@ -25,7 +25,7 @@ export function numericRange(col: NumericColumn | undefined, maxDoc: number, lo?
     return true;
   };
   const h = col.hi;
-  const simple = !col.lo && !col.exact && !col.multiFlag && lo?.v.big === undefined && hi?.v.big === undefined;
+  const simple = col.simple && lo?.v.big === undefined && hi?.v.big === undefined;
   if (simple) {
     // the hot path: plain doubles
     const a = lo ? lo.v.hi : -Infinity, b = hi ? hi.v.hi : Infinity;
@@ -38,16 +38,16 @@ export function numericRange(col: NumericColumn | undefined, maxDoc: number, lo?
   }
   for (let d = 0; d < n; d++) {
     if (h[d] !== h[d]) continue;
-    if (col.multiFlag && col.multiFlag[d]) {
-      if (col.multi!.get(d)!.some(ok)) bits.set(d);
-    } else if (ok({ hi: h[d], lo: col.lo ? col.lo[d] : 0, big: col.exact?.get(d) })) bits.set(d);
+    if (col.isMulti(d)) {
+      if (col.multiOf(d)!.some(ok)) bits.set(d);
+    } else if (ok({ hi: h[d], lo: col.lo ? col.lo[d] : 0, big: col.exactOf(d) })) bits.set(d);
   }
   return bits;
 }
 
 /** Docs < maxDoc with a term in the string range (code point order), via the term dictionary. */
 export function keywordRange(
-  col: KeywordColumn | TextColumn | undefined, maxDoc: number,
+  col: KeywordView | TextView | undefined, maxDoc: number,
   lo?: { v: string; incl: boolean }, hi?: { v: string; incl: boolean },
 ): Bitset {
   const bits = new Bitset(maxDoc);
@@ -63,12 +63,10 @@ export function keywordRange(
     }
     return true;
   };
-  if (col instanceof KeywordColumn) {
-    col.terms.forEach((t, o) => {
-      if (inRange(t)) forEachPosting(col.postings[o], maxDoc, (d) => bits.set(d));
+  if (col.kind === 'keyword') {
+    col.forEachTerm((t, o) => {
+      if (inRange(t)) forEachPosting(col.postingsOf(o), maxDoc, (d) => bits.set(d));
     });
-  } else {
-    for (const [t, ref] of col.dict) if (inRange(t)) forEachPosting(ref, maxDoc, (d) => bits.set(d));
-  }
+  } else col.forEachTerm((t, ref) => inRange(t) && forEachPosting(ref, maxDoc, (d) => bits.set(d)));
   return bits;
 }

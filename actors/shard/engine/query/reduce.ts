@@ -1,5 +1,6 @@
 import { compareSortArrays } from '../base/sortValues';
 import type { ShardHit, ShardQueryResult, SortSpec } from '../types';
+import { MinHeap } from '../../../wire/heap';
 
 /** One shard's answer with its position in the request (ties break on it, as ES does). */
 export interface ShardResultRef {
@@ -90,42 +91,4 @@ interface Cursor {
   hits: ShardHit[];
   i: number;
   hit: ShardHit;
-}
-
-/** Binary min-heap; small and local so the merge stays O(n log k). */
-class MinHeap<T> {
-  private readonly items: T[] = [];
-  constructor(private readonly less: (a: T, b: T) => number) {}
-  get size(): number {
-    return this.items.length;
-  }
-  push(x: T): void {
-    const a = this.items;
-    a.push(x);
-    for (let i = a.length - 1; i > 0; ) {
-      const p = (i - 1) >> 1;
-      if (this.less(a[i], a[p]) >= 0) break;
-      [a[i], a[p]] = [a[p], a[i]];
-      i = p;
-    }
-  }
-  pop(): T | undefined {
-    const a = this.items;
-    const top = a[0];
-    const last = a.pop();
-    if (a.length > 0 && last !== undefined) {
-      a[0] = last;
-      for (let i = 0; ; ) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < a.length && this.less(a[l], a[m]) < 0) m = l;
-        if (r < a.length && this.less(a[r], a[m]) < 0) m = r;
-        if (m === i) break;
-        [a[i], a[m]] = [a[m], a[i]];
-        i = m;
-      }
-    }
-    return top;
-  }
 }

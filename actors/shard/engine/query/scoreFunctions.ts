@@ -5,7 +5,7 @@
  */
 import { EsError, illegalArgument } from '../../../wire/esErrors';
 import { murmur3Bytes } from '../base/routing';
-import { parseTimeValue } from '../base/timeValue';
+import { parseTimeValue } from '../../../wire/timeValue';
 import { parseDateMath } from '../base/dateMath';
 import { NUMERIC_TYPES } from '../index/fieldDef';
 import type { QueryContext } from './qnode';

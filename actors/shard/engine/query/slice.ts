@@ -9,7 +9,7 @@ import { illegalArgument } from '../../../wire/esErrors';
 import type { LocalSlice, SearcherRef } from '../types';
 import type { StoreView } from '../index/storeView';
 import { Bitset, grow } from '../base/bits';
-import { NumericColumn } from '../index/columns';
+import type { NumericView } from '../index/columnViews';
 import { NUMERIC_TYPES } from '../index/mapping';
 import { bitMix, floorMod, javaStringHashCode } from '../base/routing';
 
@@ -58,7 +58,7 @@ function idSlice(store: StoreView, n: number, id: number, max: number): Bitset {
   const c = store.caches;
   if (c.idHashCount < n) {
     c.idHashes = grow(c.idHashes, n);
-    for (let d = c.idHashCount; d < n; d++) c.idHashes[d] = javaStringHashCode(store.ids[d]);
+    for (let d = c.idHashCount; d < n; d++) c.idHashes[d] = javaStringHashCode(store.idOf(d));
     c.idHashCount = n;
   }
   const h = c.idHashes;
@@ -73,7 +73,7 @@ const u32of64 = new Uint32Array(f64.buffer);
 const i32of32 = new Int32Array(f32.buffer);
 
 /** The long a numeric doc value is stored as (Lucene sortable bits for floating types). */
-function rawLong(col: NumericColumn, d: number, scaling?: number): number | bigint {
+function rawLong(col: NumericView, d: number, scaling?: number): number | bigint {
   const v = col.numVals(d)[0];
   switch (col.type) {
     case 'date_nanos': return BigInt(v.hi) * 1_000_000n + BigInt(v.lo);
@@ -99,9 +99,9 @@ function rawLong(col: NumericColumn, d: number, scaling?: number): number | bigi
 
 function fieldSlice(store: StoreView, field: string, n: number, id: number, max: number): Bitset {
   const def = store.mapping.field(field)!;
-  const col = store.columns.get(def.path);
+  const col = store.column(def.path);
   const bits = new Bitset(n);
-  if (!(col instanceof NumericColumn)) {
+  if (col?.kind !== 'numeric') {
     if (id === 0) bits.setRange(0, n);
     return bits;
   }

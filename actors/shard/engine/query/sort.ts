@@ -7,7 +7,7 @@ import { EsError, illegalArgument } from '../../../wire/esErrors';
 import type { SortSpec, SortValue } from '../types';
 import type { StoreView } from '../index/storeView';
 import { compareStrings } from '../base/bits';
-import { KeywordColumn, NumericColumn, cmpNum, type NumVal } from '../index/columns';
+import { cmpNum, type KeywordView, type NumVal } from '../index/columnViews';
 import { floatValue } from '../index/analysis';
 import { dateFormatter, splitNanos, type DateFormatter } from '../base/dates';
 import { NUMERIC_TYPES } from '../index/mapping';
@@ -66,12 +66,12 @@ function resolveKey(spec: SortSpec, env: SortEnv): SortKey {
       `Fielddata is disabled on [${spec.field}] in [${store.index}]. Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [${spec.field}] in order to load field data by uninverting the inverted index. Note that this can use significant memory.`,
     );
   }
-  const col = def ? store.columns.get(def.path) : undefined;
+  const col = def ? store.column(def.path) : undefined;
   if (type === 'keyword' || !NUMERIC_TYPES.has(type as never)) {
     const shardError = (reason: string) => new EsError('query_shard_exception', 400, reason, { meta: { index: store.index } });
     if (spec.mode === 'sum' || spec.mode === 'avg' || spec.mode === 'median') throw shardError('we only support AVG, MEDIAN and SUM on number based fields');
     if (spec.numericType) throw shardError(`[numeric_type] option cannot be set on a non-numeric field, got ${type}`);
-    return strKey(spec, col instanceof KeywordColumn ? col : undefined, desc, sign);
+    return strKey(spec, col?.kind === 'keyword' ? col : undefined, desc, sign);
   }
   const res = resolutionOf(type, spec.numericType);
   const mode: SortMode = spec.mode ?? (desc ? 'max' : 'min');
@@ -88,7 +88,7 @@ function resolveKey(spec: SortSpec, env: SortEnv): SortKey {
   const missing = spec.missing === undefined || spec.missing === '_last' ? sentinel(res, !desc)
     : spec.missing === '_first' ? sentinel(res, desc)
     : toKey(spec.missing);
-  const reader = new NumericKeyReader(col instanceof NumericColumn ? col : undefined, (def?.type ?? type) as never, res, mode, missing);
+  const reader = new NumericKeyReader(col?.kind === 'numeric' ? col : undefined, (def?.type ?? type) as never, res, mode, missing);
   let after: NumVal = missing;
   return {
     kind: 'num', spec, desc, reader,
@@ -129,8 +129,8 @@ function docKey(spec: SortSpec, env: SortEnv, desc: boolean): SortKey {
   return {
     kind: shardDoc ? 'shardDoc' : 'doc', spec, desc,
     cmp: (a, b) => sign * (a - b),
-    cmpAfter: (d) => sign * (env.shardIndex !== afterShard ? env.shardIndex - afterShard : d - afterDoc),
-    value: (d) => (shardDoc ? shardDocValue(env.shardIndex, d) : d),
+    cmpAfter: (d) => sign * (env.shardIndex !== afterShard ? env.shardIndex - afterShard : env.store.docId(d) - afterDoc),
+    value: (d) => (shardDoc ? shardDocValue(env.shardIndex, env.store.docId(d)) : env.store.docId(d)),
     setAfter: (v) => {
       const big = toBigInt(v);
       if (big === undefined) throw afterError(shardDoc ? '_shard_doc' : null);
@@ -155,14 +155,14 @@ export function shardDocValue(shardIndex: number, doc: number): number | bigint 
   return Number.isSafeInteger(v) ? v : (BigInt(shardIndex) << 32n) | BigInt(doc);
 }
 
-function strKey(spec: SortSpec, col: KeywordColumn | undefined, desc: boolean, sign: number): SortKey {
+function strKey(spec: SortSpec, col: KeywordView | undefined, desc: boolean, sign: number): SortKey {
   const useMax = (spec.mode ?? (desc ? 'max' : 'min')) === 'max';
   const literal = spec.missing === undefined || spec.missing === '_last' || spec.missing === '_first' || spec.missing === null ? null : String(spec.missing);
   const missingFirst = spec.missing === '_first';
   const strOf = (d: number): string | null => {
     if (!col || d >= col.ords.length || col.ords[d] < 0) return literal;
-    const m = useMax && col.multi?.get(d);
-    return col.terms[m ? m[m.length - 1] : col.ords[d]];
+    const m = useMax && col.multiOrds(d);
+    return col.termOf(m ? m[m.length - 1] : col.ords[d]);
   };
   const cmpVals = (x: string | null, y: string | null): number => {
     if (x === null || y === null) return x === y ? 0 : (x === null) === missingFirst ? -1 : 1;

@@ -5,50 +5,57 @@
  */
 import { Bitset } from '../base/bits';
 import { bm25, idf, lengthToNorm, normCache } from '../index/analysis';
-import { docFreq, forEachPosting, KeywordColumn, TextColumn, type PostingRef } from '../index/columns';
+import { docFreq, forEachPosting, type KeywordView, type PostingRef, type TextView } from '../index/columnViews';
 import { evaluateChild, type Evaluated } from './evaluate';
-import type { QNode, QueryContext } from './qnode';
+import { statsOf, type QNode, type QueryContext } from './qnode';
 
 const f = Math.fround;
 
-/** A field's postings and BM25 statistics, whatever its column kind. */
+/** A field's postings and BM25 statistics (shard-wide), whatever its column kind. */
 export interface TermField {
+  path: string;
   postings(term: string): PostingRef | undefined;
   docCount: number;
   sumTotalTermFreq: number;
   cache: Float32Array;
   /** Index into `cache` of a doc's length norm (keywords omit norms: always 1). */
   norm(doc: number): number;
-  /** The field's terms (for expansions). */
-  terms(): Iterable<string>;
+  /** The field's terms in this segment (for expansions). */
+  forEachTerm(fn: (term: string) => void): void;
+  /** Shard-wide doc freq of a term (what scoring uses). */
+  df(term: string): number;
 }
 
-/** The TermField of a text or keyword column, as seen by `maxDoc`. */
-export function termField(col: TextColumn | KeywordColumn, maxDoc: number): TermField {
-  const stats = col.stats(maxDoc);
+/** The TermField of a text or keyword column. */
+export function termField(col: TextView | KeywordView, path: string, ctx: QueryContext): TermField {
+  const st = statsOf(ctx);
+  const stats = st.field(path);
   const cache = normCache(stats);
-  if (col instanceof TextColumn) {
+  const base = { path, docCount: stats.docCount, sumTotalTermFreq: stats.sumTotalTermFreq, cache, df: (t: string) => st.docFreq(path, t) };
+  if (col.kind === 'text') {
     const lens = col.lens;
     return {
-      postings: (t) => col.dict.get(t),
-      docCount: stats.docCount,
-      sumTotalTermFreq: stats.sumTotalTermFreq,
-      cache,
+      ...base,
+      postings: (t) => col.postings(t),
       norm: (d) => lengthToNorm(lens[d] - 1),
-      terms: () => col.dict.keys(),
+      forEachTerm: (fn) => col.forEachTerm((t) => fn(t)),
     };
   }
   return {
+    ...base,
     postings: (t) => {
-      const o = col.dict.get(t);
-      return o === undefined ? undefined : col.postings[o];
+      const o = col.ordOf(t);
+      return o < 0 ? undefined : col.postingsOf(o);
     },
-    docCount: stats.docCount,
-    sumTotalTermFreq: stats.sumTotalTermFreq,
-    cache,
     norm: () => 1,
-    terms: () => col.terms,
+    forEachTerm: (fn) => col.forEachTerm((t) => fn(t)),
   };
+}
+
+/** The text or keyword view of a mapped field in this segment, if any. */
+export function termColumn(ctx: QueryContext, path: string): TextView | KeywordView | undefined {
+  const col = ctx.store.column(path);
+  return col?.kind === 'text' || col?.kind === 'keyword' ? col : undefined;
 }
 
 /** One term of a scored group: its field, boost and (adjusted) doc freq. */
@@ -59,8 +66,8 @@ export interface ScoredTerm {
   df: number;
 }
 
-/** Doc freq of `term` in `field` under `maxDoc`. */
-export const dfOf = (field: TermField, term: string, maxDoc: number) => docFreq(field.postings(term), maxDoc);
+/** Doc freq of `term` in `field` in this segment under `maxDoc` (does the term occur here at all). */
+export const localDf = (field: TermField, term: string, maxDoc: number) => docFreq(field.postings(term), maxDoc);
 
 /** The terms summed as a bool of SHOULD term queries (fuzzy/prefix expansions with blended freqs). */
 export function sumOfTerms(terms: ScoredTerm[], ctx: QueryContext): QNode {

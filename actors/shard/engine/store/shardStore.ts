@@ -6,7 +6,7 @@ import type {
 import type { IndexMapping } from '../index/mapping';
 import { parseDocument, type ParsedDoc } from '../index/docParser';
 import type { MappingView } from '../index/fieldDef';
-import { KeywordColumn, NumericColumn, TextColumn, columnFor, type Column } from '../index/columns';
+import { KeywordColumn, NumericColumn, TextColumn, columnFor, type Column, type ColumnView } from '../index/columns';
 import { grow, upperBoundF64 } from '../base/bits';
 import { executeCount, executeQuery, type QueryOptions } from '../query/search';
 import { SearchCaches } from '../index/caches';
@@ -174,7 +174,7 @@ export class ShardStore implements StoreView {
         outcomes.push(refused);
         continue;
       }
-      const version = (cur.version ?? 0) + 1;
+      const version = w.versionType ? w.version! : (cur.version ?? 0) + 1;
       let doc: ParsedDoc | undefined;
       if (w.op !== 'delete') {
         try {
@@ -256,6 +256,13 @@ export class ShardStore implements StoreView {
   /** The version-conflict outcome of a write, if it is refused (mirrors InternalEngine's checks). */
   private refusal(w: DocWrite, cur: IdState): WriteOutcome | undefined {
     if (w.op === 'create' && cur.live) return conflict(`[${w.id}]: version conflict, document already exists (current version [${cur.version}])`);
+    if (w.versionType && cur.version !== undefined) {
+      // VersionType.EXTERNAL / EXTERNAL_GTE: a deleted doc's tombstone still holds its version
+      const gte = w.versionType === 'external_gte';
+      if (gte ? cur.version > w.version! : cur.version >= w.version!) {
+        return conflict(`[${w.id}]: version conflict, current version [${cur.version}] is ${gte ? 'higher than' : 'higher or equal to'} the one provided [${w.version}]`);
+      }
+    }
     if (w.ifSeqNo === undefined && w.ifPrimaryTerm === undefined) return undefined;
     const want = `required seqNo [${w.ifSeqNo ?? -2}], primary term [${w.ifPrimaryTerm ?? 0}]`;
     if (!cur.live) return conflict(`[${w.id}]: version conflict, ${want}. but no document was found`);
@@ -355,6 +362,18 @@ export class ShardStore implements StoreView {
   /** `_id` of a doc. */
   id(doc: number): string {
     return this.ids[doc];
+  }
+
+  idOf(doc: number): string {
+    return this.ids[doc];
+  }
+
+  docId(doc: number): number {
+    return doc;
+  }
+
+  column(path: string): ColumnView | undefined {
+    return this.columns.get(path);
   }
 
   /** Custom routing a doc was indexed with, if any (ES returns it as `_routing`). */

@@ -5,15 +5,15 @@
  * re-indexing every document. Running sums (`Cumulative`) and the id map are rebuilt on load; they
  * are cheap loops over the arrays.
  */
-import { ByteReader, ByteWriter, SnapshotFormatError } from '../base/binary';
-import { Cumulative, KeywordColumn, NumericColumn, Postings, TextColumn, docFreq, type Column, type NumVal, type PostingRef } from '../index/columns';
+import { ByteReader, ChunkWriter, SnapshotFormatError } from '../base/binary';
+import { Cumulative, KeywordColumn, NumericColumn, Postings, TextColumn, docFreq, type Column, type NumVal, type PostingRef, type BufferPostingRef } from '../index/columns';
 import type { FieldType } from '../types';
 import type { FrozenStore, LoadedStore, ShardStore, Tombstone } from './shardStore';
 
 const ColumnKind = { Numeric: 0, Keyword: 1, Text: 2 } as const;
 
 /** Writes the part of `store` that `frozen` describes. */
-export function encodeStore(w: ByteWriter, store: ShardStore, frozen: FrozenStore): void {
+export function encodeStore(w: ChunkWriter, store: ShardStore, frozen: FrozenStore): void {
   for (const _ of encodeStoreSteps(w, store, frozen));
 }
 
@@ -22,7 +22,7 @@ export function encodeStore(w: ByteWriter, store: ShardStore, frozen: FrozenStor
  * give the event loop a turn in between. Safe because everything read is bounded by `frozen`:
  * writes in between only append docs >= maxDoc or delete with seqNos > seqNo.
  */
-export function* encodeStoreSteps(w: ByteWriter, store: ShardStore, frozen: FrozenStore): Generator<void> {
+export function* encodeStoreSteps(w: ChunkWriter, store: ShardStore, frozen: FrozenStore): Generator<void> {
   const { maxDoc, seqNo, refreshed } = frozen;
   const { routings, delLog } = store.internals();
   w.u32(maxDoc);
@@ -111,7 +111,7 @@ function check(ok: boolean, what: string): void {
 
 // ---- numeric ----
 
-function encodeNumeric(w: ByteWriter, col: NumericColumn, maxDoc: number): void {
+function encodeNumeric(w: ChunkWriter, col: NumericColumn, maxDoc: number): void {
   w.typed(col.hi, Math.min(col.hi.length, maxDoc));
   w.u8(col.lo ? 1 : 0);
   if (col.lo) w.typed(col.lo, Math.min(col.lo.length, maxDoc));
@@ -168,7 +168,7 @@ function decodeNumeric(r: ByteReader, type: FieldType): NumericColumn {
 // ---- postings ----
 
 /** Postings truncated to docs < maxDoc, in the shape they had then (a lone tf-1 doc is a bare number). */
-function encodePostings(w: ByteWriter, refs: Array<PostingRef | undefined>, maxDoc: number): void {
+function encodePostings(w: ChunkWriter, refs: Array<PostingRef | undefined>, maxDoc: number): void {
   const lens = new Int32Array(refs.length);
   const hasFreqs = new Uint8Array(refs.length);
   let total = 0;
@@ -208,13 +208,13 @@ function encodePostings(w: ByteWriter, refs: Array<PostingRef | undefined>, maxD
   w.typed(freqs, freqs.length);
 }
 
-function decodePostings(r: ByteReader): PostingRef[] {
+function decodePostings(r: ByteReader): BufferPostingRef[] {
   const lens = r.typed(Int32Array);
   const hasFreqs = r.typed(Uint8Array);
   const docs = r.typed(Int32Array);
   const freqs = r.typed(Uint16Array);
   check(lens.length === hasFreqs.length, 'postings arrays disagree');
-  const out = new Array<PostingRef>(lens.length);
+  const out = new Array<BufferPostingRef>(lens.length);
   let at = 0;
   let fAt = 0;
   for (let i = 0; i < lens.length; i++) {
@@ -235,7 +235,7 @@ function decodePostings(r: ByteReader): PostingRef[] {
 
 // ---- keyword and text ----
 
-function encodeKeyword(w: ByteWriter, col: KeywordColumn, maxDoc: number): void {
+function encodeKeyword(w: ChunkWriter, col: KeywordColumn, maxDoc: number): void {
   // Ordinals follow first appearance, so the terms seen before maxDoc are a prefix.
   let nTerms = col.terms.length;
   while (nTerms > 0 && docFreq(col.postings[nTerms - 1], maxDoc) === 0) nTerms--;
@@ -278,7 +278,7 @@ function decodeKeyword(r: ByteReader): KeywordColumn {
   return col;
 }
 
-function encodeText(w: ByteWriter, col: TextColumn, maxDoc: number): void {
+function encodeText(w: ChunkWriter, col: TextColumn, maxDoc: number): void {
   const entries = [...col.dict].filter(([, ref]) => docFreq(ref, maxDoc) > 0);
   w.strings(entries.map(([t]) => t));
   encodePostings(w, entries.map(([, ref]) => ref), maxDoc);

@@ -3,8 +3,8 @@
  * JSON-framed path kept in oldPagePath.ts: on random corpora and random searches, both give the
  * same hits, order, scores, sort values, sources, totals, aggregations and the same response bytes.
  */
-import { executeSearch, renderSearch, type RenderExtra, type ShardTarget } from '../../../../actors/edge/coordinator';
-import type { EdgeServices } from '../../../../actors/edge/services';
+import { executeSearch, renderSearch, type RenderExtra, type ShardTarget } from '../../../../actors/search/coordinator';
+import type { SearchServices } from '../../../../actors/search/services';
 import { IndexMapping, parseSearchRequest, shardDocValue, ShardStore, type SearchRequest } from '../../../../actors/shard/engine';
 import type { SearcherRef, ShardQueryRequest, SortValue } from '../../../../actors/shard/engine/types';
 import { encodeFetchPage, encodeQueryPage, hitMeta, replySources, ShardPage } from '../../../../actors/shard/pageCodec';
@@ -125,7 +125,7 @@ function randomRequest(r: Rand, walk: boolean): SearchRequest {
 }
 
 /** An in-process shard client speaking the new page replies (what ShardActor and ShardClient do over NATS). */
-function newServices(stores: ShardStore[], maxPayload: number): EdgeServices {
+function newServices(stores: ShardStore[], maxPayload: number): SearchServices {
   const storeOf = (ref: { n: number }) => stores[ref.n];
   const shards = {
     async query(ref: { n: number }, m: { req: ShardQueryRequest; searcher?: SearcherRef; fetch?: boolean }) {
@@ -147,7 +147,7 @@ function newServices(stores: ShardStore[], maxPayload: number): EdgeServices {
     },
   };
   const stats = { queryCurrent: 0, queryTotal: 0, queryTimeMs: 0, queryFailure: 0, fetchCurrent: 0, fetchTotal: 0, fetchTimeMs: 0 };
-  return { shards, stats, ctx: { node: { id: 'node-1' } } } as unknown as EdgeServices;
+  return { shards, stats, ctx: { node: { id: 'node-1' } } } as unknown as SearchServices;
 }
 
 const NAMES = ['idx', 'other-ïndex', 'q"uote'];

@@ -1,6 +1,7 @@
 import { compareSortValues, filterSource, type MergedHit, type SearchRequest, type SortSpec, type SortValue } from '../shard/engine';
 import type { ShardPage } from '../shard/pageCodec';
 import { ByteWriter } from '../wire/byteWriter';
+import { MinHeap } from '../wire/heap';
 
 /**
  * One hit as a plain object (with its raw `_source` text when fetched): what callers outside the
@@ -61,6 +62,11 @@ export class HitList {
   /** The query page hit `i` comes from. */
   pageOf(i: number): number {
     return this.qPage[i];
+  }
+
+  /** Row of hit `i` in its query page. */
+  row(i: number): number {
+    return this.qRow[i];
   }
 
   hasSource(i: number): boolean {
@@ -232,7 +238,10 @@ interface Cursor {
  * SearchPhaseController: sort values (or score desc), then shard index, then doc id. The same order
  * as {@link reduceHits} (engine/reduce.ts), reading the columns in place.
  */
-export function mergePages(list: HitList, shards: Array<{ p: number }>, req: { sort?: SortSpec[]; from: number; size: number }): void {
+export function mergePages(
+  list: HitList, shards: Array<{ p: number }>, req: { sort?: SortSpec[]; from: number; size: number },
+  groupOf?: (page: ShardPage, row: number) => string,
+): void {
   const from = Math.max(0, req.from);
   const sort = req.sort && req.sort.length ? req.sort : undefined;
   const cmp = (a: Cursor, b: Cursor): number => {
@@ -256,44 +265,31 @@ export function mergePages(list: HitList, shards: Array<{ p: number }>, req: { s
     }
     return a.shardIndex - b.shardIndex || a.page.doc(a.row) - b.page.doc(b.row);
   };
-  const heap: Cursor[] = [];
+  const heap = new MinHeap<Cursor>(cmp);
   for (const { p } of shards) {
     const page = list.pages[p];
-    if (page.n > 0) heapPush(heap, { p, page, shardIndex: list.shardOfPage(p), row: 0 }, cmp);
+    if (page.n > 0) heap.push({ p, page, shardIndex: list.shardOfPage(p), row: 0 });
   }
-  for (let n = 0; n < from + req.size && heap.length > 0; n++) {
-    const c = heapPop(heap, cmp)!;
-    if (n >= from) list.push(c.p, c.row);
-    if (++c.row < c.page.n) heapPush(heap, c, cmp);
-  }
-}
-
-// The heap of engine/reduce.ts (same sift order, so ties between equal cursors resolve alike).
-function heapPush<T>(a: T[], x: T, less: (a: T, b: T) => number): void {
-  a.push(x);
-  for (let i = a.length - 1; i > 0; ) {
-    const p = (i - 1) >> 1;
-    if (less(a[i], a[p]) >= 0) break;
-    [a[i], a[p]] = [a[p], a[i]];
-    i = p;
-  }
-}
-
-function heapPop<T>(a: T[], less: (a: T, b: T) => number): T | undefined {
-  const top = a[0];
-  const last = a.pop();
-  if (a.length > 0 && last !== undefined) {
-    a[0] = last;
-    for (let i = 0; ; ) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < a.length && less(a[l], a[m]) < 0) m = l;
-      if (r < a.length && less(a[r], a[m]) < 0) m = r;
-      if (m === i) break;
-      [a[i], a[m]] = [a[m], a[i]];
-      i = m;
+  // collapsing: only the best hit of each group counts (ES's CollapseTopFieldDocs.merge)
+  const seen = groupOf ? new Set<string>() : null;
+  for (let n = 0; n < from + req.size && heap.size > 0; ) {
+    const c = heap.pop()!;
+    const g = seen ? groupOf!(c.page, c.row) : '';
+    if (!seen || !seen.has(g)) {
+      seen?.add(g);
+      if (n >= from) list.push(c.p, c.row);
+      n++;
     }
+    if (++c.row < c.page.n) heap.push(c);
   }
-  return top;
+}
+
+/** The collapse value of a page row (what its `fields` carry for the collapse field), as a group key. */
+export function collapseGroupOf(field: string): (page: ShardPage, row: number) => string {
+  return (page, row) => {
+    const [a, e] = page.fieldsRange(row);
+    if (a === e) return 'null';
+    const fields = JSON.parse(page.b.toString('utf8', a, e)) as Record<string, unknown[]>;
+    return JSON.stringify(fields[field]?.[0] ?? null);
+  };
 }

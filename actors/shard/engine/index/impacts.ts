@@ -9,30 +9,17 @@
  * ids are append-only), so the frontier of a full block is computed once, on first use, and serves
  * every searcher; the last, partial block of a searcher is read from its postings each time.
  */
-import { lengthToNorm } from '../index/analysis';
+import { lengthToNorm } from './analysis';
 import { grow } from '../base/bits';
-import type { Postings } from '../index/columns';
+import type { BlockImpacts, PostingList } from './columnViews';
 
 /** Postings per impact block. Small blocks keep the bounds tight for short fields. */
 export const BLOCK = 8;
 
-/** Frontiers of the full blocks [0, blocks) of one posting list, flattened. */
-export interface BlockImpacts {
-  blocks: number;
-  /** Frontier of block b: entries [off[b], off[b + 1]). */
-  off: Int32Array;
-  tf: Uint16Array;
-  norm: Uint8Array;
-  /** Entries used. */
-  size: number;
-  /** Last doc of each full block. */
-  last: Int32Array;
-}
-
-const cache = new WeakMap<Postings, BlockImpacts>();
+const cache = new WeakMap<PostingList, BlockImpacts>();
 
 /** Impacts of the full blocks of `p` (field lengths + 1 in `lens`), extended as `p` grows. */
-export function impactsOf(p: Postings, lens: Uint32Array): BlockImpacts {
+export function impactsOf(p: PostingList, lens: Uint32Array): BlockImpacts {
   const full = Math.floor(p.len / BLOCK);
   let imp = cache.get(p);
   if (!imp) {
@@ -65,7 +52,7 @@ export function impactsOf(p: Postings, lens: Uint32Array): BlockImpacts {
  * Writes the frontier of postings [from, to) into tfs/norms (norm ascending, tf strictly
  * ascending) and returns its length (at most to - from).
  */
-export function frontier(p: Postings, lens: Uint32Array, from: number, to: number, tfs: Uint16Array, norms: Uint8Array): number {
+export function frontier(p: PostingList, lens: Uint32Array, from: number, to: number, tfs: Uint16Array, norms: Uint8Array): number {
   const { docs, freqs } = p;
   let n = 0;
   for (let i = from; i < to; i++) {
@@ -99,7 +86,7 @@ export function frontier(p: Postings, lens: Uint32Array, from: number, to: numbe
 }
 
 /** Block maxima kept per posting list, for the latest scorings (weight and field statistics). */
-const maxima = new WeakMap<Postings, Array<{ key: string; max: Float32Array }>>();
+const maxima = new WeakMap<PostingList, Array<{ key: string; max: Float32Array }>>();
 const MAXIMA_PER_LIST = 2;
 
 /**
@@ -107,7 +94,7 @@ const MAXIMA_PER_LIST = 2;
  * clause's weight and its field's statistics fix BM25 completely), shared by every query with that
  * scoring; entries not computed yet are -1. Only full blocks may be stored: they never change.
  */
-export function blockMaxima(p: Postings, key: string, blocks: number): Float32Array {
+export function blockMaxima(p: PostingList, key: string, blocks: number): Float32Array {
   let list = maxima.get(p);
   if (!list) maxima.set(p, (list = []));
   const i = list.findIndex((e) => e.key === key);

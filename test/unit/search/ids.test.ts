@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { IdCodec } from '../../../actors/edge/ids';
+import { IdCodec } from '../../../actors/search/ids';
 import { EsError } from '../../../actors/wire/esErrors';
 
 const codec = new IdCodec(randomBytes(32));

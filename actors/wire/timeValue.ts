@@ -1,4 +1,4 @@
-import { EsError, illegalArgument } from '../../../wire/esErrors';
+import { EsError } from './esErrors';
 
 /**
  * ES time values (`scroll`, `keep_alive`, `timeout`, `fixed_interval`): `<n><unit>` with unit
@@ -77,15 +77,4 @@ function formatDecimal(value: number): string {
   if (dot < 0 || s.includes('e')) return s;
   const frac = s[dot + 1];
   return frac === '0' ? s.slice(0, dot) : `${s.slice(0, dot)}.${frac}`;
-}
-
-/**
- * The error ES raises when a keep alive exceeds `search.max_keep_alive`
- * (mirrors `SearchService.checkKeepAliveLimit`; equality is allowed, so callers test `ms > maxMs`).
- */
-export function keepAliveTooLarge(ms: number, maxMs: number): EsError {
-  return illegalArgument(
-    `Keep alive for request (${formatTimeValue(ms)}) is too large. It must be less than (${formatTimeValue(maxMs)}). ` +
-      'This limit can be set by changing the [search.max_keep_alive] cluster level setting.',
-  );
 }

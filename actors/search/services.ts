@@ -2,6 +2,9 @@ import type { NodeContext } from '../nodeContext';
 import type { ClusterState } from '../cluster';
 import type { ShardClient } from './shardClient';
 import type { Membership } from '../cluster/membership';
+import type { ContextDirectory, ContextRegistry, ContextService } from '../contexts';
+import type { IdCodec } from './ids';
+import type { EsRequest } from '../wire/rest';
 
 /** Security hooks the search side needs (implemented by actors/security; absent when disabled). */
 export interface SecurityHooks {
@@ -11,8 +14,11 @@ export interface SecurityHooks {
   authorize(auth: unknown, action: string, indices?: string[]): void | Promise<void>;
 }
 
-/** What route modules are given. */
-export interface EdgeServices {
+/**
+ * The node's services the search service and the routes above it share: the node context, the
+ * cluster state, the shard client, the security hooks, search stats and membership.
+ */
+export interface SearchServices {
   ctx: NodeContext;
   cluster: ClusterState;
   shards: ShardClient;
@@ -26,6 +32,35 @@ export interface EdgeServices {
    * node stats, its open contexts): route modules add handlers, the system serves them.
    */
   nodeOps: Record<string, (body: unknown) => unknown>;
+}
+
+/** What the paging services add: the contexts (this node's, the cluster's) and the id codec. */
+export interface PagingServices extends SearchServices {
+  /** This node's own contexts (their actors). */
+  contexts: ContextRegistry;
+  /** Every context of the cluster, as the lifecycle log tells them. */
+  directory: ContextDirectory;
+  /** Uses, clears and adoptions of contexts wherever their owner runs. */
+  contextService: ContextService;
+  ids: IdCodec;
+}
+
+/**
+ * One search as the search service runs it, whether it came as its own REST request, as an
+ * `_msearch` item or as a reindex's scroll: the index expression, URL-style parameters, the parsed
+ * body and who is calling.
+ */
+export interface SearchCall {
+  /** `index`: comma list, wildcards, `_all`; absent = all indices. */
+  readonly params: Record<string, string>;
+  /** URL parameters (an msearch item: its header's options plus the msearch URL's). */
+  readonly query: Record<string, string>;
+  /** Parsed body (lossless longs); undefined when there is none. */
+  readonly body: unknown;
+  /** The body as received (a scroll's opened fact keeps it for revival; parse errors locate in it). */
+  readonly text?: string;
+  readonly auth?: EsRequest['auth'];
+  readonly opaqueId?: string;
 }
 
 export interface SearchStats {

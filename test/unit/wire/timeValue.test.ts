@@ -1,5 +1,6 @@
-import { formatTimeValue, keepAliveTooLarge, parseTimeValue } from '../../../../../actors/shard/engine/base/timeValue';
-import { EsError } from '../../../../../actors/wire/esErrors';
+import { formatTimeValue, parseTimeValue } from '../../../actors/wire/timeValue';
+import { keepAliveTooLarge } from '../../../actors/search/keepAlive';
+import { EsError } from '../../../actors/wire/esErrors';
 
 function failure(v: string, name = 'scroll'): EsError {
   try {

@@ -1,13 +1,13 @@
 import { allShardsFailed, asEsError, EsError } from '../wire/esErrors';
 import { stringify } from '../wire/json';
-import { RawJson } from './router';
-import type { EdgeServices } from './services';
+import { RawJson } from '../wire/rest';
+import type { SearchServices } from './services';
 import type { ShardRef } from '../shard/shardActor';
 import { reduceAggs, reduceTotal, renderAggs, type SearchRequest } from '../shard/engine';
 import type { LocalSlice, SearcherRef, ShardQueryRequest } from '../shard/engine/types';
 import type { QueryPageHead, ShardPage } from '../shard/pageCodec';
 import { ByteWriter } from '../wire/byteWriter';
-import { HitList, mergePages, type OutcomeHit } from './hitList';
+import { collapseGroupOf, HitList, mergePages, type OutcomeHit } from './hitList';
 import { ShardTimeoutError } from './shardClient';
 
 /** One shard a search runs on. */
@@ -20,12 +20,16 @@ export interface ShardTarget {
   slice?: LocalSlice;
   /** Alias filter of this shard's index (a search through a filtered alias), ANDed with the query. */
   filter?: unknown;
+  /** `indices_boost` of this shard's index. */
+  boost?: number;
 }
 
-/** The query a target runs: the request's, restricted by the target's alias filter if any. */
-export function targetQuery(query: unknown, t: { filter?: unknown }): unknown {
-  if (t.filter === undefined) return query;
-  return { bool: { must: [query ?? { match_all: {} }], filter: [t.filter] } };
+/** The query a target runs: the request's, restricted by the target's alias filter and boosted by its index boost, if any. */
+export function targetQuery(query: unknown, t: { filter?: unknown; boost?: number }): unknown {
+  let q = query;
+  if (t.filter !== undefined) q = { bool: { must: [q ?? { match_all: {} }], filter: [t.filter] } };
+  if (t.boost !== undefined && t.boost !== 1) q = { bool: { must: [q ?? { match_all: {} }], boost: t.boost } }; // indices_boost: ES boosts the shard's query
+  return q;
 }
 
 export interface ShardFailure {
@@ -106,7 +110,7 @@ export type SourceFetcher = (t: ShardTarget, docs: number[], searcher: SearcherR
  * sources (inline when there is a single shard), and reduces aggregations. Partial failures go in
  * `_shards.failures`; when every shard fails, ES's `all shards failed` error.
  */
-export async function executeSearch(s: EdgeServices, req: SearchRequest, targets: ShardTarget[], opts: SearchOptions = {}): Promise<SearchOutcome> {
+export async function executeSearch(s: SearchServices, req: SearchRequest, targets: ShardTarget[], opts: SearchOptions = {}): Promise<SearchOutcome> {
   if (targets.length > 1 && isShardDocWalk(req)) return walkShardDocOrder(s, req, targets);
   const start = Date.now();
   const single = targets.length === 1;
@@ -163,9 +167,20 @@ function shardRequest(req: SearchRequest, t: ShardTarget, single: boolean): Shar
   };
 }
 
-/** What hit metadata a search asks of its shards (`_routing` comes whenever a doc has one). */
-function hitMetaWanted(req: SearchRequest): Pick<ShardQueryRequest, 'version' | 'seqNoPrimaryTerm'> {
-  return { ...(req.version ? { version: true } : {}), ...(req.seqNoPrimaryTerm ? { seqNoPrimaryTerm: true } : {}) };
+type HitOptions = 'version' | 'seqNoPrimaryTerm' | 'namedQueriesScore' | 'docvalueFields' | 'fields' | 'storedFields' | 'collapse' | 'rescore';
+
+/** What each hit carries, asked of the shards: metadata (`_routing` comes whenever a doc has one), fields, collapsing, rescoring. */
+function hitMetaWanted(req: SearchRequest): Pick<ShardQueryRequest, HitOptions> {
+  return {
+    ...(req.version ? { version: true } : {}),
+    ...(req.seqNoPrimaryTerm ? { seqNoPrimaryTerm: true } : {}),
+    ...(req.namedQueriesScore ? { namedQueriesScore: true } : {}),
+    ...(req.docvalueFields ? { docvalueFields: req.docvalueFields } : {}),
+    ...(req.fields ? { fields: req.fields } : {}),
+    ...(req.storedFields ? { storedFields: req.storedFields } : {}),
+    ...(req.collapse ? { collapse: { field: req.collapse.field } } : {}),
+    ...(req.rescore ? { rescore: req.rescore } : {}),
+  };
 }
 
 /**
@@ -194,7 +209,7 @@ export async function assembleSearch(req: SearchRequest, targets: ShardTarget[],
   if (!ok.length && targets.length && !timedOut) {
     throw allShardsFailed(errors, 'query', failures.map((f) => ({ ...f })));
   }
-  mergePages(list, ok, { sort: req.sort, from: single ? 0 : req.from, size: req.size });
+  mergePages(list, ok, { sort: req.sort, from: single ? 0 : req.from, size: req.size }, req.collapse ? collapseGroupOf(req.collapse.field) : undefined);
   // Fetch phase: sources of the winners the query replies did not carry, grouped by shard.
   const byPage = new Map<number, { docs: number[]; pos: number[] }>();
   for (let i = 0; i < list.length; i++) {
@@ -263,7 +278,7 @@ function isShardDocWalk(req: SearchRequest): boolean {
   return first?.field === '_shard_doc' && first.order === 'asc' && req.trackTotalHits === false && !req.aggs && req.from === 0 && req.size > 0;
 }
 
-async function walkShardDocOrder(s: EdgeServices, req: SearchRequest, targets: ShardTarget[]): Promise<SearchOutcome> {
+async function walkShardDocOrder(s: SearchServices, req: SearchRequest, targets: ShardTarget[]): Promise<SearchOutcome> {
   const start = Date.now();
   const after = req.searchAfter?.[0];
   const fromShard = after === undefined || after === null ? -1 : Number(BigInt(after as number | bigint | string) >> 32n);

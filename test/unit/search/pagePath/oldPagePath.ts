@@ -9,7 +9,7 @@
 import { filterSource, reduceAggs, reduceHits, renderAggs, type SearchRequest, type ShardStore } from '../../../../actors/shard/engine';
 import type { SearcherRef, ShardHit, ShardQueryRequest, ShardQueryResult } from '../../../../actors/shard/engine/types';
 import { parseJson, stringify } from '../../../../actors/wire/json';
-import { targetQuery, type RenderExtra, type ShardTarget } from '../../../../actors/edge/coordinator';
+import { targetQuery, type RenderExtra, type ShardTarget } from '../../../../actors/search/coordinator';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
