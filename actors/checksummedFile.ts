@@ -9,9 +9,14 @@ import { dirname } from 'node:path';
  */
 export function writeChecksummedFile(path: string, body: string): void {
   const sum = createHash('sha256').update(body).digest('hex');
+  writeFileAtomic(path, `${sum}\n${body}`);
+}
+
+/** Temp file, fsync, rename (mode 0600 unless given): a reader sees the old file or the new one, never half of one. */
+export function writeFileAtomic(path: string, data: string | Buffer, mode = 0o600): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.tmp`;
-  writeFileSync(tmp, `${sum}\n${body}`, { mode: 0o600 });
+  writeFileSync(tmp, data, { mode });
   const fd = openSync(tmp, 'r');
   try {
     fsyncSync(fd);

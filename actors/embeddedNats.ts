@@ -1,6 +1,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { BusConnection } from '../streams/busConnection';
+import { SUBSCRIBER_INBOX_PREFIX, type BusRole, type KeyRole } from '../streams/busPermissions';
+import { ensureBusKeys, ensureRoleKey, type RoleKey } from './bus/credentials';
+import { renderServerConfig, roleUsers } from './bus/serverConfig';
 
 /** Largest NATS message: big pages and bulk batches travel in one message each. */
 export const MAX_PAYLOAD = 64 * 1024 * 1024;
@@ -8,7 +12,19 @@ export const MAX_PAYLOAD = 64 * 1024 * 1024;
 export interface EmbeddedNats {
   url: string;
   proc: ChildProcess;
+  /** The roles' nkeys (seed files under `<dir>/auth`, mode 0600); `admin` only when asked for. */
+  keys: Record<BusRole, RoleKey> & { admin?: RoleKey };
+  /** How a client of `role` connects (the subscriber with its own inbox prefix). */
+  connection(role: KeyRole): BusConnection;
   stop(): Promise<void>;
+}
+
+/** Where a node's embedded server keeps its users' seeds: `<DATA_DIR>/nats/auth`. */
+export const authDirOf = (natsDir: string) => join(resolve(natsDir), 'auth');
+
+/** The connection of `role` to a server at `url` with the seeds under `natsDir/auth`. */
+export function roleConnection(url: string, key: RoleKey): BusConnection {
+  return { servers: [url], nkeySeed: key.seed, ...(key.role === 'subscriber' ? { inboxPrefix: SUBSCRIBER_INBOX_PREFIX } : {}) };
 }
 
 /** Where Debian (and `make install`) put daemons: not on an ordinary user's PATH. */
@@ -134,29 +150,29 @@ async function reclaimStore(abs: string, conf: string): Promise<void> {
 
 /**
  * Starts a loopback nats-server child with JetStream stored under `dir`; resolves when it listens.
+ * Only the node and subscriber users get in (nkeys generated under `dir/auth` at the first start).
  * The child runs in its own process group (`detached`), so a signal to the node's group (Ctrl-C,
  * `kill -TERM -<pgid>`) does not stop it before the node has written its snapshot; the node stops
  * it last, and kills it if the node process exits any other way.
  */
-export async function startEmbeddedNats(dir: string, opts: { port?: number; bin?: string } = {}): Promise<EmbeddedNats> {
+export async function startEmbeddedNats(dir: string, opts: { port?: number; bin?: string; admin?: boolean } = {}): Promise<EmbeddedNats> {
   const abs = resolve(dir);
   const conf = join(abs, 'nats-server.conf');
   await reclaimStore(abs, conf);
   mkdirSync(join(abs, 'jetstream'), { recursive: true });
+  // Credentials first (kept across restarts): the server never runs open to anonymous clients.
+  const keys: EmbeddedNats['keys'] = { ...ensureBusKeys(authDirOf(abs)), ...(opts.admin ? { admin: ensureRoleKey(authDirOf(abs), 'admin') } : {}) };
   writeFileSync(
     conf,
-    [
-      'listen: "127.0.0.1:' + (opts.port ?? -1) + '"',
-      `max_payload: ${MAX_PAYLOAD}`,
-      // Its log goes to a file: a server outliving its node must not die of SIGPIPE on a closed stderr.
-      `log_file: "${join(abs, 'nats-server.log')}"`,
-      'logfile_size_limit: 10MB',
-      'jetstream {',
-      `  store_dir: "${join(abs, 'jetstream')}"`,
-      '}',
-      `ports_file_dir: "${abs}"`,
-      '',
-    ].join('\n'),
+    renderServerConfig({
+      listen: `127.0.0.1:${opts.port ?? -1}`,
+      maxPayload: MAX_PAYLOAD,
+      logFile: join(abs, 'nats-server.log'),
+      storeDir: join(abs, 'jetstream'),
+      portsFileDir: abs,
+      users: roleUsers(keys),
+    }),
+    { mode: 0o600 },
   );
   const bin = opts.bin ?? findNatsServer() ?? 'nats-server';
   const proc = spawn(bin, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
@@ -181,7 +197,11 @@ export async function startEmbeddedNats(dir: string, opts: { port?: number; bin?
     if (existsSync(portsFile)) {
       try {
         const url = (JSON.parse(readFileSync(portsFile, 'utf8')) as { nats: string[] }).nats[0];
-        if (url) return { url, proc, stop: () => stopChild(proc) };
+        if (url) return { url, proc, keys, connection: (role) => {
+          const key = keys[role];
+          if (!key) throw new Error(`this nats-server has no ${role} user`);
+          return roleConnection(url, key);
+        }, stop: () => stopChild(proc) };
       } catch {
         /* partially written */
       }

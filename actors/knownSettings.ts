@@ -55,6 +55,14 @@ export const NODE_SETTINGS: Readonly<Record<string, SettingDef>> = {
   'cluster.heartbeat_interval_ms': { type: 'int', min: 50 },
   'cluster.node_timeout_ms': { type: 'int', min: 200 },
   'cluster.id_signing_key': str,
+  // The node's login and TLS on an external NATS (NATS_URL): actors/bus/natsSettings.ts.
+  'nats.user': str,
+  'nats.password': str,
+  'nats.nkey_seed_file': str,
+  'nats.creds_file': str,
+  'nats.tls.ca': str,
+  'nats.tls.cert': str,
+  'nats.tls.key': str,
 };
 
 /** `xpack.security.authc.realms.<type>.<name>.<key>`: the keys each realm type reads. */

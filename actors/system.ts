@@ -2,11 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import pino, { type Logger } from 'pino';
 import { Bus, ensureStreams } from '../streams';
 import { loadSettings, type Settings } from './config';
 import { ensureNatsServer, startEmbeddedNats, type EmbeddedNats } from './embeddedNats';
+import { connectBus, serverList, type BusConnection } from '../streams/busConnection';
+import { natsConnectionFromSettings } from './bus/natsSettings';
+import { warnIfAnonymous } from './bus/anonymousProbe';
 import type { NodeContext, NodeIdentity } from './nodeContext';
 import { Router } from './edge/router';
 import { startEdge, type Edge } from './edge/httpEdge';
@@ -58,6 +61,8 @@ export interface SystemOptions {
   log?: Logger;
   /** Progress of the start-up replay (document log). */
   onReplayProgress?: (done: number, total: number) => void;
+  /** Clock of credential lifetimes and context keep-alives (tests start a node "as of" another time). */
+  clock?: { now(): number };
 }
 
 export interface System {
@@ -119,19 +124,22 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   };
   try {
     let nats: EmbeddedNats | undefined;
-    let natsUrl = opts.natsUrl ?? process.env.NATS_URL;
+    const natsUrl = opts.natsUrl ?? process.env.NATS_URL;
+    let natsLogin: BusConnection;
     if (!natsUrl) {
       ensureNatsServer((m) => log.info(m));
       nats = await startEmbeddedNats(join(dataDir, 'nats'));
       stops.push(() => nats!.stop());
-      natsUrl = nats.url;
-      log.info({ url: natsUrl }, 'embedded nats-server started');
+      natsLogin = nats.connection('node');
+      log.info({ url: nats.url }, 'embedded nats-server started');
+    } else {
+      // NATS_URL may list several servers of a NATS cluster (comma-separated), in order of preference;
+      // the login and TLS come from the nats.* settings.
+      natsLogin = natsConnectionFromSettings(serverList(natsUrl), settings);
     }
-    // NATS_URL may list several servers of a NATS cluster (comma-separated), in order of preference:
-    // the client shuffles them unless told not to (a node on a machine lists its local server first).
-    const servers = natsUrl.split(',').map((u) => u.trim()).filter(Boolean);
     // Servers in the order given (each node prefers its own), reconnecting fast to another when one dies.
-    const nc: NatsConnection = await connect({ servers, name: 'es-node', maxReconnectAttempts: -1, noRandomize: true, reconnectTimeWait: 250, ...(opts.natsPinned ? { ignoreClusterUpdates: true } : {}) });
+    const nc: NatsConnection = await connectBus(natsLogin, { name: 'es-node', maxReconnectAttempts: -1, noRandomize: true, reconnectTimeWait: 250, ...(opts.natsPinned ? { ignoreClusterUpdates: true } : {}) });
+    if (!nats) await warnIfAnonymous(natsLogin, log);
     stops.push(() => nc.drain().catch(() => nc.close()));
     checkMaxPayload(nc, log); // warns below the README's 8 MB
     const replicas = settings.get<number | undefined>('cluster.stream_replicas', undefined);
@@ -203,13 +211,13 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       stops.push(() => watch.stop());
     }
 
-    const security = await startSecurity(ctx);
+    const security = await startSecurity(ctx, opts.clock ? { now: () => opts.clock!.now() } : {});
     stops.push(() => security.stop());
 
     // Scroll contexts and PITs: this node's own as actors (registry), every node's as the log tells
     // them (directory), and the commands and adoptions between nodes (service).
     const directory = new ContextDirectory(nc, log);
-    const contexts = new ContextRegistry(bus, Date, node.id, (e) => directory.apply(e));
+    const contexts = new ContextRegistry(bus, opts.clock ?? Date, node.id, (e) => directory.apply(e));
     stops.push(() => contexts.stopAll());
     stops.push(() => directory.stop());
     cluster.onIndexDeleted((idx) => contexts.releaseIndex(idx.uuid));

@@ -1,5 +1,5 @@
 import { assign, emit, setup } from 'xstate';
-import type { Envelope } from '../streams';
+import type { Envelope } from '../actors/wire/envelope';
 import type { RoleDescriptor } from '../actors/security/types';
 import { isLastStep, MAX_DELAY_MS, nextStep } from './longDelay';
 

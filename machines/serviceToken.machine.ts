@@ -1,5 +1,5 @@
 import { emit, setup } from 'xstate';
-import type { Envelope } from '../streams';
+import type { Envelope } from '../actors/wire/envelope';
 
 /**
  * One service account token created over REST (ES's `_service_account_index` tokens): `active` →

@@ -13,14 +13,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from '@nats-io/transport-node';
+import { connectBus } from '../streams/busConnection';
 import { startEmbeddedNats } from '../actors/embeddedNats';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { ensureStreams, EVENT_STREAM, readFacts, type Envelope } from '../streams';
 import { readFactBatches } from '../streams/factReader';
 import { foldAll, openContexts } from '../streams/evolve';
 import { MachineReplay } from '../streams/machineReplay';
-import { factSource, replayLog } from './cli/replayLog';
+import { factSource, replayLog } from '../streams/replayLog';
 import { readFactBatchesInWorker } from './cli/workerFactSource';
 import { num, parseOrExit, str } from './cli/args';
 import { syntheticFacts } from './cli/syntheticFacts';
@@ -54,8 +54,8 @@ async function main() {
   const { n, window } = args;
   const given = str(args, 'dir');
   const dir = given ?? (await mkdtemp(join(tmpdir(), 'bench-replay-')));
-  const nats = await startEmbeddedNats(dir);
-  const nc = await connect({ servers: nats.url });
+  const nats = await startEmbeddedNats(dir, { admin: true });
+  const nc = await connectBus(nats.connection('admin'));
   try {
     await ensureStreams(nc);
     console.log(`benchReplay: ${n.toLocaleString('en-US')} facts, nats-server at ${nats.url} (${dir}), node ${process.version}`);
@@ -84,11 +84,11 @@ async function main() {
       return k;
     });
     await timed('replay from JetStream: evolve fold', async () => (await replayLog(factSource({ nc }, {}), { check: false })).read);
-    await timed('  same, reader in a worker (npm run replay)', async () => (await replayLog(readFactBatchesInWorker(nats.url), { check: false })).read);
+    await timed('  same, reader in a worker (npm run replay)', async () => (await replayLog(readFactBatchesInWorker(nats.connection('subscriber')), { check: false })).read);
     let divergences = 0;
     if (check) {
       await timed('replay from JetStream: evolve + machine check', async () => {
-        const o = await replayLog(readFactBatchesInWorker(nats.url), { check: true });
+        const o = await replayLog(readFactBatchesInWorker(nats.connection('subscriber')), { check: true });
         divergences = o.divergences.length;
         return o.read;
       });

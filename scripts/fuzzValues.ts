@@ -3,19 +3,14 @@
  * JavaScript cannot hold (`1e400`, 30-digit integers, lone surrogates), junk values of every type,
  * deep nesting and malformed-text mutations. Pure functions of the PRNG: a seed replays a run.
  */
+import { rng } from '../test/support/rng';
 
-/** mulberry32: small, fast, good enough to pick cases; the same seed gives the same cases. */
+/** The seeded PRNG (test/support/rng.ts) with the picks the fuzz needs; the same seed gives the same cases. */
 export class Rng {
-  private s: number;
+  /** The next number in [0, 1). */
+  readonly next: () => number;
   constructor(seed: number) {
-    this.s = seed >>> 0;
-  }
-  next(): number {
-    this.s = (this.s + 0x6d2b79f5) >>> 0;
-    let t = this.s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    this.next = rng(seed);
   }
   int(n: number): number {
     return Math.floor(this.next() * n);

@@ -13,17 +13,18 @@
  * private nats-server on a copy of its store (scripts/cli/stoppedNode.ts).
  */
 import { statSync } from 'node:fs';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectBus, type BusConnection } from '../streams/busConnection';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Aggregate, EVENT_STREAM } from '../streams';
 import { num, parseOrExit, str, UsageError } from './cli/args';
-import { locateLog, natsServers } from './cli/natsUrl';
+import { locateLog } from './cli/natsUrl';
 import { openStoppedLog, type StoppedLog } from './cli/stoppedNode';
-import { parseTime } from './cli/time';
+import { parseTime } from '../streams/time';
 import { progressBar } from './cli/progress';
-import { factFilter, factSource, replayLog, type ReplayOutcome } from './cli/replayLog';
+import { factFilter, factSource, replayLog, type ReplayOutcome } from '../streams/replayLog';
 import { readFactBatchesInWorker } from './cli/workerFactSource';
-import { formatRow, stateRows, type StateRow } from './cli/stateRows';
+import { formatRow, stateRows, type StateRow } from '../streams/stateRows';
 
 /** Every aggregate of the event log (streams/subjects.ts). */
 const AGGREGATES: string[] = Object.values(Aggregate);
@@ -121,15 +122,20 @@ async function main(): Promise<void> {
   let stopped: StoppedLog | undefined;
   let source = file ?? '';
   let url = '';
+  let conn: BusConnection = { servers: [] };
   if (!file) {
     const where = locateLog();
     if (where.kind === 'stopped') {
       process.stderr.write(`the node whose DATA_DIR is ${where.dataDir} is stopped: replaying a copy of its event log (its store is not touched)\n`);
       stopped = await openStoppedLog(where.natsDir);
       url = stopped.url;
-    } else url = where.url;
+      conn = stopped.conn;
+    } else {
+      url = where.url;
+      conn = where.conn;
+    }
     try {
-      nc = await connect({ servers: natsServers(url), name: 'es-replay-cli' });
+      nc = await connectBus(conn, { name: 'es-replay-cli' });
     } catch (e) {
       await stopped?.close();
       throw new Error(`cannot connect to ${url}: ${(e as Error).message}. Is the node running? Set NATS_URL, or DATA_DIR to a node's data folder (running or stopped), or use --file`, { cause: e });
@@ -143,7 +149,7 @@ async function main(): Promise<void> {
     const bar = progressBar('replay', process.stderr, file ? 'chars' : 'events');
     const onProgress = (d: number, t: number) => bar.update(d, t);
     // From JetStream, a worker thread receives while this one folds (streams/README.md "Performance").
-    const facts = file ? factSource({ file }, { onProgress }) : readFactBatchesInWorker(url, { filterSubject: factFilter(aggregate, id), onProgress });
+    const facts = file ? factSource({ file }, { onProgress }) : readFactBatchesInWorker(conn, { filterSubject: factFilter(aggregate, id), onProgress });
     const o = await replayLog(facts, {
       aggregate,
       id,

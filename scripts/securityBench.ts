@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from '@nats-io/transport-node';
+import { connectBus } from '../streams/busConnection';
 import pino from 'pino';
 import { Bus, ensureStreams, makeEnvelope } from '../streams';
 import { Settings } from '../actors/config';
@@ -92,7 +92,7 @@ async function timeEach(label: string, times: number, f: () => Promise<unknown>)
 async function main() {
   const dir = await mkdtemp(join(tmpdir(), 'secbench-'));
   const nats = await startEmbeddedNats(join(dir, 'nats'));
-  const nc = await connect({ servers: nats.url });
+  const nc = await connectBus(nats.connection('node'));
   await ensureStreams(nc);
   const log = pino({ level: 'warn' });
   const boot = async (enabled: boolean, dataDir = dir) => {

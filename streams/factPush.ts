@@ -112,7 +112,8 @@ export async function openFactPush(
       checking = false;
     }
   };
-  const inbox = createInbox();
+  // A subscriber may listen only under its own inbox prefix (nats.js keeps it in the connection's options).
+  const inbox = createInbox((nc as unknown as { options?: { inboxPrefix?: string } }).options?.inboxPrefix);
   const listening = await transport.listen(inbox, {
     fact(data, subject) {
       delivered++;

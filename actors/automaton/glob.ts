@@ -9,15 +9,17 @@ import type { Matcher } from './luceneRegExp';
 
 /**
  * Does `s` match the `*` pattern `pattern` (ES Regex.simpleMatch: `*` is any string, everything else
- * literal, whole string)? Greedy with one backtrack point, so O(pattern x input) at worst.
+ * literal, whole string)? With `anyChar`, `?` is any one character too (privilege and action
+ * patterns). Greedy with one backtrack point, so O(pattern x input) at worst, never exponential,
+ * whatever a user's pattern looks like.
  */
-export function simpleMatch(pattern: string, s: string): boolean {
+export function simpleMatch(pattern: string, s: string, anyChar = false): boolean {
   let p = 0, i = 0, starP = -1, starI = 0;
   while (i < s.length) {
     if (p < pattern.length && pattern[p] === '*') {
       starP = p++;
       starI = i;
-    } else if (p < pattern.length && pattern[p] === s[i]) {
+    } else if (p < pattern.length && (pattern[p] === s[i] || (anyChar && pattern[p] === '?'))) {
       p++;
       i++;
     } else if (starP >= 0) {
@@ -29,12 +31,16 @@ export function simpleMatch(pattern: string, s: string): boolean {
   return p === pattern.length;
 }
 
-/** A Matcher for a list of `*` patterns (matches when any does; none never matches). */
-export function simpleMatcher(patterns: readonly string[]): Matcher {
-  const exact = new Set(patterns.filter((p) => !p.includes('*')));
-  const globs = patterns.filter((p) => p.includes('*'));
+/** `*` any string, `?` any one character, whole string: {@link simpleMatch} with `anyChar`. */
+export const wildcardMatch = (pattern: string, s: string): boolean => simpleMatch(pattern, s, true);
+
+/** A Matcher for a list of `*` patterns (`?` too with `anyChar`); matches when any does, none never matches. */
+export function simpleMatcher(patterns: readonly string[], anyChar = false): Matcher {
+  const isGlob = (p: string) => p.includes('*') || (anyChar && p.includes('?'));
+  const exact = new Set(patterns.filter((p) => !isGlob(p)));
+  const globs = patterns.filter(isGlob);
   if (globs.includes('*')) return { test: () => true };
-  return { test: (s: string) => exact.has(s) || globs.some((g) => simpleMatch(g, s)) };
+  return { test: (s: string) => exact.has(s) || globs.some((g) => simpleMatch(g, s, anyChar)) };
 }
 
 /** Lucene ASCII case folding of one code point. */

@@ -2,7 +2,7 @@
 // expressions and wildcards matched in linear time (no backtracking RegExp on user input).
 export { compileRegExp, parseLuceneRegExp, RegExpFlag } from './luceneRegExp';
 export type { Matcher, RegExpOptions } from './luceneRegExp';
-export { simpleMatch, simpleMatcher, compileWildcard } from './glob';
+export { simpleMatch, simpleMatcher, wildcardMatch, compileWildcard } from './glob';
 export { TooComplexError, DEFAULT_DETERMINIZE_LIMIT, MAX_CODE_POINT } from './automaton';
 export { linearRegExp } from './re2';
 export type { LinearRegExp } from './re2';

@@ -5,6 +5,7 @@ import type { ClusterState, IndexState } from './clusterState';
 import type { Membership } from './membership';
 import { decideAllocation, type AllocationInput } from './allocation';
 import { Lease } from './lease';
+import { parseTimeValue } from '../wire/timeValue';
 
 /** Leases (the allocator's, and later ones) live here; entries age out when not renewed. */
 export const LEASES_BUCKET = 'ES_LEASES';
@@ -14,9 +15,11 @@ export const LEASE_TTL_MS = 4_000;
 export function nodeLeftDelayMs(idx: IndexState): number {
   const raw = idx.settings.raw['index.unassigned.node_left.delayed_timeout'];
   if (raw === undefined) return 60_000;
-  const m = /^(\d+)(ms|s|m|h|d)?$/.exec(raw.trim());
-  if (!m) return 60_000;
-  return Number(m[1]) * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as Record<string, number>)[m[2] ?? 'ms'];
+  try {
+    return parseTimeValue(raw, 'index.unassigned.node_left.delayed_timeout');
+  } catch {
+    return 60_000; // refused when the index was created; an older index's odd value: the default
+  }
 }
 
 export async function leasesBucket(nc: NatsConnection, replicas = 1): Promise<KV> {

@@ -1,6 +1,7 @@
 import { EsError, illegalArgument } from '../wire/esErrors';
 import { flatten } from '../config';
 import { calculateNumRoutingShards, indexShard, type RoutingSpec } from '../shard/engine';
+import { parseTimeValue } from '../wire/timeValue';
 
 /** The index settings this node understands (others are kept and echoed, as ES does). */
 export interface IndexSettings {
@@ -49,12 +50,11 @@ function intSetting(key: string, v: unknown, min: number): number {
 }
 
 function timeMs(key: string, v: unknown): number {
-  const s = String(v);
-  if (s === '-1') return -1;
-  const m = /^(\d+)(ms|s|m|h|d)$/.exec(s);
-  if (!m) throw illegalArgument(`failed to parse setting [${key}] with value [${s}] as a time value: unit is missing or unrecognized`);
-  const mult = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'ms'];
-  return Number(m[1]) * mult;
+  try {
+    return parseTimeValue(String(v), key);
+  } catch (e) {
+    throw illegalArgument((e as Error).message); // index settings refuse with illegal_argument_exception
+  }
 }
 
 /** Normalizes `{settings:{number_of_shards:3}}`, `{settings:{index:{…}}}` and `{"index.x":…}` to `index.*` keys. */

@@ -2,7 +2,7 @@ import { createActor, type AnyActorRef } from 'xstate';
 import { v4 as uuidv4, v5 as uuidv5 } from 'uuid';
 import { makeEnvelope, type Bus, type Envelope } from '../../streams';
 import type { Owner } from '../../streams';
-import type { ContextState } from '../../streams/evolve';
+import type { ContextKind, ContextState } from '../../streams/evolve';
 import { scrollContextMachine, type ScrollReleaseReason } from '../../machines/scrollContext.machine';
 import { pointInTimeMachine } from '../../machines/pointInTime.machine';
 import type { LocalSlice, SearcherRef } from '../shard/engine/types';
@@ -16,8 +16,6 @@ const CONTEXT_FACT_NS = '6f0c1d7e-4b8a-4e57-9a53-2f1e8c0b7d41';
  * adopted it), JetStream stores the first and answers the other as a duplicate.
  */
 export const contextFactId = (kind: ContextKind, id: string, seq: number) => uuidv5(`${kind}:${id}:${seq}`, CONTEXT_FACT_NS);
-
-export type ContextKind = 'scroll' | 'pit';
 
 /** A shard a context pinned: enough to search it again, or to revive it after a restart. */
 export interface PinnedShard {

@@ -9,7 +9,7 @@
  * with, finds a counterexample when there is one. Any other pattern shape is approximated on the
  * safe side (a grant may shrink, a request may grow), so an implication is never claimed wrongly.
  */
-import { matcherAsRegExp } from '../automaton';
+import { matcherAsRegExp, simpleMatcher } from '../automaton';
 
 /** `include` minus `exclude`. */
 export interface ActionSet {
@@ -17,35 +17,9 @@ export interface ActionSet {
   exclude?: readonly string[];
 }
 
-
-/**
- * Does `s` match the wildcard pattern `p` (`*` any string, `?` any character, whole string)?
- * Greedy with one backtrack point: O(pattern x input), never exponential, whatever a user's
- * privilege or action pattern looks like.
- */
-export function wildcardMatch(p: string, s: string): boolean {
-  let pi = 0, si = 0, starP = -1, starS = 0;
-  while (si < s.length) {
-    if (pi < p.length && p[pi] === '*') {
-      starP = pi++;
-      starS = si;
-    } else if (pi < p.length && (p[pi] === '?' || p[pi] === s[si])) {
-      pi++;
-      si++;
-    } else if (starP >= 0) {
-      pi = starP + 1;
-      si = ++starS;
-    } else return false;
-  }
-  while (pi < p.length && p[pi] === '*') pi++;
-  return pi === p.length;
-}
-
 /** One matcher for a list of patterns, as a RegExp (never matches when the list is empty). */
 export function patternsRegExp(patterns: readonly string[]): RegExp {
-  const exact = new Set(patterns.filter((p) => !/[*?]/.test(p)));
-  const globs = patterns.filter((p) => /[*?]/.test(p));
-  return matcherAsRegExp({ test: (x: string) => exact.has(x) || globs.some((g) => wildcardMatch(g, x)) });
+  return matcherAsRegExp(simpleMatcher(patterns, true));
 }
 
 type Shape = { kind: 'exact'; lit: string } | { kind: 'prefix'; lit: string } | { kind: 'other'; lit: string };

@@ -7,7 +7,7 @@ import { CacheDigest, randomUrlSafe, ssha256Hash, ssha256Verify } from './hashin
 import { limitPermission, type LimitedPermission } from './permission';
 import { canonicalJson, isEmptyDescriptor, parseRoleDescriptors } from './roleDescriptor';
 import type { RoleStore } from './roleStore';
-import { parseTimeValue } from './timeValue';
+import { parseTimeValue } from '../wire/timeValue';
 import type { Authentication, AuthResult, RoleDescriptor } from './types';
 
 /** Bound of the text shortcut of interning (distinct descriptor texts; the canonical map is the truth). */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -9,6 +9,7 @@ import { apiKeyRecord, evolveApiKey, type ApiKeyRecord, type ApiKeyStatus } from
 import { evolveToken, tokenDocExpiresAt, type AccessTokenRecord } from '../../machines/accessToken.machine';
 import { messageIdentity, notOfThisLog } from '../contexts/checkpoint';
 import { canonicalJson } from './roleDescriptor';
+import { writeFileAtomic } from '../checksummedFile';
 
 /**
  * A compacted, binary copy of the credential state as of ES_EVT sequence `seq`, so start-up folds a
@@ -226,20 +227,6 @@ export async function readFactCheckpoint(nc: NatsConnection, path: string): Prom
   return foreign ? { why: foreign } : { cp: { seq: cp.seq, facts: cp.facts, apiKeys: cp.apiKeys } };
 }
 
-/** Temp file, fsync, rename (mode 0600): a reader sees the old file or the new one, never half of one. */
-function writeAtomically(path: string, bytes: Buffer): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp`;
-  writeFileSync(tmp, bytes, { mode: 0o600 });
-  const fd = openSync(tmp, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-}
-
 /**
  * Which token pairs of `facts` a checkpoint keeps, decided by folding those facts (never by what a
  * node holds in memory, which may lag the log): every pair except those the log ended, a
@@ -265,7 +252,13 @@ export function liveTokens(facts: Iterable<Envelope>, asOf: number): Set<string>
  * them: a key is never forgotten); users, roles and service tokens keep all their facts; token
  * pairs keep theirs unless the fold of those facts says the pair is gone ({@link liveTokens}).
  */
-export async function writeFactCheckpoint(nc: NatsConnection, path: string, aggregates: Aggregate[]): Promise<FactCheckpoint> {
+export async function writeFactCheckpoint(
+  nc: NatsConnection,
+  path: string,
+  aggregates: Aggregate[],
+  /** Opens a fact's sealed secret fields (API keys are folded here, with their hashes). */
+  open: (e: Envelope) => Envelope = (e) => e,
+): Promise<FactCheckpoint> {
   const jsm = await jetstreamManager(nc);
   const { last_seq: seq, last_ts: lastTs } = (await jsm.streams.info(EVENT_STREAM)).state;
   const asOf = Date.parse(lastTs);
@@ -283,7 +276,7 @@ export async function writeFactCheckpoint(nc: NatsConnection, path: string, aggr
     if (a === Aggregate.ApiKey) {
       for await (const batch of readFactBatches(nc, { filterSubject: subjects.factsOfType(a), ...from })) {
         for (const e of batch) {
-          const next = evolveApiKey(keys.get(e.aggregateId), e);
+          const next = evolveApiKey(keys.get(e.aggregateId), open(e));
           if (next) keys.set(next.keyId, next);
         }
       }
@@ -295,7 +288,7 @@ export async function writeFactCheckpoint(nc: NatsConnection, path: string, aggr
   const tokens = liveTokens(facts.filter((e) => e.type.startsWith(`${Aggregate.Token}.`)), Number.isNaN(asOf) ? 0 : asOf);
   const kept = facts.filter((e) => !e.type.startsWith(`${Aggregate.Token}.`) || tokens.has(e.aggregateId));
   const cp: FactCheckpoint = { seq, facts: kept, apiKeys: [...keys.values()] };
-  writeAtomically(path, encodeFactCheckpoint(cp, await messageIdentity(jsm, seq)));
+  writeFileAtomic(path, encodeFactCheckpoint(cp, await messageIdentity(jsm, seq)));
   rmSync(join(dirname(path), OLD_CHECKPOINT_FILE), { force: true });
   return cp;
 }

@@ -1,6 +1,8 @@
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../checksummedFile';
+import { parseNameHashFile } from './nameHashFile';
 
 /**
  * Service account tokens: ES's wire encoding and the node-local `<configDir>/service_tokens` file
@@ -45,39 +47,25 @@ export function decodeServiceToken(bearer: string): ServiceTokenParts | undefine
   return { namespace: parts[0], service: parts[1], name: parts[2], secret: text.slice(colon + 1) };
 }
 
-/** Parses the service_tokens file into `qualifiedName → hash`. */
-export function parseServiceTokensFile(text: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#')) continue;
-    const i = line.indexOf(':');
-    if (i > 0) out.set(line.slice(0, i), line.slice(i + 1));
-  }
-  return out;
-}
-
 export const serviceTokensPath = (configDir: string) => join(configDir, 'service_tokens');
 
 /** Reads the file (empty when missing). */
 export async function readServiceTokens(configDir: string): Promise<Map<string, string>> {
   try {
-    return parseServiceTokensFile(await readFile(serviceTokensPath(configDir), 'utf8'));
+    return parseNameHashFile(await readFile(serviceTokensPath(configDir), 'utf8'));
   } catch {
     return new Map();
   }
 }
 
-/** Writes the file atomically (temp file + rename), sorted by name. */
+/** Writes the file atomically (temp file, fsync, rename; mode 0660), sorted by name. */
 export async function writeServiceTokens(configDir: string, tokens: Map<string, string>): Promise<void> {
   const path = serviceTokensPath(configDir);
   const text = [...tokens.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([k, v]) => `${k}:${v}\n`)
     .join('');
-  const tmp = `${path}.tmp-${process.pid}`;
-  await writeFile(tmp, text, { mode: 0o660 });
-  await rename(tmp, path);
+  writeFileAtomic(path, text, 0o660);
 }
 
 /**

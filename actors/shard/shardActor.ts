@@ -12,7 +12,7 @@ import { registerLocalCopy, unregisterLocalCopy, type LocalCopy, type LocalOp } 
 import type { ShardStore } from './engine';
 import type { PreparedBatch } from './engine/store/shardStore';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';
-import { RecordingView } from '../cluster/mappingProposal';
+import { RecordingView } from './mappingProposal';
 
 /** Address of one shard (any of its copies). */
 export interface ShardRef {
@@ -356,7 +356,7 @@ export class ShardActor implements LocalCopy {
           return this.ok(msg, this.store.acquireSearcher());
         case 'stats':
           return this.ok(msg, {
-            ...this.store.stats(), maxSeqNo: this.store.maxSeqNo(), indexTotal: this.store.sources.length, sizeBytes: this.store.sourceBytes(),
+            ...this.store.stats(), maxSeqNo: this.store.maxSeqNo(), indexTotal: this.store.indexTotal(), sizeBytes: this.store.sourceBytes(),
             applied: this.applied, refused: this.refused, role: this.role, state: this.state, node: this.deps.nodeId,
           });
         default:

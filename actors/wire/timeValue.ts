@@ -6,19 +6,21 @@ import { EsError } from './esErrors';
  * `org.elasticsearch.core.TimeValue.parseTimeValue` / `toString`.
  */
 
-const MS_PER: Record<string, number> = { nanos: 1e-6, micros: 1e-3, ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+/** Milliseconds per ES time unit. */
+export const MS_PER: Readonly<Record<string, number>> = { nanos: 1e-6, micros: 1e-3, ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 // ES 8 throws IllegalArgumentException here; the wire contract (search-paging.md §0) wants
 // `parse_exception` for the REST params, so all time-value failures use it.
 const timeValueError = (reason: string) => new EsError('parse_exception', 400, reason);
 
 /**
- * Parses an ES time string into milliseconds (sub-millisecond units truncate, like `TimeValue.millis()`).
+ * Parses an ES time value (REST parameters, body fields, settings) into milliseconds (sub-millisecond units truncate, like `TimeValue.millis()`).
  * `-1` (any unit, or unit-less) returns -1; `0` returns 0.
  * @throws EsError 400 `parse_exception` with ES's reason text.
  * @example parseTimeValue('1m', 'scroll') // 60000
  */
-export function parseTimeValue(value: string, settingName: string): number {
+export function parseTimeValue(raw: unknown, settingName: string): number {
+  const value = String(raw); // a YAML or JSON number has no unit: refused as ES does (but -1 and 0)
   const normalized = value.toLowerCase().trim();
   // Order matters: "ms" before "s", "nanos"/"micros" before "s"; minutes are case-sensitive ("M" = months).
   const unit = normalized.endsWith('nanos') ? 'nanos'

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { startEmbeddedNats, type EmbeddedNats } from '../../actors/embeddedNats';
+import type { BusConnection } from '../../streams/busConnection';
 import { startSystem, type System } from '../../actors/system';
 import { Settings } from '../../actors/config';
 import { loadBulk, portOf } from './load';
@@ -27,6 +28,8 @@ export interface CorpusNode {
   sys: System;
   nats: EmbeddedNats;
   natsUrl: string;
+  /** The benchmarks' own login (every subject: their baselines publish outside the node's). */
+  natsConn: BusConnection;
   root: string;
   natsDir: string;
   dataDir: string;
@@ -40,9 +43,12 @@ export interface CorpusNode {
 /** Settings of a bench node: security off, logs silent. */
 export const benchSettings = (extra: Record<string, unknown> = {}) => new Settings({ 'xpack.security.enabled': false, ...extra });
 
-/** Starts a node on an existing store (port 0, silent); the caller stops it. */
-export function bootNode(natsUrl: string, dataDir: string, configDir: string): Promise<System> {
-  return startSystem({ host: '127.0.0.1', port: 0, natsUrl, dataDir, configDir, settings: benchSettings(), log: pino({ level: 'silent' }) });
+/** Starts a node on an existing store (port 0, silent) as the server's node user; the caller stops it. */
+export function bootNode(nats: EmbeddedNats, dataDir: string, configDir: string): Promise<System> {
+  return startSystem({
+    host: '127.0.0.1', port: 0, natsUrl: nats.url, dataDir, configDir,
+    settings: benchSettings({ 'nats.nkey_seed_file': nats.keys.node.file }), log: pino({ level: 'silent' }),
+  });
 }
 
 /** JSON over http to a node (small admin calls; load goes through the child loader). */
@@ -79,10 +85,10 @@ export class Corpus {
     const natsDir = join(root, 'nats');
     const dataDir = join(root, 'data');
     const configDir = join(root, 'config');
-    const nats = await startEmbeddedNats(natsDir);
-    const partial = { nats, root, natsDir, dataDir, configDir, natsUrl: nats.url, index: INDEX, docs: this.docs } as CorpusNode;
+    const nats = await startEmbeddedNats(natsDir, { admin: true });
+    const partial = { nats, root, natsDir, dataDir, configDir, natsUrl: nats.url, natsConn: nats.connection('admin'), index: INDEX, docs: this.docs } as CorpusNode;
     this.node = partial;
-    partial.sys = await bootNode(nats.url, dataDir, configDir);
+    partial.sys = await bootNode(nats, dataDir, configDir);
     partial.url = partial.sys.url;
     partial.port = portOf(partial.url);
     await call(partial.url, 'PUT', `/${INDEX}`, { settings: { number_of_shards: 3, number_of_replicas: 0 }, mappings: MAPPINGS });

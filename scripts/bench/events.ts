@@ -9,13 +9,13 @@
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from '@nats-io/transport-node';
+import { connectBus } from '../../streams/busConnection';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { startEmbeddedNats, type EmbeddedNats } from '../../actors/embeddedNats';
 import { Bus, EVENT_STREAM } from '../../streams';
 import { ContextRegistry } from '../../actors/contexts';
 import { readFactBatches } from '../../streams/factReader';
-import { replayLog } from '../cli/replayLog';
+import { replayLog } from '../../streams/replayLog';
 import { readFactBatchesInWorker } from '../cli/workerFactSource';
 import { syntheticFacts } from '../cli/syntheticFacts';
 import { bootNode, call } from './corpus';
@@ -35,7 +35,7 @@ async function lifecycleRates(o: BenchOptions, rows: Row[]): Promise<void> {
   await call(c.url, 'PUT', `/${SMALL}`, { settings: { number_of_shards: 3, number_of_replicas: 0 } });
   await loadBulk(c.port, { index: SMALL, docs: 1000, batch: 1000, conc: 1, refresh: true });
   await call(c.url, 'PUT', '/_cluster/settings', { persistent: { 'search.max_open_scroll_context': 100_000 } });
-  const nc = await connect({ servers: c.natsUrl });
+  const nc = await connectBus(c.natsConn);
   const jsm = await jetstreamManager(nc);
   try {
     await jsm.streams.add({ name: 'BENCH_RAW_EVT', subjects: ['bench.rawevt.>'] });
@@ -105,18 +105,18 @@ export async function run(o: BenchOptions): Promise<Row[]> {
     const corpusData = (await o.corpus.get()).dataDir;
     await o.corpus.copyStoreTo([dirA, dirB]);
     for (const d of ['data-a', 'data-b']) await cp(corpusData, join(root, d), { recursive: true });
-    const natsA = await startEmbeddedNats(dirA);
+    const natsA = await startEmbeddedNats(dirA, { admin: true });
     servers.push(natsA);
-    const natsB = await startEmbeddedNats(dirB);
+    const natsB = await startEmbeddedNats(dirB, { admin: true });
     servers.push(natsB);
     for (const s of servers) {
-      const nc = await connect({ servers: s.url });
+      const nc = await connectBus(s.connection('admin'));
       await (await jetstreamManager(nc)).streams.purge(EVENT_STREAM);
       await nc.close();
     }
 
     const N = docs;
-    const ncA = await connect({ servers: natsA.url });
+    const ncA = await connectBus(natsA.connection('admin'));
     try {
       o.note(`events: publishing ${N.toLocaleString('en-US')} synthetic lifecycle facts ...`);
       const pub = await publishFacts(ncA, syntheticFacts(N), 8192);
@@ -130,7 +130,7 @@ export async function run(o: BenchOptions): Promise<Row[]> {
       const rr = o.quick ? 2 : 3;
       for (let r = 0; r < rr; r++) {
         o.note(`events: replay round ${r + 1}/${rr} ...`);
-        const rp = await timePass(natsA.proc.pid, async () => (await replayLog(readFactBatchesInWorker(natsA.url), { check: false })).read);
+        const rp = await timePass(natsA.proc.pid, async () => (await replayLog(readFactBatchesInWorker(natsA.connection('subscriber')), { check: false })).read);
         if (rp.n !== N) throw new Error(`replay read ${rp.n} facts, expected ${N}`);
         replay.push((rp.n / rp.ms) * 1000);
         const rd = await timePass(natsA.proc.pid, async () => {
@@ -162,7 +162,7 @@ export async function run(o: BenchOptions): Promise<Row[]> {
         await rm(join(dataDir, 'contexts-checkpoint.json'), { force: true });
         await settledHeap();
         const t0 = performance.now();
-        const starting = bootNode(nats.url, dataDir, join(dataDir, 'config'));
+        const starting = bootNode(nats, dataDir, join(dataDir, 'config'));
         let timer: NodeJS.Timeout | undefined;
         const sys = await Promise.race([starting, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), limitMs)))]);
         clearTimeout(timer);

@@ -4,7 +4,7 @@
  * search latency next to the raw NATS request/reply round trip on the same nats-server, all in the
  * same run.
  */
-import { connect } from '@nats-io/transport-node';
+import { connectBus } from '../../streams/busConnection';
 import { call, MAPPINGS } from './corpus';
 import { loadBulk, publishBatches, timeRequests } from './load';
 import { median, pairedRatio, percentile, row } from './stats';
@@ -35,7 +35,7 @@ export async function run(o: BenchOptions): Promise<Row[]> {
     } finally {
       await call(c.url, 'DELETE', `/${scratch}`);
     }
-    const j = await publishBatches(c.natsUrl, { stream: `BENCH_RAW_BULK_${r}`, docs: sample, batch: c.ingest.batch, window: c.ingest.conc });
+    const j = await publishBatches(c.natsConn, { stream: `BENCH_RAW_BULK_${r}`, docs: sample, batch: c.ingest.batch, window: c.ingest.conc });
     raw.push((j.docs / j.ms) * 1000);
   }
   rows.push(
@@ -50,7 +50,7 @@ export async function run(o: BenchOptions): Promise<Row[]> {
 
   // Latency, one request in flight from a child process, interleaved with NATS request/reply
   // to a responder in this process (where the shard actors also answer).
-  const nc = await connect({ servers: c.natsUrl });
+  const nc = await connectBus(c.natsConn);
   try {
     const reply = new Uint8Array(100);
     nc.subscribe('bench.echo', { callback: (_e, m) => void m.respond(reply) });
@@ -59,7 +59,7 @@ export async function run(o: BenchOptions): Promise<Row[]> {
     const rounds = o.quick ? 100 : 400;
     o.note(`foundation: search latency, ${rounds} interleaved rounds ...`);
     const { ms } = await timeRequests(c.port, {
-      natsUrl: c.natsUrl,
+      nats: c.natsConn,
       rounds,
       warmup: 10,
       specs: [

@@ -2,16 +2,20 @@
  * Typed callers of the child load generator (scripts/bench/loader.mjs). Each call spawns one child
  * process, hands it its config on stdin and resolves with the JSON it prints.
  */
+import type { BusConnection } from '../../streams/busConnection';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const LOADER = fileURLToPath(new URL('./loader.mjs', import.meta.url));
+// tsx's loader, so the child can import the shared seeded PRNG (test/support/rng.ts)
+const TSX = createRequire(import.meta.url).resolve('tsx/esm');
 const running = new Set<ChildProcess>();
 
 /** Runs one loader mode in a child process. */
 export function runLoader<T>(cfg: Record<string, unknown> & { mode: string }): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const child = spawn(process.execPath, [LOADER], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', TSX, LOADER], { stdio: ['pipe', 'pipe', 'pipe'] });
     running.add(child);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
@@ -55,15 +59,15 @@ export const loadBulk = (port: number, o: { index: string; docs: number; batch?:
   runLoader<{ docs: number; ms: number; bytes: number; errorBatches: number }>({ mode: 'bulk', port, ...o });
 
 /** The same NDJSON batches published straight into a scratch JetStream stream (deleted after). */
-export const publishBatches = (natsUrl: string, o: { stream: string; docs: number; batch?: number; window?: number }) =>
-  runLoader<{ docs: number; ms: number; bytes: number }>({ mode: 'jspub', natsUrl, ...o });
+export const publishBatches = (nats: BusConnection, o: { stream: string; docs: number; batch?: number; window?: number }) =>
+  runLoader<{ docs: number; ms: number; bytes: number }>({ mode: 'jspub', nats, ...o });
 
 /** Requests/s of one request, `conc` in flight for `seconds`. */
 export const httpRate = (port: number, o: HttpSpec & { seconds?: number; conc?: number }) =>
   runLoader<{ n: number; ms: number; rate: number; bad: number }>({ mode: 'rate', port, ...o });
 
 /** Latencies (ms) of interleaved requests, one in flight: ms[spec][sample]. */
-export const timeRequests = (port: number, o: { specs: Array<HttpSpec | NatsSpec>; rounds: number; perRound?: number; warmup?: number; natsUrl?: string }) =>
+export const timeRequests = (port: number, o: { specs: Array<HttpSpec | NatsSpec>; rounds: number; perRound?: number; warmup?: number; nats?: BusConnection }) =>
   runLoader<{ ms: number[][] }>({ mode: 'times', port, ...o });
 
 /** Scrolls an index to the end with `max` slices at once (1 = not sliced). */

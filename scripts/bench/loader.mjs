@@ -13,12 +13,19 @@
  * Typed callers live in scripts/bench/load.ts.
  */
 import http from 'node:http';
+import { rng } from '../../test/support/rng.ts';
 
 const stdin = [];
 for await (const c of process.stdin) stdin.push(c);
 const cfg = JSON.parse(Buffer.concat(stdin).toString() || '{}');
 const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(1, cfg.conc ?? 1) * (cfg.max ?? 1) + 4 });
 const now = () => performance.now();
+
+/** Connects to the bench's nats-server with the login the parent passed (streams/busConnection.ts). */
+async function connectNats(c) {
+  const { connect, nkeyAuthenticator } = await import('@nats-io/transport-node');
+  return connect({ servers: c.servers, ...(c.nkeySeed ? { authenticator: nkeyAuthenticator(new TextEncoder().encode(c.nkeySeed)) } : {}) });
+}
 
 /** One HTTP request; resolves with status and the raw body bytes. */
 function request(method, path, body, auth, contentType = 'application/json', port = cfg.port) {
@@ -99,17 +106,6 @@ async function pool(n, conc, work) {
   );
 }
 
-// Deterministic pseudo-random (mulberry32), so every run indexes the same documents.
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const WORDS = 'alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber cobalt'.split(' ');
 const TS0 = Date.parse('2020-01-01T00:00:00Z');
 
@@ -153,10 +149,9 @@ const modes = {
 
   /** The same NDJSON batches published straight into a JetStream stream (the log's own speed). */
   async jspub() {
-    const { connect } = await import('@nats-io/transport-node');
     const { jetstream, jetstreamManager } = await import('@nats-io/jetstream');
-    const { natsUrl, stream, docs, batch = 5000, window = 4, seed = 42 } = cfg;
-    const nc = await connect({ servers: natsUrl });
+    const { nats, stream, docs, batch = 5000, window = 4, seed = 42 } = cfg;
+    const nc = await connectNats(nats);
     const jsm = await jetstreamManager(nc);
     await jsm.streams.add({ name: stream, subjects: [`${stream}.>`], storage: 'file', max_msg_size: -1 });
     const js = jetstream(nc);
@@ -201,12 +196,9 @@ const modes = {
    * responder the parent runs on the node's nats-server). Returns ms[spec][sample].
    */
   async times() {
-    const { specs, rounds, perRound = 1, warmup = 2, natsUrl } = cfg;
+    const { specs, rounds, perRound = 1, warmup = 2, nats } = cfg;
     let nc;
-    if (natsUrl) {
-      const { connect } = await import('@nats-io/transport-node');
-      nc = await connect({ servers: natsUrl });
-    }
+    if (nats) nc = await connectNats(nats);
     const one = async (s) => {
       if (s.nats) {
         await nc.request(s.nats, new Uint8Array(s.bytes ?? 100), { timeout: 10_000 });

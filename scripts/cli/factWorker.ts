@@ -9,10 +9,9 @@
  * (to name a bad one).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { connect } from '@nats-io/transport-node';
+import { connectBus, type BusConnection } from '../../streams/busConnection';
 import { openFactPush, type FactPush, type FactTransport } from '../../streams/factPush';
 import { openWire, type Wire } from './natsWire';
-import { natsServers } from './natsUrl';
 
 /** Messages from the worker. */
 export type FactWorkerMessage =
@@ -23,7 +22,8 @@ export type FactWorkerMessage =
 
 /** What the worker is started with. */
 export interface FactWorkerData {
-  url: string;
+  /** Servers, credentials and TLS (plain data: it crosses the worker boundary). */
+  conn: BusConnection;
   filterSubject?: string;
   /** Receive with nats.js even where the raw reader would do (tests compare both). */
   natsJs?: boolean;
@@ -54,8 +54,9 @@ function wireTransport(wire: Wire): FactTransport {
 }
 
 async function run(port: NonNullable<typeof parentPort>, data: FactWorkerData): Promise<void> {
-  const nc = await connect({ servers: natsServers(data.url), name: 'es-replay-reader' });
-  const wire = data.natsJs ? undefined : await openWire(data.url).catch(() => undefined);
+  const nc = await connectBus(data.conn, { name: 'es-replay-reader' });
+  // The raw reader speaks to one plain server; several servers, or TLS, go through nats.js.
+  const wire = data.natsJs || data.conn.servers.length !== 1 || data.conn.tls ? undefined : await openWire(data.conn.servers[0], { conn: data.conn }).catch(() => undefined);
   let buf = new Uint8Array(CHUNK);
   let off = 1;
   let count = 0;

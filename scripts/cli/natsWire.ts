@@ -10,6 +10,7 @@
  * in place, makes {@link openWire} reject, and the caller falls back to nats.js.
  */
 import { connect as tcpConnect, type Socket } from 'node:net';
+import { connectFields, type BusConnection } from '../../streams/busConnection';
 
 /** What a subscription receives, positionally (no object per message). */
 export interface WireHandler {
@@ -60,7 +61,7 @@ function int(buf: Buffer, from: number, to: number): number {
 /**
  * Connects, exchanges INFO/CONNECT and waits for the first PONG, so a refused connection rejects here.
  */
-export function openWire(url: string, opts: { name?: string; timeoutMs?: number } = {}): Promise<Wire> {
+export function openWire(url: string, opts: { name?: string; timeoutMs?: number; conn?: BusConnection } = {}): Promise<Wire> {
   return new Promise<Wire>((resolve, reject) => {
     const target = wireTarget(url); // a list of servers or a tls:// URL rejects here (nats.js then)
     const socket: Socket = tcpConnect({ host: target.host, port: target.port });
@@ -154,17 +155,17 @@ export function openWire(url: string, opts: { name?: string; timeoutMs?: number 
           } else pongs.shift()?.();
         } else if (line.startsWith('-ERR')) fail(new Error(`NATS ${line}`));
         else if (line.startsWith('INFO ') && !ready && !sentConnect) {
-          const info = JSON.parse(line.slice(5)) as { tls_required?: boolean; headers?: boolean };
+          const info = JSON.parse(line.slice(5)) as { tls_required?: boolean; headers?: boolean; nonce?: string };
           if (info.tls_required) fail(new Error('the server requires TLS'));
           else if (info.headers === false) fail(new Error('the server does not support headers'));
-          else connectNow();
+          else connectNow(info.nonce);
         }
         // +OK and later INFOs need nothing
       }
       return pos;
     };
     let sentConnect = false;
-    const connectNow = () => {
+    const connectNow = (nonce: string | undefined) => {
       sentConnect = true;
       const c = {
         verbose: false,
@@ -177,6 +178,8 @@ export function openWire(url: string, opts: { name?: string; timeoutMs?: number 
         name: opts.name ?? 'es-replay-reader',
         ...(target.user ? { user: target.user, pass: target.pass } : {}),
         ...(target.token ? { auth_token: target.token } : {}),
+        // Credentials of the connection (an nkey signs the server's nonce).
+        ...(opts.conn ? connectFields(opts.conn, nonce) : {}),
       };
       socket.write(`CONNECT ${JSON.stringify(c)}\r\n`);
       socket.write(PING);

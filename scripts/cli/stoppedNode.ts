@@ -2,11 +2,14 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { startEmbeddedNats } from '../../actors/embeddedNats';
+import type { BusConnection } from '../../streams/busConnection';
 import { streamDirOf } from './natsUrl';
 
 /** A private nats-server serving a copy of a stopped node's event log. */
 export interface StoppedLog {
   url: string;
+  /** The private server's subscriber (it has users of its own, as every embedded server). */
+  conn: BusConnection;
   /** Stops the private server and removes the copy. */
   close(): Promise<void>;
 }
@@ -34,6 +37,7 @@ export async function openStoppedLog(natsDir: string): Promise<StoppedLog> {
     process.once('exit', clean);
     return {
       url: server.url,
+      conn: server.connection('subscriber'),
       close: async () => {
         await server.stop();
         clean();

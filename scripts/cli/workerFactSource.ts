@@ -3,6 +3,7 @@ import type { Envelope } from '../../streams';
 import { parseFact } from '../../streams/factPush';
 import { upcast } from '../../streams/envelope';
 import type { FactWorkerData, FactWorkerMessage } from './factWorker';
+import type { BusConnection } from '../../streams/busConnection';
 
 const dec = new TextDecoder();
 
@@ -35,10 +36,10 @@ export function parseChunk(m: { buf: ArrayBuffer; len: number; count: number; st
  * is found through `import.meta.url`.
  */
 export async function* readFactBatchesInWorker(
-  url: string,
+  conn: BusConnection,
   opts: { filterSubject?: string; onProgress?: (done: number, total: number) => void; natsJs?: boolean } = {},
 ): AsyncGenerator<Envelope[]> {
-  const worker = new Worker(new URL('./factWorkerBoot.mjs', import.meta.url), { workerData: { url, filterSubject: opts.filterSubject, natsJs: opts.natsJs } satisfies FactWorkerData });
+  const worker = new Worker(new URL('./factWorkerBoot.mjs', import.meta.url), { workerData: { conn, filterSubject: opts.filterSubject, natsJs: opts.natsJs } satisfies FactWorkerData });
   const queue: FactWorkerMessage[] = [];
   let wake: (() => void) | undefined;
   let exited: Error | undefined;

@@ -43,7 +43,7 @@ function packagesExcludingThisNode(): string[] {
 describe('the NATS client on this Node', () => {
   let nats: TestNats;
   beforeAll(async () => {
-    nats = await startNats();
+    nats = await startNats({ admin: true });
   });
   afterAll(() => nats.stop());
 
@@ -72,7 +72,7 @@ describe('the NATS client on this Node', () => {
   });
 
   it('request/reply over nuid inboxes and a JetStream publish and read work', async () => {
-    const nc = await nats.connect();
+    const nc = await nats.connect('admin');
     try {
       expect(createInbox()).toMatch(/^_INBOX\.[0-9A-Za-z]{22}$/);
       nc.subscribe('echo', { callback: (_e, m) => void m.respond(m.data) });

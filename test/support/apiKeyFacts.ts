@@ -1,16 +1,5 @@
 import { makeEnvelope, type Envelope } from '../../streams';
-
-/** A small seeded PRNG (mulberry32): the same corpus for the same seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from './rng';
 
 const OWNERS = [
   { username: 'elastic', realm: 'reserved', realmType: 'reserved', full_name: null, email: null, metadata: { _reserved: true } },

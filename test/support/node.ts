@@ -42,6 +42,7 @@ export async function startTestNode(opts: TestNodeOptions = {}): Promise<TestNod
     new Settings({
       'xpack.security.enabled': opts.security ?? false,
       'bootstrap.password': ELASTIC_PASSWORD,
+      ...nats.settings,
       ...(opts.settings ?? {}),
     });
   const boot = () =>

@@ -5,20 +5,9 @@ import type { Logger } from 'pino';
 import type { EsRequest } from '../../wire/rest';
 import type { CredentialCache } from '../credentialCache';
 import { verifySecret } from '../hashing';
+import { parseNameHashFile } from '../nameHashFile';
 import type { User } from '../types';
 import { basicToken, type Realm, type RealmResult, type RealmToken } from './realm';
-
-/** Parses ES's `users` file: `username:hash` lines, `#` comments. */
-export function parseUsersFile(text: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#')) continue;
-    const i = line.indexOf(':');
-    if (i > 0) out.set(line.slice(0, i), line.slice(i + 1));
-  }
-  return out;
-}
 
 /** Parses ES's `users_roles` file: `role:user1,user2` lines → user → roles. */
 export function parseUsersRolesFile(text: string): Map<string, string[]> {
@@ -68,7 +57,7 @@ export class FileRealm implements Realm {
   async reload(): Promise<void> {
     const read = (f: string) => readFile(f, 'utf8').catch(() => '');
     const [u, r] = await Promise.all(this.files.map(read));
-    this.users = parseUsersFile(u);
+    this.users = parseNameHashFile(u);
     this.roles = parseUsersRolesFile(r);
     this.cache.deleteWhere((_v, id) => id.startsWith(`${this.name}\u0000`));
     this.log.debug({ realm: this.name, users: this.users.size }, 'file realm loaded');

@@ -6,7 +6,7 @@ import type { Settings } from '../../config';
 import type { EsRequest } from '../../wire/rest';
 import { CacheDigest, safeEqual } from '../hashing';
 import { mappedRoles, type RoleMapping } from '../roleMappings';
-import { listSetting, parseTimeValue } from '../timeValue';
+import { parseTimeValue } from '../../wire/timeValue';
 import type { User } from '../types';
 import { authorizationHeader, type Realm, type RealmResult, type RealmToken } from './realm';
 
@@ -249,4 +249,14 @@ export class JwtRealm implements Realm {
   clearCache(): void {
     this.cache.clear();
   }
+}
+
+/** Reads a list setting given as a YAML array or a comma-separated string. */
+export function listSetting(v: unknown): string[] {
+  if (v === undefined || v === null || v === '') return [];
+  if (Array.isArray(v)) return v.map(String);
+  return String(v)
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
 }

@@ -4,7 +4,8 @@
  * `cardinality` as tools send them. Expected buckets are computed here from the indexed docs.
  */
 import { startTestNode, type TestNode } from '../../support/node';
-import { bulkIndex, raw, rng } from './helpers';
+import { bulkIndex, raw } from './helpers';
+import { rng } from '../../support/rng';
 
 let t: TestNode;
 const r = rng(13);

@@ -1,5 +1,5 @@
 /** A small generated corpus of books plus JS re-implementations of the queries the tests send. */
-import { rng } from './helpers';
+import { rng } from '../../support/rng';
 
 export interface Book {
   id: number;

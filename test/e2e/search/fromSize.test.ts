@@ -3,7 +3,8 @@
  * (search-paging.md §5, §6; §15 items 1 and 2).
  */
 import { startTestNode, type TestNode } from '../../support/node';
-import { bulkIndex, raw, rng } from './helpers';
+import { bulkIndex, raw } from './helpers';
+import { rng } from '../../support/rng';
 
 let t: TestNode;
 interface Doc {

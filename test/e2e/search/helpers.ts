@@ -112,18 +112,6 @@ export async function failure(p: Promise<unknown>): Promise<{ status: number; bo
   throw new Error('expected the request to fail, it succeeded');
 }
 
-/** A seeded PRNG (mulberry32) so generated corpora are reproducible. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Java's String.hashCode (UTF-16 code units, 32-bit wrap). */
 export function javaHashCode(s: string): number {
   let h = 0;

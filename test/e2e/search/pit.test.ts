@@ -3,7 +3,8 @@
  * facts are pinned in test/int/search/lifecycleFacts.test.ts.
  */
 import { startTestNode, type TestNode } from '../../support/node';
-import { bulkIndex, eventually, raw, rng, searchStats } from './helpers';
+import { bulkIndex, eventually, raw, searchStats } from './helpers';
+import { rng } from '../../support/rng';
 
 let t: TestNode;
 interface Doc {

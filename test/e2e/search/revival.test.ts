@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { startNats, type TestNats } from '../../support/natsServer';
 import { spawnCli } from '../../support/cli';
-import { allFacts, raw, rng, type RawResponse } from './helpers';
+import { allFacts, raw, type RawResponse } from './helpers';
+import { rng } from '../../support/rng';
 import { validateFact } from '../../../streams/eventSchemas';
 
 const PASSWORD = 'revival-test-pw';
@@ -42,7 +43,7 @@ function freePort(): Promise<number> {
 async function startNode(): Promise<void> {
   stderr = '';
   child = spawnCli('start', [], {
-    NATS_URL: nats.url,
+    ...nats.env('node'),
     DATA_DIR: dataDir,
     CONFIG: '/dev/null', // an empty settings file (a CONFIG that does not exist stops the start)
     CONFIG_DIR: join(dataDir, 'config'),

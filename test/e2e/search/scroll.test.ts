@@ -4,7 +4,8 @@
  * id returns the same page again). Lifecycle facts: test/int/search/lifecycleFacts.test.ts.
  */
 import { startTestNode, type TestNode } from '../../support/node';
-import { bulkIndex, eventually, raw, rng, searchStats } from './helpers';
+import { bulkIndex, eventually, raw, searchStats } from './helpers';
+import { rng } from '../../support/rng';
 
 let t: TestNode;
 interface Doc {

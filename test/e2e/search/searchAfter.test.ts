@@ -3,7 +3,8 @@
  * strictly-after semantics, validation, and exact round-trips of longs, sentinels and nanos.
  */
 import { startTestNode, type TestNode } from '../../support/node';
-import { bulkIndex, digits, parseExact, raw, rng } from './helpers';
+import { bulkIndex, digits, parseExact, raw } from './helpers';
+import { rng } from '../../support/rng';
 
 let t: TestNode;
 interface Doc {

@@ -5,7 +5,8 @@
  * three shards, with paging, post_filter, min_score, a PIT pinned before deletes, and sliced PITs.
  */
 import { startTestNode, type TestNode } from '../../support/node';
-import { bulkIndex, rng } from './helpers';
+import { bulkIndex } from './helpers';
+import { rng } from '../../support/rng';
 
 let t: TestNode;
 const WORDS = 'amber birch cedar dune ember fjord glade heath inlet juniper knoll loch moor'.split(' ');

@@ -7,7 +7,7 @@ import { checkLifecycleFacts, factCounter } from '../../../scripts/bench/lifecyc
 /** Runs one mode of the bench's child load generator (as scripts/bench/load.ts does). */
 function loader<T>(cfg: Record<string, unknown>): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(__dirname, '../../../scripts/bench/loader.mjs')], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', require.resolve('tsx/esm'), join(__dirname, '../../../scripts/bench/loader.mjs')], { stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));

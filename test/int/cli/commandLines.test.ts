@@ -146,7 +146,7 @@ describe('events tail on a real nats-server', () => {
 
   it('a bad --since fails before connecting, instead of hanging', async () => {
     const t0 = Date.now();
-    const r = await runCli('events', ['tail', '--since', 'yesterday'], { NATS_URL: nats.url }, 30_000);
+    const r = await runCli('events', ['tail', '--since', 'yesterday'], nats.env('subscriber'), 30_000);
     expect(r.code).toBe(64);
     expect(r.stderr).toContain('cannot parse time [yesterday]');
     expect(Date.now() - t0).toBeLessThan(20_000);
@@ -154,7 +154,7 @@ describe('events tail on a real nats-server', () => {
   });
 
   it.each(['SIGTERM', 'SIGINT'] as const)('deletes its consumer when stopped with %s', async (sig) => {
-    const p = spawnCli('events', ['tail', 'scroll', '--since', '-15m'], { NATS_URL: nats.url });
+    const p = spawnCli('events', ['tail', 'scroll', '--since', '-15m'], nats.env('subscriber'));
     const exited = new Promise<number | null>((res) => p.once('exit', (code) => res(code)));
     await waitForLine(p, 'stderr', (l) => l.startsWith('tailing es.v1.evt.scroll.>'));
     expect(await consumers()).toHaveLength(1);

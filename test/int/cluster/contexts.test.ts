@@ -7,7 +7,7 @@
  */
 import { connect } from '@nats-io/transport-node';
 import { startTestCluster, until, type TestCluster } from '../../support/cluster';
-import { factSource, replayLog } from '../../../scripts/cli/replayLog';
+import { factSource, replayLog } from '../../../streams/replayLog';
 
 let c: TestCluster;
 const [A, B, C] = [0, 1, 2];

@@ -14,8 +14,8 @@ import { runCli, spawnCli } from '../../support/cli';
 import { readFacts, type Envelope } from '../../../streams';
 import { validateFact } from '../../../streams/eventSchemas';
 import { nodeFactMsgId } from '../../../actors/cluster/nodeFacts';
-import { factSource, replayLog } from '../../../scripts/cli/replayLog';
-import { stateRows } from '../../../scripts/cli/stateRows';
+import { factSource, replayLog } from '../../../streams/replayLog';
+import { stateRows } from '../../../streams/stateRows';
 
 jest.setTimeout(120_000);
 

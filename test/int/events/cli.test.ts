@@ -1,4 +1,4 @@
-import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, cp, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -43,7 +43,7 @@ describe('events and replay CLIs on a real nats-server', () => {
   let bus: Bus;
   let dir: string;
   let h: ReturnType<typeof history>;
-  const env = () => ({ NATS_URL: nats.url });
+  const env = () => nats.env('subscriber');
 
   beforeAll(async () => {
     nats = await startNats();
@@ -78,6 +78,8 @@ describe('events and replay CLIs on a real nats-server', () => {
     const dataDir = join(dir, 'data');
     await mkdir(join(dataDir, 'nats'), { recursive: true });
     await copyFile(join(nats.dir, `nats-server_${nats.proc.pid}.ports`), join(dataDir, 'nats', `nats-server_${nats.proc.pid}.ports`));
+    // The node's subscriber credentials, where a node keeps them (DATA_DIR/nats/auth).
+    await cp(join(nats.dir, 'auth'), join(dataDir, 'nats', 'auth'), { recursive: true });
     const p = spawnCli('events', ['tail', `pit.*.closed`, '--json'], { DATA_DIR: dataDir });
     try {
       await waitForLine(p, 'stderr', (l) => l.startsWith('tailing es.v1.evt.pit.*.closed'));

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import pino from 'pino';
 import { ContextDirectory, ContextRegistry, readCheckpoint, reviveContexts, writeCheckpoint, type ContextRecord } from '../../../actors/contexts';
-import { factSource, replayLog } from '../../../scripts/cli/replayLog';
+import { factSource, replayLog } from '../../../streams/replayLog';
+import { rng } from '../../support/rng';
 
 const pinned = (i: number) => [{ index: 'books', indexUuid: i % 2 ? 'idx-a' : 'idx-b', n: 0, shardIndex: 0, searcher: { maxDoc: 10, seqNo: 9 } }];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -21,16 +22,6 @@ async function until(ok: () => boolean, timeoutMs = 15_000): Promise<void> {
     if (Date.now() > end) throw new Error('condition not met in time');
     await sleep(20);
   }
-}
-
-/** A seeded PRNG so a failure can be re-run (mulberry32). */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A directory that has folded the whole log (what a node's checkpoint is written from). */

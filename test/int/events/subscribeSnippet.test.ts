@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { startNats, type TestNats } from '../../support/natsServer';
 import { Bus, ensureStreams, makeEnvelope } from '../../../streams';
+import { runCli } from '../../support/cli';
 
 const ROOT = resolve(__dirname, '../../..');
 
@@ -45,7 +46,12 @@ describe('the subscriber snippet of streams/README.md', () => {
 
   it('prints the facts appended after it started, with their opaque ids', async () => {
     await writeFile(join(dir, 'subscribe.mjs'), snippet());
-    const p = spawn(process.execPath, ['subscribe.mjs', `nats://${nats.url}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The subscriber's connection, as the README says to save it.
+    const creds = await runCli('events', ['credentials', '--json'], nats.env('subscriber'));
+    expect(creds.code).toBe(0);
+    expect(JSON.parse(creds.stdout)).toEqual({ servers: [nats.url], nkey_seed: expect.stringMatching(/^SU[A-Z2-7]+$/), inbox_prefix: '_INBOX_es_sub' });
+    await writeFile(join(dir, 'bus.json'), creds.stdout);
+    const p = spawn(process.execPath, ['subscribe.mjs', 'bus.json'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     p.stdout!.on('data', (d) => (out += d));

@@ -10,9 +10,9 @@ import { syntheticFacts } from '../../../scripts/cli/syntheticFacts';
 const ROOT = resolve(__dirname, '../../..');
 
 /** What the replay worker reads (raw protocol reader or nats.js), from a child process. */
-function readInWorker(url: string, how: 'raw' | 'natsjs', filter?: string): Promise<{ facts?: Envelope[]; batches?: number; error?: string; read?: number }> {
+function readInWorker(conn: string, how: 'raw' | 'natsjs', filter?: string): Promise<{ facts?: Envelope[]; batches?: number; error?: string; read?: number }> {
   return new Promise((res, rej) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', 'test/support/readLogInWorker.ts', url, how, ...(filter ? [filter] : [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, ['--import', 'tsx', 'test/support/readLogInWorker.ts', conn, how, ...(filter ? [filter] : [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     const chunks: Buffer[] = []; // joined before decoding: a chunk may end inside a UTF-8 sequence
     let err = '';
     p.stdout.on('data', (d: Buffer) => chunks.push(d));
@@ -54,7 +54,7 @@ describe('the replay reader worker on a real nats-server', () => {
   });
 
   it('reads nothing from an empty log', async () => {
-    expect(await readInWorker(nats.url, 'raw')).toEqual({ facts: [], batches: 0 });
+    expect(await readInWorker(JSON.stringify(nats.connection('subscriber')), 'raw')).toEqual({ facts: [], batches: 0 });
   });
 
   it('reads every fact in log order, byte for byte what readFactBatches reads, large and non-ASCII ones included', async () => {
@@ -67,8 +67,8 @@ describe('the replay reader worker on a real nats-server', () => {
     await Promise.all(facts.map((e) => bus.append(e)));
     const here = await readHere(nc);
     expect(here.map((e) => e.id)).toEqual(facts.map((e) => e.id));
-    const raw = await readInWorker(nats.url, 'raw');
-    const natsJs = await readInWorker(nats.url, 'natsjs');
+    const raw = await readInWorker(JSON.stringify(nats.connection('subscriber')), 'raw');
+    const natsJs = await readInWorker(JSON.stringify(nats.connection('subscriber')), 'natsjs');
     expect(raw.facts!.length).toBe(facts.length);
     expect(raw.facts).toEqual(here);
     expect(natsJs.facts).toEqual(here);
@@ -77,15 +77,15 @@ describe('the replay reader worker on a real nats-server', () => {
 
   it('reads only what the filter matches', async () => {
     const here = await readHere(nc, 'es.v1.evt.pit.>');
-    const raw = await readInWorker(nats.url, 'raw', 'es.v1.evt.pit.>');
+    const raw = await readInWorker(JSON.stringify(nats.connection('subscriber')), 'raw', 'es.v1.evt.pit.>');
     expect(here.length).toBeGreaterThan(0);
     expect(raw.facts).toEqual(here);
   });
 
   it('fails on a payload that is not an envelope, as the nats.js reader does, and leaves no consumer', async () => {
     await jetstream(nc).publish('es.v1.evt.scroll.broken.opened', new TextEncoder().encode('{"not json'));
-    const raw = await readInWorker(nats.url, 'raw');
-    const natsJs = await readInWorker(nats.url, 'natsjs');
+    const raw = await readInWorker(JSON.stringify(nats.connection('subscriber')), 'raw');
+    const natsJs = await readInWorker(JSON.stringify(nats.connection('subscriber')), 'natsjs');
     expect(raw.error).toBe('ES_EVT message on ES_EVT is not an envelope');
     expect(natsJs.error).toBe(raw.error);
     const consumers = await (await jetstreamManager(nc)).consumers.list(EVENT_STREAM).next();

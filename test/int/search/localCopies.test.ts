@@ -3,7 +3,7 @@
  * and the queue group otherwise: the query and fetch requests of a search, a scroll and a PIT on a
  * node holding every copy never cross NATS, and give the same answers as when they do.
  */
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { localCopy } from '../../../actors/shard/localCopies';
 import type { ShardActor } from '../../../actors/shard/shardActor';
 import { startTestNode, type TestNode } from '../../support/node';
@@ -20,7 +20,7 @@ beforeAll(async () => {
   const body = Array.from({ length: 60 }, (_, i) => [{ index: { _index: 'books', _id: `b${i}` } }, { n: i, title: `book ${i}` }]).flat();
   expect((await t.es.bulk({ body, refresh: true })).errors).toBe(false);
   // A plain (non-queue) subscriber sees every request published to the shards' read subjects.
-  watcher = await connect({ servers: t.nats.url });
+  watcher = await t.nats.connect();
   watcher.subscribe('es.v1.shard.*.*.query', { callback: (_e, m) => void seen.push(m.subject) });
   watcher.subscribe('es.v1.shard.*.*.fetch', { callback: (_e, m) => void seen.push(m.subject) });
   await watcher.flush();

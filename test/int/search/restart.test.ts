@@ -5,7 +5,8 @@
  * the same NATS store and data dir.
  */
 import { startTestNode, type TestNode } from '../../support/node';
-import { bulkIndex, raw, rng } from '../../e2e/search/helpers';
+import { bulkIndex, raw } from '../../e2e/search/helpers';
+import { rng } from '../../support/rng';
 
 let t: TestNode;
 jest.setTimeout(60_000);

@@ -18,9 +18,9 @@ const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 beforeAll(async () => {
-  nats = await startNats();
-  client = await nats.connect();
-  server = await nats.connect();
+  nats = await startNats({ admin: true });
+  client = await nats.connect('admin');
+  server = await nats.connect('admin');
 });
 afterAll(async () => {
   await client?.close();
@@ -113,7 +113,7 @@ it('times out a request nobody answers, and ignores the late reply', async () =>
 });
 
 it('fails what is pending when the connection closes', async () => {
-  const nc = await nats.connect();
+  const nc = await nats.connect('admin');
   const sub = server.subscribe('echo.hold', { callback: () => undefined });
   await server.flush();
   const mux = new RequestMux(nc);

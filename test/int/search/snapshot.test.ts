@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { startTestNode, type TestNode } from '../../support/node';
-import { raw, rng } from '../../e2e/search/helpers';
+import { raw } from '../../e2e/search/helpers';
+import { rng } from '../../support/rng';
 import { startSystem } from '../../../actors/system';
 import { Settings } from '../../../actors/config';
 import type { SnapshotResult } from '../../../actors/cluster';
@@ -330,7 +331,7 @@ describe('snapshot.purge_log', () => {
     // the harness's node is stopped; boot one by hand on the same log and data dir
     t.sys = await startSystem({
       host: '127.0.0.1', port: 0, natsUrl: t.nats.url, dataDir: t.dataDir, configDir: t.configDir,
-      settings: new Settings({ 'xpack.security.enabled': false, 'snapshot.interval_ms': 0, 'snapshot.purge_log': true }),
+      settings: new Settings({ 'xpack.security.enabled': false, 'snapshot.interval_ms': 0, 'snapshot.purge_log': true, ...t.nats.settings }),
       log: pino({ level: 'silent' }),
     });
     t.url = t.sys.url;

@@ -2,7 +2,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cliArgs, num, UsageError } from '../../../scripts/cli/args';
-import { parseTime } from '../../../scripts/cli/time';
+import { parseTime } from '../../../streams/time';
 import { resolveNatsUrl } from '../../../scripts/cli/natsUrl';
 import { subjectFilter } from '../../../scripts/cli/subjectFilter';
 import { formatFact } from '../../../scripts/cli/formatFact';

@@ -3,7 +3,8 @@ import { CredentialCache } from '../../../actors/security/credentialCache';
 import bcrypt from 'bcryptjs';
 import { bcryptOnWorker, stopBcryptWorker } from '../../../actors/security/bcrypt';
 import { CacheDigest, hashSecret, isSupportedHash, ssha256Hash, ssha256Verify, STORED_HASH_ALGORITHMS, storedHashAlgorithm, verifySecret } from '../../../actors/security/hashing';
-import { decodeServiceToken, encodeServiceToken, parseServiceTokensFile } from '../../../actors/security/serviceTokenFile';
+import { decodeServiceToken, encodeServiceToken } from '../../../actors/security/serviceTokenFile';
+import { parseNameHashFile } from '../../../actors/security/nameHashFile';
 import { openPair, sealPair } from '../../../actors/security/oauth2Tokens';
 
 describe('stored hash formats (ES Hasher)', () => {
@@ -137,7 +138,7 @@ describe('service token encoding', () => {
   });
 
   it('parses the service_tokens file', () => {
-    expect(parseServiceTokensFile('# c\nelastic/fleet-server/t1:{PBKDF2_STRETCH}1$a$b\n\n')).toEqual(new Map([['elastic/fleet-server/t1', '{PBKDF2_STRETCH}1$a$b']]));
+    expect(parseNameHashFile('# c\nelastic/fleet-server/t1:{PBKDF2_STRETCH}1$a$b\n\n')).toEqual(new Map([['elastic/fleet-server/t1', '{PBKDF2_STRETCH}1$a$b']]));
   });
 });
 

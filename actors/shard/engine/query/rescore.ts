@@ -4,9 +4,12 @@
  * re-sorted; hits past the window keep their order after it. Rescorers run one after the other.
  */
 import { illegalArgument } from '../../../wire/esErrors';
-import type { ShardQueryRequest } from '../types';
+import type { SearcherRef, ShardQueryRequest } from '../types';
+import type { StoreView } from '../index/storeView';
 import { evaluate } from './evaluate';
+import { compileQuery } from './query';
 import type { QueryContext } from './qnode';
+import type { TermStatistics } from './termStats';
 
 type Rescore = NonNullable<ShardQueryRequest['rescore']>[number];
 const f = Math.fround;
@@ -33,22 +36,44 @@ const COMBINE: Record<Rescore['scoreMode'], (a: number, b: number) => number> = 
   min: (a, b) => Math.min(a, b),
 };
 
-/** Rescores `docs` (best first) in place of their scores; returns the new order and scores. */
-export function applyRescore(ctx: QueryContext, rescorers: Rescore[], docs: number[], scoreOf: (d: number) => number): { docs: number[]; scores: Map<number, number> } {
-  const scores = new Map<number, number>();
-  for (const d of docs) scores.set(d, f(scoreOf(d)));
-  let order = docs;
+/**
+ * Rescores `hits` (best first): `rescoreScores(query, window)` gives the rescore query's score of
+ * each hit of a window (undefined: no match). Returns the new order and every hit's score.
+ */
+export function rescoreHits<T>(
+  rescorers: Rescore[], hits: T[], scoreOf: (h: T) => number, rescoreScores: (query: unknown, window: T[]) => Array<number | undefined>, tie: (a: T, b: T) => number,
+): { hits: T[]; scores: Map<T, number> } {
+  const scores = new Map<T, number>();
+  for (const h of hits) scores.set(h, f(scoreOf(h)));
+  let order = hits;
   for (const r of rescorers) {
     const window = order.slice(0, r.windowSize);
     const rest = order.slice(r.windowSize);
-    const ev = evaluate(ctx.compile!(r.query), ctx, true);
-    for (const d of window) {
-      const primary = f(scores.get(d)! * r.queryWeight);
-      const matches = ev.bits === null || ev.bits.has(d);
-      scores.set(d, matches ? COMBINE[r.scoreMode](primary, f(ev.score!(d) * r.rescoreQueryWeight)) : primary);
-    }
-    window.sort((a, b) => scores.get(b)! - scores.get(a)! || a - b);
+    const second = rescoreScores(r.query, window);
+    window.forEach((h, i) => {
+      const primary = f(scores.get(h)! * r.queryWeight);
+      const s = second[i];
+      scores.set(h, s === undefined ? primary : COMBINE[r.scoreMode](primary, f(s * r.rescoreQueryWeight)));
+    });
+    window.sort((a, b) => scores.get(b)! - scores.get(a)! || tie(a, b));
     order = [...window, ...rest];
   }
-  return { docs: order, scores };
+  return { hits: order, scores };
+}
+
+/** The rescore query's scores of `docs` of one segment (undefined where it does not match). */
+export function rescoreQueryScores(ctx: QueryContext, query: unknown, docs: number[]): Array<number | undefined> {
+  const ev = evaluate(ctx.compile ? ctx.compile(query) : compileQuery(query, ctx), ctx, true);
+  return docs.map((d) => (ev.bits === null || ev.bits.has(d) ? ev.score!(d) : undefined));
+}
+
+/** {@link rescoreQueryScores} on a segment of a several-segment shard (shard-wide statistics). */
+export function rescoreLeafScores(store: StoreView, s: SearcherRef, stats: TermStatistics, now: number, query: unknown, docs: number[]): Array<number | undefined> {
+  return rescoreQueryScores({ store, s, now, stats }, query, docs);
+}
+
+/** Rescores `docs` of one segment (best first). */
+export function applyRescore(ctx: QueryContext, rescorers: Rescore[], docs: number[], scoreOf: (d: number) => number): { docs: number[]; scores: Map<number, number> } {
+  const r = rescoreHits(rescorers, docs, scoreOf, (q, w) => rescoreQueryScores(ctx, q, w), (a, b) => a - b);
+  return { docs: r.hits, scores: r.scores };
 }

@@ -3,17 +3,7 @@
  * to JSON.parse: never a different value, never accepts what JSON.parse refuses.
  */
 import { plainActionLine } from '../../../../actors/edge/routes/bulk';
-
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../../../support/rng';
 
 describe('plainActionLine', () => {
   it('reads the usual lines as JSON.parse does', () => {

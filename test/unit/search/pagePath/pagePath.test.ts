@@ -11,17 +11,8 @@ import { encodeFetchPage, encodeQueryPage, hitMeta, replySources, ShardPage } fr
 import { ByteWriter } from '../../../../actors/wire/byteWriter';
 import { parseJson, stringify } from '../../../../actors/wire/json';
 import { OldClient, oldExecuteSearch, oldRenderSearch } from './oldPagePath';
+import { rng } from '../../../support/rng';
 
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 type Rand = ReturnType<typeof rng>;
 const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
 const int = (r: Rand, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));

@@ -2,6 +2,7 @@ import { createAggregators, parseAggs, reduceAggs, renderAggs } from '../../../.
 import { EsError } from '../../../../../actors/wire/esErrors';
 import type { DocValuesReader, FieldType } from '../../../../../actors/shard/engine/types';
 import { stringify, parseJson } from '../../../../../actors/wire/json';
+import { rng } from '../../../../support/rng';
 
 type Doc = Record<string, unknown>;
 
@@ -37,18 +38,6 @@ function fail(f: () => unknown): EsError {
     return e as EsError;
   }
   throw new Error('expected failure');
-}
-
-/** A seeded PRNG so the property runs are reproducible. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('composite', () => {

@@ -3,17 +3,8 @@
  * the same text with `+00:00` for `Z` takes the regex and must give the same instant or error.
  */
 import { dateFormatter } from '../../../../../actors/shard/engine';
+import { rng } from '../../../../support/rng';
 
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const outcome = (f: () => unknown) => {
   try {
     return { value: f() };

@@ -1,4 +1,5 @@
 import { analyze } from '../../../../../actors/shard/engine/index/analysis';
+import { rng } from '../../../../support/rng';
 
 // The regexp the tokenizer used to be (kept here as the oracle): identical tokens on ordinary text,
 // but it needs stack in proportion to a token's length.
@@ -17,17 +18,6 @@ function oracle(text: string): string[] {
     else for (let i = 0; i < t.length; i += 255) out.push(t.slice(i, i + 255));
   }
   return out;
-}
-
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 // Letters, digits, every mid character, Han/Hiragana (incl. the Han numeral 〇), marks, connectors,

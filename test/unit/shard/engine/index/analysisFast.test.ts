@@ -2,6 +2,7 @@
  * The ASCII fast path of `analyze` (ingest) against the regex tokenizer it skips: the same tokens.
  */
 import { analyze } from '../../../../../actors/shard/engine';
+import { rng } from '../../../../support/rng';
 
 // The tokenizer regex of analysis.ts, as the reference.
 const W = String.raw`(?:[^\P{L}\p{Script=Han}\p{Script=Hiragana}]|[\p{M}\p{Nd}\p{Nl}\p{No}\p{Pc}])`;
@@ -15,17 +16,6 @@ function reference(text: string): string[] {
     else for (let i = 0; i < t.length; i += 255) out.push(t.slice(i, i + 255));
   }
   return out;
-}
-
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('analyze', () => {

@@ -1,6 +1,6 @@
-import type { DateFormatter } from '../shard/engine/base/dates';
-import type { FieldDef, MappingView } from '../shard/engine/index/fieldDef';
-import { defJson, type IndexMapping } from '../shard/engine/index/mapping';
+import type { DateFormatter } from './engine/base/dates';
+import type { FieldDef, MappingView } from './engine/index/fieldDef';
+import { defJson, type IndexMapping } from './engine/index/mapping';
 
 interface Added {
   parent: FieldDef;

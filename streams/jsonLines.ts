@@ -1,7 +1,7 @@
 import { createReadStream, createWriteStream, statSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import type { Envelope } from '../../streams';
+import type { Envelope } from './envelope';
 
 /**
  * Reads an exported log (`npm run events -- export`): one envelope per line, blank lines skipped.

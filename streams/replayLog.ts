@@ -1,9 +1,9 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { from, lastValueFrom, reduce } from 'rxjs';
-import type { Envelope } from '../../streams';
-import { readFactBatches } from '../../streams/factReader';
-import { applyFact, emptyWorld, type FactLike, type World } from '../../streams/evolve';
-import { factDetail, MachineReplay, type ActorResult, type Divergence } from '../../streams/machineReplay';
+import type { Envelope } from './envelope';
+import { readFactBatches } from './factReader';
+import { applyFact, emptyWorld, type FactLike, type World } from './evolve';
+import { factDetail, MachineReplay, type ActorResult, type Divergence } from './machineReplay';
 import { readJsonLines } from './jsonLines';
 
 /** What to replay. */

@@ -1,7 +1,7 @@
-import { formatTimeValue as formatKeepAlive } from '../../actors/wire/timeValue';
-import { tokenDocExpiresAt } from '../../machines/accessToken.machine';
-import { earliestExpiry, type ContextState, type NodeState, type World } from '../../streams/evolve';
-import type { ActorResult } from '../../streams/machineReplay';
+import { formatTimeValue as formatKeepAlive } from '../actors/wire/timeValue';
+import { tokenDocExpiresAt } from '../machines/accessToken.machine';
+import { earliestExpiry, type ContextState, type NodeState, type World } from './evolve';
+import type { ActorResult } from './machineReplay';
 
 /** One node, context or credential as printed by `replay` (never a hash, ciphertext or secret). */
 export interface StateRow {
