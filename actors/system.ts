@@ -10,6 +10,7 @@ import { ensureNatsServer, startEmbeddedNats, type EmbeddedNats } from './embedd
 import { connectBus, serverList, type BusConnection } from '../streams/busConnection';
 import { natsConnectionFromSettings } from './bus/natsSettings';
 import { warnIfAnonymous } from './bus/anonymousProbe';
+import { httpTls, type HttpTls } from './tls/httpSsl';
 import type { NodeContext, NodeIdentity } from './nodeContext';
 import { Router } from './edge/router';
 import { startEdge, type Edge } from './edge/httpEdge';
@@ -76,6 +77,8 @@ export interface System {
   services: PagingServices;
   security: SecurityModule;
   nats?: EmbeddedNats;
+  /** HTTPS material of the edge (undefined: plain HTTP). */
+  tls?: HttpTls;
   /** Stops everything in reverse order of start. */
   stop(): Promise<void>;
 }
@@ -123,6 +126,9 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     }
   };
   try {
+    // HTTPS first: a refused configuration (plain HTTP on a non-loopback HOST) starts nothing.
+    const host = opts.host ?? process.env.HOST ?? '127.0.0.1';
+    const tls = await httpTls(settings, host, configDir);
     let nats: EmbeddedNats | undefined;
     const natsUrl = opts.natsUrl ?? process.env.NATS_URL;
     let natsLogin: BusConnection;
@@ -153,7 +159,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       name: settings.str('node.name', hostname()),
       clusterName: settings.str('cluster.name', 'elasticsearch'),
       clusterUuid: identity.uuid,
-      host: opts.host ?? process.env.HOST ?? '127.0.0.1',
+      host,
     };
     const router = new Router();
     const ctx: NodeContext = { nc, bus, log, settings, router, node, dataDir, configDir };
@@ -301,6 +307,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       security: security.enabled ? security.gate : undefined,
       log,
       maxContentLength: parseByteSize(settings.get('http.max_content_length', DEFAULT_MAX_CONTENT_LENGTH), 'http.max_content_length'),
+      ...(tls ? { tls } : {}),
     });
     stops.push(() => edge.close());
     viewsAttach(edge.server);
@@ -311,7 +318,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     membership.publishNow();
     stops.push(await startNodeFacts({ nc, log, membership, allocator })); // node.joined now; node.left first thing on stop
     log.info({ url: edge.url, security: security.enabled, node: node.id, cluster: node.clusterUuid }, 'node started');
-    return { url: edge.url, ctx, router, services, security, nats, membership, allocator, stop };
+    return { url: edge.url, ctx, router, services, security, nats, tls, membership, allocator, stop };
   } catch (e) {
     await stop();
     throw e;
