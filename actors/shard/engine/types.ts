@@ -33,6 +33,8 @@ export interface LocalSlice {
   mode: 'scroll' | 'pit';
   /** The request's `slice.max`, checked against index.max_slices_per_scroll (defaults to `max`). */
   requestMax?: number;
+  /** PIT without field: the shard doc ids [lo, hi) of this slice (the shard store sets it per searcher). */
+  docIdRange?: [number, number];
 }
 
 /** A pinned, immutable view of a shard: O(1) to take and to hold (no copy of the index). */

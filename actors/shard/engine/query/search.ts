@@ -18,6 +18,7 @@ import { sliceFilter } from './slice';
 import { floatValue } from '../index/analysis';
 import { topK } from '../../../wire/heap';
 import { createAggregators } from '../aggregations/aggs';
+import type { TermStatistics } from './termStats';
 
 /** Extra hooks of a query phase. */
 export interface QueryOptions {
@@ -29,6 +30,13 @@ export interface QueryOptions {
   collectAggs?: (docs: Int32Array, reader: DocValuesReader) => unknown;
   /** Score every match even when the top-k path could skip (tests compare the two paths). */
   exhaustive?: boolean;
+  /**
+   * Collects `req.aggs` elsewhere: called for each matching doc (as `collectAggs` is), the result
+   * then has no `aggs` (a shard spanning several segments aggregates them into one partial).
+   */
+  aggregate?: (doc: number) => void;
+  /** Shard-wide scoring statistics (several segments); default: the segment's own. */
+  stats?: TermStatistics;
 }
 
 /** Shards at least this large walk a cached sorted order for numeric sorts. */
@@ -64,7 +72,7 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
   const from = Math.max(0, req.from ?? 0);
   const size = Math.max(0, req.size ?? 10);
   const k = from + size;
-  const ctx: QueryContext = { store, s, now: req.nowMillis ?? Date.now() };
+  const ctx: QueryContext = { store, s, now: req.nowMillis ?? Date.now(), ...(opts.stats ? { stats: opts.stats } : {}) };
   let scoreOf: (d: number) => number = () => 0;
   const env: SortEnv = { store, shardIndex: req.shardIndex ?? 0, scoreOf: (d) => scoreOf(d) };
 
@@ -79,7 +87,7 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
   }
   const slice = sliceFilter(store, s, req.slice);
   checkWindow(store, req, from, size);
-  const aggregators = req.aggs && !opts.collectAggs ? createAggregators(req.aggs, store) : null;
+  const aggregators = req.aggs && !opts.collectAggs && !opts.aggregate ? createAggregators(req.aggs, store) : null;
 
   const plan = !keys && !req.aggs && req.trackTotalHits !== true && !opts.exhaustive ? planTopScore(compiled, ctx) : null;
   if (plan) return topScoreQuery(store, s, req, plan, ctx, slice, from, k);
@@ -95,6 +103,8 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
   if (aggregators) {
     candidates(store, s, bits, range, minScore).forEach((d) => aggregators.collect(d));
     aggs = aggregators.partial();
+  } else if (opts.aggregate && req.aggs) {
+    candidates(store, s, bits, range, minScore).forEach(opts.aggregate);
   } else if (opts.collectAggs && req.aggs) {
     const docs: number[] = [];
     candidates(store, s, bits, range, minScore).forEach((d) => docs.push(d));
@@ -155,7 +165,8 @@ function topScoreQuery(
   return { totalHits: r.totalHits, totalRelation: r.totalRelation, maxScore, hits };
 }
 
-function checkWindow(store: StoreView, req: ShardQueryRequest, from: number, size: number): void {
+/** index.max_result_window checks of a request (ES's texts), once per shard. */
+export function checkWindow(store: Pick<StoreView, 'settings'>, req: ShardQueryRequest, from: number, size: number): void {
   if (!req.checkWindow) return;
   const max = store.settings().maxResultWindow;
   if (req.checkWindow === 'scroll') {
