@@ -5,6 +5,7 @@ import { CHILD_BREAKERS, MAX_BUCKETS_SETTING, TOTAL_LIMIT, USE_REAL_MEMORY } fro
 import { parseTimeValue } from '../../wire/timeValue';
 import type { Router } from '../router';
 import type { PagingServices } from '../../search';
+import { checkDiskSettings, INFO_INTERVAL_KEY, WATERMARK_KEYS } from '../../cluster/diskThreshold';
 
 export const VERSION = {
   number: '8.15.0',
@@ -27,6 +28,7 @@ const TYPED_DYNAMIC = new Set([
 const DYNAMIC = new Set([
   'search.max_open_scroll_context', 'search.default_keep_alive', 'search.max_keep_alive', 'search.keep_alive_interval', 'action.destructive_requires_name',
   ...TYPED_DYNAMIC,
+  ...Object.values(WATERMARK_KEYS), INFO_INTERVAL_KEY,
 ]);
 
 /** ES's 400 for a bad value (Setting.get: the parser's message, its parse exception as the cause). */
@@ -88,6 +90,9 @@ export function clusterRoutes(r: Router, s: PagingServices): void {
         throw illegalArgument(`Failed to parse value [${String(v)}] as only [true] or [false] are allowed.`);
       }
     }
+    // the watermarks are checked together, against the values they would join (ES's validators)
+    checkDiskSettings((k) => s.ctx.settings.get<unknown>(k, undefined), changes);
+    if (Object.hasOwn(changes, INFO_INTERVAL_KEY) && changes[INFO_INTERVAL_KEY] !== null) parseTimeValue(String(changes[INFO_INTERVAL_KEY]), INFO_INTERVAL_KEY);
     await s.cluster.putClusterSettings(changes);
     return {
       body: {
