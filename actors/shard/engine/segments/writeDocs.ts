@@ -27,7 +27,7 @@ export function* writeDocs(w: SegmentFileWriter, plans: LeafPlan[], maxDoc: numb
   const routingDocs: number[] = [];
   const routings = new StringTableBuilder();
   let bigVersion = false;
-  const tombs = keptTombstones(plans, input);
+  const tombs = yield* keptTombstones(plans, input, sl);
   const bloom = new Uint32Array(bloomWords(maxDoc + tombs.length));
   let minSeqNo = Infinity, maxSeqNo = -Infinity;
   for (const p of plans) {
@@ -80,6 +80,10 @@ export function* writeDocs(w: SegmentFileWriter, plans: LeafPlan[], maxDoc: numb
   const sourceBytes = yield* writeSources(w, plans, maxDoc, sl);
   yield* pause(sl);
   for (const t of tombs) {
+    if (sl.due()) {
+      yield;
+      sl.reset();
+    }
     bloomAdd(bloom, t.id);
     if (t.seqNo < minSeqNo) minSeqNo = t.seqNo;
     if (t.seqNo > maxSeqNo) maxSeqNo = t.seqNo;
@@ -88,10 +92,14 @@ export function* writeDocs(w: SegmentFileWriter, plans: LeafPlan[], maxDoc: numb
   if (tombs.length > 0) {
     const tt = new StringTableBuilder();
     const th = new Uint32Array(tombs.length);
-    tombs.forEach((t, i) => {
-      tt.add(t.id);
-      th[i] = hashString(t.id, SEED1);
-    });
+    for (let i = 0; i < tombs.length; i++) {
+      tt.add(tombs[i].id);
+      th[i] = hashString(tombs[i].id, SEED1);
+      if (sl.due()) {
+        yield;
+        sl.reset();
+      }
+    }
     const tb = tt.finish();
     w.section(Sec.tombOffs, 'u32', tb.offs);
     w.section(Sec.tombBytes, 'bytes', tb.bytes);
@@ -162,10 +170,14 @@ function* writeSources(w: SegmentFileWriter, plans: LeafPlan[], maxDoc: number, 
 }
 
 /** The tombstones of every leaf the input keeps, the latest per id, in id order of first appearance. */
-function keptTombstones(plans: LeafPlan[], input: WriteInput): TombstoneRec[] {
+function* keptTombstones(plans: LeafPlan[], input: WriteInput, sl: Slicer): Steps<TombstoneRec[]> {
   const byId = new Map<string, TombstoneRec>();
   for (const p of plans) {
     for (const t of p.leaf.tombstones()) {
+      if (sl.due()) {
+        yield;
+        sl.reset();
+      }
       if (input.tombstones && !input.tombstones(t)) continue;
       const had = byId.get(t.id);
       if (!had || had.seqNo < t.seqNo) byId.set(t.id, { id: t.id, seqNo: t.seqNo, version: t.version });
