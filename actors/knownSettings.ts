@@ -55,6 +55,18 @@ export const NODE_SETTINGS: Readonly<Record<string, SettingDef>> = {
   'cluster.heartbeat_interval_ms': { type: 'int', min: 50 },
   'cluster.node_timeout_ms': { type: 'int', min: 200 },
   'cluster.id_signing_key': str,
+  // Disk watermarks over the document log's store (actors/cluster/floodStage.ts); values are ES's
+  // (percentages, ratios or byte sizes), checked together by actors/cluster/diskThreshold.ts.
+  'cluster.routing.allocation.disk.threshold_enabled': bool,
+  'cluster.routing.allocation.disk.watermark.low': str,
+  'cluster.routing.allocation.disk.watermark.high': str,
+  'cluster.routing.allocation.disk.watermark.flood_stage': str,
+  'cluster.routing.allocation.disk.watermark.low.max_headroom': str,
+  'cluster.routing.allocation.disk.watermark.high.max_headroom': str,
+  'cluster.routing.allocation.disk.watermark.flood_stage.max_headroom': str,
+  'cluster.info.update.interval': time,
+  // The JetStream store size of an external NATS (its servers' max_file_store), a byte size.
+  'nats.max_file_store': str,
   // The node's login and TLS on an external NATS (NATS_URL): actors/bus/natsSettings.ts.
   'nats.user': str,
   'nats.password': str,
@@ -63,6 +75,12 @@ export const NODE_SETTINGS: Readonly<Record<string, SettingDef>> = {
   'nats.tls.ca': str,
   'nats.tls.cert': str,
   'nats.tls.key': str,
+  // HTTPS on the edge (actors/tls/httpSsl.ts), PEM files as ES's `xpack.security.http.ssl.*`.
+  'xpack.security.http.ssl.enabled': bool,
+  'xpack.security.http.ssl.key': str,
+  'xpack.security.http.ssl.certificate': str,
+  'xpack.security.http.ssl.certificate_authorities': list,
+  'xpack.security.http.ssl.key_passphrase': str,
 };
 
 /** `xpack.security.authc.realms.<type>.<name>.<key>`: the keys each realm type reads. */
@@ -113,7 +131,7 @@ export const IGNORED_SETTINGS: Readonly<Record<string, string>> = {
   'path.logs': 'logs go to stdout (LOG_LEVEL)',
   'bootstrap.memory_lock': 'no JVM heap here',
   'xpack.security.enrollment.enabled': 'no enrollment tokens here',
-  'xpack.security.http.ssl.*': 'no TLS on the HTTP edge here',
+  'xpack.security.http.ssl.*': 'HTTPS here takes PEM files only: enabled, key, certificate, certificate_authorities, key_passphrase',
   'xpack.security.transport.ssl.*': 'no transport layer here',
   'xpack.ml.enabled': 'no machine learning here',
   'xpack.monitoring.*': 'no monitoring collection here',

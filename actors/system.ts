@@ -10,6 +10,7 @@ import { ensureNatsServer, startEmbeddedNats, type EmbeddedNats } from './embedd
 import { connectBus, serverList, type BusConnection } from '../streams/busConnection';
 import { natsConnectionFromSettings } from './bus/natsSettings';
 import { warnIfAnonymous } from './bus/anonymousProbe';
+import { httpTls, type HttpTls } from './tls/httpSsl';
 import type { NodeContext, NodeIdentity } from './nodeContext';
 import { Router } from './edge/router';
 import { startEdge, type Edge } from './edge/httpEdge';
@@ -18,6 +19,8 @@ import { checkMaxPayload, ShardClient } from './search/shardClient';
 import { IdCodec } from './search/ids';
 import { newSearchStats } from './search/services';
 import { ClusterState } from './cluster';
+import { FloodStage } from './cluster/floodStage';
+import { diskThresholds } from './cluster/diskThreshold';
 import { Allocator, leasesBucket } from './cluster/allocator';
 import { Membership, type NodeRecord } from './cluster/membership';
 import { startNodeFacts } from './cluster/nodeFacts';
@@ -76,6 +79,8 @@ export interface System {
   services: PagingServices;
   security: SecurityModule;
   nats?: EmbeddedNats;
+  /** HTTPS material of the edge (undefined: plain HTTP). */
+  tls?: HttpTls;
   /** Stops everything in reverse order of start. */
   stop(): Promise<void>;
 }
@@ -123,6 +128,9 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     }
   };
   try {
+    // HTTPS first: a refused configuration (plain HTTP on a non-loopback HOST) starts nothing.
+    const host = opts.host ?? process.env.HOST ?? '127.0.0.1';
+    const tls = await httpTls(settings, host, configDir);
     let nats: EmbeddedNats | undefined;
     const natsUrl = opts.natsUrl ?? process.env.NATS_URL;
     let natsLogin: BusConnection;
@@ -143,7 +151,17 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     stops.push(() => nc.drain().catch(() => nc.close()));
     checkMaxPayload(nc, log); // warns below the README's 8 MB
     const replicas = settings.get<number | undefined>('cluster.stream_replicas', undefined);
-    await ensureStreams(nc, { eventMaxAgeMs: settings.num('events.retention_ms', 0), replicas: replicas === undefined ? undefined : Number(replicas) });
+    // The room the document log has (ES's disk watermarks over the JetStream store): a new document
+    // log is capped below the store's size, so lifecycle facts always have room.
+    let isMaster = () => false;
+    diskThresholds((k) => settings.get<unknown>(k, undefined)); // refuses a bad combination at start, as ES
+    const flood = new FloodStage({
+      nc, settings, log, manager: () => isMaster(),
+      ...(nats ? { storeDir: join(dataDir, 'nats', 'jetstream'), serverLog: join(dataDir, 'nats', 'nats-server.log') } : {}),
+    });
+    await ensureStreams(nc, { eventMaxAgeMs: settings.num('events.retention_ms', 0), replicas: replicas === undefined ? undefined : Number(replicas), dataMaxBytes: await flood.dataCap() });
+    await flood.start();
+    stops.push(() => flood.stop());
     const bus = new Bus(nc);
     const nf = nodeFile(dataDir);
     const signingKey = settings.str('cluster.id_signing_key', '');
@@ -153,7 +171,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       name: settings.str('node.name', hostname()),
       clusterName: settings.str('cluster.name', 'elasticsearch'),
       clusterUuid: identity.uuid,
-      host: opts.host ?? process.env.HOST ?? '127.0.0.1',
+      host,
     };
     const router = new Router();
     const ctx: NodeContext = { nc, bus, log, settings, router, node, dataDir, configDir };
@@ -162,7 +180,6 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     let httpUrl = '';
     const startedAt = Date.now();
     let nodeStats = (): Record<string, number> => ({});
-    let isMaster = () => false;
     const info = localInfo();
     const record = (): NodeRecord => {
       const copies: NodeRecord['copies'] = {};
@@ -264,7 +281,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     const services: PagingServices = {
       ctx,
       cluster,
-      shards: new ShardClient(nc),
+      shards: new ShardClient(nc, { onStoreFull: () => flood.noteFull(), onWritten: (b) => flood.noteWritten(b) }),
+      flood,
       security: security.enabled ? { ...security, authorize: (a, act, idx) => security.gate.authorize(a, act, idx) } : undefined,
       stats: newSearchStats(),
       membership,
@@ -301,6 +319,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       security: security.enabled ? security.gate : undefined,
       log,
       maxContentLength: parseByteSize(settings.get('http.max_content_length', DEFAULT_MAX_CONTENT_LENGTH), 'http.max_content_length'),
+      ...(tls ? { tls } : {}),
     });
     stops.push(() => edge.close());
     viewsAttach(edge.server);
@@ -311,7 +330,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     membership.publishNow();
     stops.push(await startNodeFacts({ nc, log, membership, allocator })); // node.joined now; node.left first thing on stop
     log.info({ url: edge.url, security: security.enabled, node: node.id, cluster: node.clusterUuid }, 'node started');
-    return { url: edge.url, ctx, router, services, security, nats, membership, allocator, stop };
+    return { url: edge.url, ctx, router, services, security, nats, tls, membership, allocator, stop };
   } catch (e) {
     await stop();
     throw e;

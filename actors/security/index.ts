@@ -30,6 +30,7 @@ import { authOf, type SecurityServices } from './services';
 import { parseTimeValue } from '../wire/timeValue';
 import type { Principal } from './types';
 import { UserStore } from './userStore';
+import { tokenServiceDefault } from '../tls/httpSsl';
 
 export { ownerOf, sameOwner } from './ownership';
 export { authorize, allowedIndices, authorizeScroll, checkContextOwner, mayFreeContext, actionDenied } from './authorization';
@@ -106,8 +107,9 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   const digest = new CacheDigest();
   const users = new UserStore();
   const roles = new RoleStore();
-  // No HTTP TLS here, so the token service is on unless disabled (ES ties its default to TLS).
-  const tokensEnabled = st.bool(`${PREFIX}token.enabled`, true);
+  // ES ties the token service's default to HTTP TLS: on with HTTPS, off with ssl.enabled: false; on
+  // with the loopback default (plain HTTP on 127.0.0.1, README Differences).
+  const tokensEnabled = st.bool(`${PREFIX}token.enabled`, tokenServiceDefault(st));
   const apiKeysEnabled = st.bool(`${PREFIX}api_key.enabled`, true);
   // Unknown names stop the start (as ES refuses to start); ES's default for passwords is bcrypt, ours
   // PBKDF2 (native, on the libuv pool; bcrypt here is pure JavaScript on a worker thread).
