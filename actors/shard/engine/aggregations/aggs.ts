@@ -1,10 +1,10 @@
 import type { DocValuesReader } from '../types';
 import { aggSpecs } from './aggSpec';
 import { aggregationType } from './registry';
-import type { AggSpec, Aggregators, Factory, FactoryContext } from './aggTypes';
+import type { AggHooks, AggSpec, Aggregators, Factory, FactoryContext } from './aggTypes';
 
 export type { AggPartial, BucketPartial, HistogramPartial, MetricPartial, PartialMap, TermKey, TermsKind, TermsPartial, ValueKind } from './aggPartials';
-export type { Aggregators } from './aggTypes';
+export type { Aggregators, AggHooks, HitRef } from './aggTypes';
 
 /**
  * Aggregations on a shard: `createAggregators` collects the docs a query matched into a
@@ -18,12 +18,12 @@ export type { Aggregators } from './aggTypes';
  * numeric metric, missing `field`) throw here, as ES fails when it builds the aggregators.
  * @example const a = createAggregators(req.aggs, reader); for (const d of matched) a.collect(d); reply.aggs = a.partial();
  */
-export function createAggregators(aggsJson: unknown, reader: DocValuesReader): Aggregators {
-  return groupOf(aggSpecs(aggsJson), reader)();
+export function createAggregators(aggsJson: unknown, reader: DocValuesReader, hooks?: AggHooks): Aggregators {
+  return groupOf(aggSpecs(aggsJson), reader, hooks)();
 }
 
-function groupOf(specs: AggSpec[], reader: DocValuesReader): () => Aggregators {
-  const ctx: FactoryContext = { reader, subs: (subs) => groupOf(subs, reader) };
+function groupOf(specs: AggSpec[], reader: DocValuesReader, hooks?: AggHooks): () => Aggregators {
+  const ctx: FactoryContext = { reader, subs: (subs) => groupOf(subs, reader, hooks), ...(hooks ? { hooks } : {}) };
   const factories = specs.map((s) => [s.name, aggregationType(s.type).factory(s, ctx)] as const);
   return group(factories);
 }

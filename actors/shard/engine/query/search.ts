@@ -20,6 +20,7 @@ import { topK } from '../../../wire/heap';
 import { createAggregators } from '../aggregations/aggs';
 import type { TermStatistics } from './termStats';
 import { finishHits } from './hitExtras';
+import { aggHooks, aggsNeedScores, type AggSegment } from './aggHooks';
 import { applyRescore, rescoreDepth } from './rescore';
 import { addCollapseField, collapseKey, collapseTop } from './collapse';
 
@@ -40,6 +41,8 @@ export interface QueryOptions {
   aggregate?: (doc: number) => void;
   /** Shard-wide scoring statistics (several segments); default: the segment's own. */
   stats?: TermStatistics;
+  /** Points the aggregators' hooks (filter, top_hits) at this segment before it is collected. */
+  aggBind?: (seg: AggSegment) => void;
 }
 
 /** Shards at least this large walk a cached sorted order for numeric sorts. */
@@ -98,12 +101,13 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
   const groupKey = req.collapse ? collapseKey(ctx, req.collapse.field) : null;
   if (req.rescore?.length && keys) throw illegalArgument('Cannot use [sort] option in conjunction with [rescore].');
   const depth = req.rescore ? rescoreDepth(req, k, store.settings().maxResultWindow) : k;
-  const aggregators = req.aggs && !opts.collectAggs && !opts.aggregate ? createAggregators(req.aggs, store) : null;
+  const own = aggHooks();
+  const aggregators = req.aggs && !opts.collectAggs && !opts.aggregate ? createAggregators(req.aggs, store, own.hooks) : null;
 
   const plan = !keys && !req.aggs && !groupKey && req.trackTotalHits !== true && !opts.exhaustive ? planTopScore(compiled, ctx) : null;
   if (plan) return topScoreQuery(store, s, req, plan, ctx, slice, from, k, depth);
   const tracksScores = !keys || keys.some((x) => x.kind === 'score') || req.trackScores === true;
-  const ev = evaluate(compiled, ctx, tracksScores || req.minScore !== undefined);
+  const ev = evaluate(compiled, ctx, tracksScores || req.minScore !== undefined || aggsNeedScores(req.aggs));
   if (ev.score) scoreOf = ev.score;
   let bits = ev.bits;
   if (slice?.bits) bits = bits ? bits.clone().and(slice.bits) : slice.bits;
@@ -111,6 +115,7 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
   const minScore = req.minScore !== undefined ? (d: number) => scoreOf(d) >= req.minScore! : null;
 
   let aggs: unknown;
+  if (req.aggs) (opts.aggBind ?? own.bind)({ store, ctx, scoreOf, shardIndex: req.shardIndex ?? 0 });
   if (aggregators) {
     candidates(store, s, bits, range, minScore).forEach((d) => aggregators.collect(d));
     aggs = aggregators.partial();
