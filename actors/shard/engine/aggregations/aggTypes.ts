@@ -7,6 +7,7 @@
 import type { DocValuesReader, SortSpec, SortValue } from '../types';
 import type { AggPartial, PartialMap } from './aggPartials';
 import type { JsonPath, Locator } from '../base/xcontent';
+import type { AggBudget } from './aggBudget';
 
 /** The request's query parser (request/queryDsl.ts's parseQuery), handed down by the search body parser. */
 export type QueryParser = (v: unknown, loc: Locator, path: JsonPath) => unknown;
@@ -63,6 +64,10 @@ export interface FactoryContext {
   reader: DocValuesReader;
   /** Builds the factory of sub-aggregations (a bucket's own collectors). */
   subs(specs: AggSpec[]): () => Aggregators;
+  /** The request's bucket and memory limits (aggBudget.ts). */
+  budget: AggBudget;
+  /** A top-level aggregation: it counts its buckets against `search.max_buckets` as they are created. */
+  top: boolean;
   /** Query and hit access; absent where only doc values are known (then filter/top_hits fail). */
   hooks?: AggHooks;
 }
@@ -73,6 +78,8 @@ export interface RenderContext {
   renderSubs(subs: PartialMap, specs: AggSpec[]): Record<string, unknown>;
   /** Counts rendered buckets against `search.max_buckets` (throws ES's too_many_buckets_exception). */
   countBuckets(n: number): void;
+  /** `search.max_buckets` of this request. */
+  maxBuckets: number;
 }
 
 /** One aggregation type (ES: an AggregationBuilder + Aggregator + InternalAggregation). */

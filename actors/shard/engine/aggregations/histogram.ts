@@ -2,7 +2,7 @@ import { illegalArgument } from '../../../wire/esErrors';
 import { compareKeys, orderComparator } from './aggOrder';
 import type { BucketPartial, NumHistogramPartial } from './aggPartials';
 import type { AggregationType, AggSpec } from './aggTypes';
-import { bucketing, MAX_BUCKETS, mergeBuckets } from './bucketing';
+import { bucketing, mergeBuckets } from './bucketing';
 import { DATES, fieldValues, NUMERIC, toNumber } from './values';
 import { javaDouble } from './ranges';
 
@@ -44,7 +44,7 @@ export const histogramAgg: AggregationType = {
     const hi = hard?.max !== undefined && hard.max !== null ? Number(hard.max) : Infinity;
     const subs = ctx.subs(spec.subs);
     return () => {
-      const b = bucketing((doc) => read(doc).map((v) => toNumber(v, type)).filter((v) => v >= lo && v < hi).map(r.key), subs);
+      const b = bucketing((doc) => read(doc).map((v) => toNumber(v, type)).filter((v) => v >= lo && v < hi).map(r.key), subs, { budget: ctx.budget, name: spec.name, count: ctx.top });
       return {
         collect: b.collect,
         partial: (): NumHistogramPartial => ({ t: 'histogram', buckets: b.buckets().sort((x, y) => compareKeys(x.key, y.key)) }),
@@ -56,7 +56,7 @@ export const histogramAgg: AggregationType = {
     const p = partial as NumHistogramPartial | undefined;
     const minDocCount = Number(s.params.min_doc_count ?? 0);
     let buckets: BucketPartial[] = [...(p?.buckets ?? [])].map((b) => ({ ...b, key: Number(b.key) })).sort((a, b) => Number(a.key) - Number(b.key));
-    if (minDocCount === 0) buckets = fill(s, buckets);
+    if (minDocCount === 0) buckets = fill(s, buckets, ctx.maxBuckets);
     else buckets = buckets.filter((b) => b.count >= minDocCount);
     if (s.params.order !== undefined) buckets.sort(orderComparator(s).compare);
     ctx.countBuckets(buckets.length);
@@ -75,7 +75,7 @@ export const histogramAgg: AggregationType = {
 };
 
 /** Empty buckets between the first and last key, widened by `extended_bounds` (bounded by `hard_bounds`). */
-function fill(s: AggSpec, buckets: BucketPartial[]): BucketPartial[] {
+function fill(s: AggSpec, buckets: BucketPartial[], maxBuckets: number): BucketPartial[] {
   const r = rounding(s);
   const ext = s.params.extended_bounds as { min?: unknown; max?: unknown } | undefined;
   const hard = s.params.hard_bounds as { min?: unknown; max?: unknown } | undefined;
@@ -99,7 +99,7 @@ function fill(s: AggSpec, buckets: BucketPartial[]): BucketPartial[] {
   // keys as r.key computes them (index * interval + offset), so float steps do not drift
   const start = Math.round((first - r.offset) / r.interval);
   const end = Math.round((last - r.offset) / r.interval);
-  for (let i = start; i <= end && out.length <= MAX_BUCKETS; i++) {
+  for (let i = start; i <= end && out.length <= maxBuckets; i++) {
     const k = i * r.interval + r.offset;
     out.push(byKey.get(k) ?? { key: k, count: 0, subs: {} });
   }

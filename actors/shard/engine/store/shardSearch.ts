@@ -175,7 +175,7 @@ export function queryLeaves(leaves: readonly LeafSearcher[], req: ShardQueryRequ
   }
   const reader = new SegmentSwitch(leaves[0]?.leaf as Leaf);
   const ah = aggHooks();
-  const aggregators = req.aggs && !opts.collectAggs ? createAggregators(req.aggs, reader, ah.hooks) : null;
+  const aggregators = req.aggs && !opts.collectAggs ? createAggregators(req.aggs, reader, opts.budget, ah.hooks) : null;
   const fill = docOrderAsc(req);
   let got = 0;
   const results: Array<{ shardIndex: number; result: ShardQueryResult }> = [];
