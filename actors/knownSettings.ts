@@ -55,6 +55,18 @@ export const NODE_SETTINGS: Readonly<Record<string, SettingDef>> = {
   'cluster.heartbeat_interval_ms': { type: 'int', min: 50 },
   'cluster.node_timeout_ms': { type: 'int', min: 200 },
   'cluster.id_signing_key': str,
+  // Disk watermarks over the document log's store (actors/cluster/floodStage.ts); values are ES's
+  // (percentages, ratios or byte sizes), checked together by actors/cluster/diskThreshold.ts.
+  'cluster.routing.allocation.disk.threshold_enabled': bool,
+  'cluster.routing.allocation.disk.watermark.low': str,
+  'cluster.routing.allocation.disk.watermark.high': str,
+  'cluster.routing.allocation.disk.watermark.flood_stage': str,
+  'cluster.routing.allocation.disk.watermark.low.max_headroom': str,
+  'cluster.routing.allocation.disk.watermark.high.max_headroom': str,
+  'cluster.routing.allocation.disk.watermark.flood_stage.max_headroom': str,
+  'cluster.info.update.interval': time,
+  // The JetStream store size of an external NATS (its servers' max_file_store), a byte size.
+  'nats.max_file_store': str,
   // The node's login and TLS on an external NATS (NATS_URL): actors/bus/natsSettings.ts.
   'nats.user': str,
   'nats.password': str,

@@ -3,7 +3,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { Readable } from 'node:stream';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { asEsError, EsError, HttpBodyError, toErrorBody } from '../wire/esErrors';
+import { asEsError, EsError, fromJetStream, HttpBodyError, toErrorBody } from '../wire/esErrors';
 import { stringify } from '../wire/json';
 import { checkCompatibility, hasContent } from './compatibility';
 import { makeRequest, type Route, type Router } from './router';
@@ -126,7 +126,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
     }
     // the client went away mid-request: nobody to answer, nothing went wrong here
     if ((e as NodeJS.ErrnoException).code === 'ECONNRESET' && req.destroyed) return;
-    const err = natsUnavailable(e) ?? asEsError(e);
+    const err = natsUnavailable(e) ?? fromJetStream(e) ?? asEsError(e);
     if (!(e instanceof EsError) || err.status >= 500) {
       // never a raw scroll/PIT id or credential in a log line (issue 10 item 8)
       const secrets = [...secretsOf(uri), ...bodySecrets(esReq)].sort((a, b) => b.length - a.length);

@@ -3,7 +3,7 @@ import type { NatsConnection, Msg, Subscription } from '@nats-io/transport-node'
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import { AppendUncertain, DATA_STREAM, Fenced, READ_MAX_BYTES, fencedAppend, readStream, subjects, type LoggedMessage } from '../../streams';
-import { asEsError, EsError, errorToWire, type EsErrorBody } from '../wire/esErrors';
+import { asEsError, EsError, errorToWire, fromJetStream, type EsErrorBody } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
 import { ChunkedResponder } from './replyChunks';
@@ -376,7 +376,8 @@ export class ShardActor implements LocalCopy {
   }
 
   private errorReply(e: unknown, op: string): Uint8Array {
-    const err = asEsError(e);
+    // JetStream refusals as ES says them (no room: the flood-stage 429), never a 500
+    const err = fromJetStream(e, [this.ref.index]) ?? asEsError(e);
     if (err.status >= 500 && !(e instanceof EsError)) this.deps.log.error({ err: e, shard: this.ref, op }, 'shard op failed');
     return enc.encode(JSON.stringify({ ok: false, error: errorToWire(err) }));
   }

@@ -6,6 +6,7 @@ import { docShard, type IndexState } from '../../cluster';
 import { parseSourceBody } from '../../shard/engine';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
 import { aliasIndexRouting, autoId, outcomeError, refreshParam, refreshReplicas, writeResponse, writeTarget } from './documents';
+import { writeVersion } from './versioning';
 import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite, BULK_ACTION } from './writeAuthz';
 import { checkSeqNoParams, executeUpdate, losslessBody, parseUpdateBody, updateResponse, validateUpdate, type UpdateOutcome, type UpdateSpec } from './update';
 
@@ -156,6 +157,9 @@ export interface BulkOp {
   /** Compare-and-set of a plain write (a delete-by-query hit's `_seq_no` / `_primary_term`). */
   ifSeqNo?: number;
   ifPrimaryTerm?: number;
+  /** External versioning of a plain write. */
+  version?: number;
+  versionType?: 'external' | 'external_gte';
 }
 
 /** A bulk item's result, keyed by its action as ES renders it (`{"index":{…,"status":201}}`). */
@@ -207,10 +211,12 @@ export async function executeBulk(s: SearchServices, auth: unknown, items: BulkO
   const groupOf = new Map<IndexState, Group[]>();
   items.forEach((it, i) => {
     const t = targets.get(it.index);
-    const err = deniedOf(it) ?? (t instanceof Error ? t : it.error);
+    // flood stage: every write but a delete is refused (ES's read-only-allow-delete block)
+    const blocked = it.action !== 'delete' && t && !(t instanceof Error) && s.flood ? floodBlock(s, t.name) : undefined;
+    const err = deniedOf(it) ?? (t instanceof Error ? t : it.error) ?? blocked;
     if (err || !t || t instanceof Error) {
       const e = err ?? indexNotFound(it.index);
-      results[i] = { [it.action]: { _index: it.index, _id: it.id ?? null, status: e.status, error: itemError(e, t instanceof Error || !t ? undefined : t, undefined) } };
+      results[i] = { [it.action]: { _index: it.index, _id: it.id ?? null, status: e.status, error: itemError(e, t instanceof Error || !t || e === blocked ? undefined : t, undefined) } };
       return;
     }
     it.id ??= autoId();
@@ -233,6 +239,15 @@ export async function executeBulk(s: SearchServices, auth: unknown, items: BulkO
   return results;
 }
 
+function floodBlock(s: SearchServices, index: string): EsError | undefined {
+  try {
+    s.flood?.checkWrite(index);
+    return undefined;
+  } catch (e) {
+    return asEsError(e);
+  }
+}
+
 /** One shard's items in order: plain writes batched between updates. */
 async function runShardGroup(
   s: SearchServices,
@@ -253,6 +268,10 @@ async function runShardGroup(
       if (it.routing) w.routing = it.routing;
       if (it.ifSeqNo !== undefined) w.ifSeqNo = it.ifSeqNo;
       if (it.ifPrimaryTerm !== undefined) w.ifPrimaryTerm = it.ifPrimaryTerm;
+      if (it.versionType) {
+        w.version = it.version;
+        w.versionType = it.versionType;
+      }
       return w;
     });
     let outcomes: WriteOutcome[];
@@ -317,7 +336,8 @@ const metaInt = (m: Record<string, unknown> | undefined, ...keys: string[]): num
 function prepareUpdates(items: Item[]): BulkOp[] {
   const invalid: string[] = [];
   const ops = items.map((it): BulkOp => {
-    if (it.action !== 'update' || it.error) return it;
+    if (it.error) return it;
+    if (it.action !== 'update') return plainWrite(it, invalid);
     const m = it.meta;
     const fetchSource = m?._source !== undefined ? parseSourceBody(m._source) : undefined;
     const spec = parseUpdateBody(it.source ?? '', { fetchSource });
@@ -331,6 +351,18 @@ function prepareUpdates(items: Item[]): BulkOp[] {
   });
   if (invalid.length) throw validationFailed(invalid);
   return ops;
+}
+
+/** An index, create or delete item's compare-and-set and version fields (validated with the bulk). */
+function plainWrite(it: Item, invalid: string[]): BulkOp {
+  const m = it.meta;
+  const ifSeqNo = metaInt(m, 'if_seq_no');
+  const ifPrimaryTerm = metaInt(m, 'if_primary_term');
+  if (ifSeqNo !== undefined || ifPrimaryTerm !== undefined) checkSeqNoParams(ifSeqNo, ifPrimaryTerm);
+  const raw = (k: string) => (m?.[k] === undefined || m[k] === null ? undefined : String(m[k]));
+  const { fields, errors } = writeVersion(it.action as 'index' | 'create' | 'delete', { version: raw('version') ?? raw('_version'), versionType: raw('version_type') ?? raw('_version_type'), ifSeqNo });
+  invalid.push(...errors);
+  return { ...it, ...(ifSeqNo !== undefined ? { ifSeqNo } : {}), ...(ifPrimaryTerm !== undefined ? { ifPrimaryTerm } : {}), ...fields };
 }
 
 async function bulk(s: SearchServices, req: EsRequest) {

@@ -3,6 +3,7 @@ import { illegalArgument } from '../../wire/esErrors';
 import { parseTimeValue } from '../../wire/timeValue';
 import type { Router } from '../router';
 import type { PagingServices } from '../../search';
+import { checkDiskSettings, INFO_INTERVAL_KEY, WATERMARK_KEYS } from '../../cluster/diskThreshold';
 
 export const VERSION = {
   number: '8.15.0',
@@ -17,7 +18,10 @@ export const VERSION = {
 };
 
 /** Dynamic cluster settings this node accepts. */
-const DYNAMIC = new Set(['search.max_open_scroll_context', 'search.default_keep_alive', 'search.max_keep_alive', 'search.keep_alive_interval', 'action.destructive_requires_name']);
+const DYNAMIC = new Set([
+  'search.max_open_scroll_context', 'search.default_keep_alive', 'search.max_keep_alive', 'search.keep_alive_interval', 'action.destructive_requires_name',
+  ...Object.values(WATERMARK_KEYS), INFO_INTERVAL_KEY,
+]);
 
 function nestedSettings(flat: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -68,6 +72,9 @@ export function clusterRoutes(r: Router, s: PagingServices): void {
         throw illegalArgument(`Failed to parse value [${String(v)}] as only [true] or [false] are allowed.`);
       }
     }
+    // the watermarks are checked together, against the values they would join (ES's validators)
+    checkDiskSettings((k) => s.ctx.settings.get<unknown>(k, undefined), changes);
+    if (Object.hasOwn(changes, INFO_INTERVAL_KEY) && changes[INFO_INTERVAL_KEY] !== null) parseTimeValue(String(changes[INFO_INTERVAL_KEY]), INFO_INTERVAL_KEY);
     await s.cluster.putClusterSettings(changes);
     return {
       body: {
