@@ -70,7 +70,7 @@ function buffer(from: number, n: number, r: () => number): ShardStore {
 function segmentView(seg: DiskSegment, mapping: IndexMapping): StoreView {
   return {
     index: 'bench', shardId: 0, mapping, settings: () => ({ maxResultWindow: 10000, maxSlicesPerScroll: 1024 }), caches: new SearchCaches(),
-    idOf: (d) => seg.idOf(d), docId: (d) => seg.seqNoOf(d), column: (p) => seg.column(p),
+    idOf: (d) => seg.idOf(d), docId: (d) => seg.seqNoOf(d), column: (p) => seg.column(p), source: (d) => seg.source(d),
     deletedCount: () => 0, visible: () => true, lookup: (_s, id) => seg.docsOfId(id).at(-1),
     fieldType: (f) => mapping.fieldType(f),
     values: (f, d) => {
