@@ -6,6 +6,7 @@
  */
 import type { DocValuesReader } from '../types';
 import type { AggPartial, PartialMap } from './aggPartials';
+import type { AggBudget } from './aggBudget';
 
 /** One parsed aggregation of a request. */
 export interface AggSpec {
@@ -36,6 +37,10 @@ export interface FactoryContext {
   reader: DocValuesReader;
   /** Builds the factory of sub-aggregations (a bucket's own collectors). */
   subs(specs: AggSpec[]): () => Aggregators;
+  /** The request's bucket and memory limits (aggBudget.ts). */
+  budget: AggBudget;
+  /** A top-level aggregation: it counts its buckets against `search.max_buckets` as they are created. */
+  top: boolean;
 }
 
 /** What a type's rendering may use besides its partial. */
@@ -44,6 +49,8 @@ export interface RenderContext {
   renderSubs(subs: PartialMap, specs: AggSpec[]): Record<string, unknown>;
   /** Counts rendered buckets against `search.max_buckets` (throws ES's too_many_buckets_exception). */
   countBuckets(n: number): void;
+  /** `search.max_buckets` of this request. */
+  maxBuckets: number;
 }
 
 /** One aggregation type (ES: an AggregationBuilder + Aggregator + InternalAggregation). */

@@ -173,7 +173,7 @@ export function queryLeaves(leaves: readonly LeafSearcher[], req: ShardQueryRequ
     slice = { ...slice, docIdRange: docRange(Math.max(0, Math.floor(seqNo) + 1), slice.id, slice.max) };
   }
   const reader = new SegmentSwitch(leaves[0]?.leaf as Leaf);
-  const aggregators = req.aggs && !opts.collectAggs ? createAggregators(req.aggs, reader) : null;
+  const aggregators = req.aggs && !opts.collectAggs ? createAggregators(req.aggs, reader, opts.budget) : null;
   const fill = docOrderAsc(req);
   let got = 0;
   const results: Array<{ shardIndex: number; result: ShardQueryResult }> = [];
