@@ -99,10 +99,15 @@ function median(reps: number, fn: () => unknown): number {
   return t.sort((a, b) => a - b)[reps >> 1];
 }
 
-/** Medians of a and b timed in alternating rounds (no order bias between the two). */
+/**
+ * Medians of a and b timed in alternating rounds (no order or JIT bias between the two): `reps`
+ * rounds, or as many as fit in about a second (at least 21) when reps is 0.
+ */
 function medians(reps: number, a: () => unknown, b: () => unknown): [number, number] {
+  const t0 = performance.now();
   a();
   b();
+  if (reps === 0) reps = Math.max(21, Math.min(2001, Math.floor(1000 / Math.max(0.001, performance.now() - t0))) | 1);
   const ta: number[] = [], tb: number[] = [];
   for (let i = 0; i < reps; i++) {
     for (const [f, t] of [[a, ta], [b, tb]] as const) {
@@ -196,13 +201,13 @@ async function main(): Promise<void> {
     const sBuf = { maxDoc: buf0.maxDoc, seqNo: buf0.maxSeqNo };
     const pairs: Array<[string, ShardQueryRequest]> = [['match top-10 (block-max impacts)', MATCH], ['sort on a long, top-10', SORT], ['terms agg on a keyword (100 terms)', TERMS]];
     for (const [name, rq] of pairs) {
-      const [heap, disk] = medians(21, () => executeQuery(buf0, sBuf, rq), () => executeQuery(view0, searcher(seg0), rq));
+      const [heap, disk] = medians(0, () => executeQuery(buf0, sBuf, rq), () => executeQuery(view0, searcher(seg0), rq));
       row(`${name}: buffer`, heap, 'ms');
       row(`${name}: disk segment (cached)`, disk, 'ms');
       row(`${name}: disk / buffer`, disk / heap, 'x');
     }
     const page = Array.from({ length: 1000 }, (_, d) => d + 5000);
-    const [heapPage, diskPage] = medians(25, () => page.map((d) => Buffer.from(buf0.source(d))), () => seg0.sourcesOf(page));
+    const [heapPage, diskPage] = medians(0, () => page.map((d) => Buffer.from(buf0.source(d))), () => seg0.sourcesOf(page));
     row('scroll page, 1,000 consecutive sources as bytes: buffer (UTF-8 encode)', heapPage, 'ms');
     row('scroll page, 1,000 consecutive sources as bytes: disk (one pread)', diskPage, 'ms');
     row('scroll page: disk / buffer', diskPage / heapPage, 'x');
@@ -268,7 +273,7 @@ async function lmdbCompare(dir: string, segs: DiskSegment[], srcBytes: number, p
   row('lmdb: file bytes per source byte (sources only)', size / srcBytes, 'x');
   const seg0 = segs[0];
   const first = page[0];
-  const [lm, ours] = medians(25, () => {
+  const [lm, ours] = medians(0, () => {
     const out: Buffer[] = [];
     for (const { value } of db.getRange({ start: first, end: first + 1000 })) out.push(value);
     return out;
