@@ -14,6 +14,7 @@ import { httpTls, type HttpTls } from './tls/httpSsl';
 import type { NodeContext, NodeIdentity } from './nodeContext';
 import { Router } from './edge/router';
 import { startEdge, type Edge } from './edge/httpEdge';
+import { CircuitBreakerService } from './wire/circuitBreaker';
 import { DEFAULT_MAX_CONTENT_LENGTH, parseByteSize } from './edge/httpBody';
 import { checkMaxPayload, ShardClient } from './search/shardClient';
 import { IdCodec } from './search/ids';
@@ -174,7 +175,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       host,
     };
     const router = new Router();
-    const ctx: NodeContext = { nc, bus, log, settings, router, node, dataDir, configDir };
+    const breakers = new CircuitBreakerService((k) => settings.get(k, undefined));
+    const ctx: NodeContext = { nc, bus, log, settings, router, node, dataDir, configDir, breakers };
 
     const cluster = new ClusterState(ctx, opts.onReplayProgress);
     let httpUrl = '';
@@ -319,6 +321,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       security: security.enabled ? security.gate : undefined,
       log,
       maxContentLength: parseByteSize(settings.get('http.max_content_length', DEFAULT_MAX_CONTENT_LENGTH), 'http.max_content_length'),
+      breakers,
       ...(tls ? { tls } : {}),
     });
     stops.push(() => edge.close());
