@@ -38,7 +38,7 @@ export class Connectivity {
   }
 
   private constructor(private readonly nc: NatsConnection) {
-    void this.watch();
+    if (typeof nc.status === 'function') void this.watch();
   }
 
   private async watch(): Promise<void> {
@@ -60,8 +60,12 @@ export class Connectivity {
     for (const f of [...this.drops]) f();
   }
 
+  private get closed(): boolean {
+    return typeof this.nc.isClosed === 'function' && this.nc.isClosed();
+  }
+
   get up(): boolean {
-    return this.upNow && !this.nc.isClosed();
+    return this.upNow && !this.closed;
   }
 
   /**
@@ -71,7 +75,7 @@ export class Connectivity {
   waitUp(grace = RECONNECT_WAIT_MS): Promise<boolean> {
     if (this.up) return Promise.resolve(true);
     const ms = Math.min(grace, this.downSince + grace - Date.now());
-    if (this.nc.isClosed() || ms <= 0) return Promise.resolve(false);
+    if (this.closed || ms <= 0) return Promise.resolve(false);
     return new Promise((resolve) => {
       const done = (v: boolean) => {
         clearTimeout(timer);
@@ -89,8 +93,16 @@ export class Connectivity {
    * come back first); rejects with {@link NatsUnavailable} when it stays down, or, uncertain, when
    * it drops while `send` is in flight.
    */
-  async run<T>(what: string, send: () => Promise<T>, waitMs = RECONNECT_WAIT_MS): Promise<T> {
-    if (!(await this.waitUp(waitMs))) throw new NatsUnavailable(what);
+  run<T>(what: string, send: () => Promise<T>, waitMs = RECONNECT_WAIT_MS): Promise<T> {
+    // up: sent in this very tick (callers rely on call order reaching the wire in order)
+    if (this.up) return this.guarded(what, send);
+    return this.waitUp(waitMs).then((ok) => {
+      if (!ok) throw new NatsUnavailable(what);
+      return this.guarded(what, send);
+    });
+  }
+
+  private async guarded<T>(what: string, send: () => Promise<T>): Promise<T> {
     let onDrop!: () => void;
     const dropped = new Promise<never>((_, reject) => (onDrop = () => reject(new NatsUnavailable(what, true))));
     dropped.catch(() => undefined);
