@@ -12,6 +12,7 @@ import { readNodeSettings } from '../actors/config';
 import { startSystem } from '../actors/system';
 import { cliArgs, UsageError } from './cli/args';
 import { checkPort, parsePort } from './cli/portCheck';
+import { startConsole } from '../actors/console';
 
 const USAGE = `usage: npm start [-- --help]
 Starts one node. Configured by environment variables (README "Configuration"):
@@ -49,7 +50,7 @@ if (errors.length) fail(errors, EXIT_CONFIG);
 const taken = await checkPort(host, port as number);
 if (taken) fail([taken], 1);
 
-const sys = await startSystem({ settings, log, host, port: port as number }).catch((e: Error) => fail([e.message], 1));
+const sys = await startSystem({ settings, log, host, port: port as number, extensions: [startConsole] }).catch((e: Error) => fail([e.message], 1));
 
 let stoppingSince: number | undefined;
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {

@@ -6,7 +6,8 @@ import type { SortSpec } from '../shard/engine/types';
 import type { ContextHandle, ContextRecord } from '../contexts';
 import { executeSearch, renderSearch, sliceTargets, type SearchOutcome, type ShardTarget } from './coordinator';
 import { contextMissing, mayUse, requireLog, useContext } from './contextUse';
-import { indexNames, orderedTargets, refuseFilteredAliases, searchIndices } from './indices';
+import { orderedTargets, refuseFilteredAliases, searchIndices } from './indices';
+import { indexNames } from './coordinator';
 import { keepAliveLimits, keepAliveOrThrow, keepAliveTooLarge, parseKeepAlive } from './keepAlive';
 import type { PagingServices, SearchCall } from './services';
 
