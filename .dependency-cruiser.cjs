@@ -16,6 +16,7 @@ const ROOMS = [
   ['contexts', '^actors/contexts/'], // registry of PIT/scroll actors, directory, checkpoint
   ['cluster', '^actors/cluster/'], // membership, allocation, metadata, leases
   ['shard', '^actors/shard/'], // shard actors; engine/ is pure
+  ['tls', '^actors/tls/'], // certificates and the HTTPS settings of the edge
   ['node', '^actors/(nodeContext|config|knownSettings|checksummedFile)\\.ts$'], // what every actor is given
   ['automaton', '^actors/automaton/'], // Lucene regexps, wildcards, globs
   ['streams', '^streams/'], // subjects, envelopes, the event log, replay readers

@@ -63,6 +63,12 @@ export const NODE_SETTINGS: Readonly<Record<string, SettingDef>> = {
   'nats.tls.ca': str,
   'nats.tls.cert': str,
   'nats.tls.key': str,
+  // HTTPS on the edge (actors/tls/httpSsl.ts), PEM files as ES's `xpack.security.http.ssl.*`.
+  'xpack.security.http.ssl.enabled': bool,
+  'xpack.security.http.ssl.key': str,
+  'xpack.security.http.ssl.certificate': str,
+  'xpack.security.http.ssl.certificate_authorities': list,
+  'xpack.security.http.ssl.key_passphrase': str,
 };
 
 /** `xpack.security.authc.realms.<type>.<name>.<key>`: the keys each realm type reads. */
@@ -113,7 +119,7 @@ export const IGNORED_SETTINGS: Readonly<Record<string, string>> = {
   'path.logs': 'logs go to stdout (LOG_LEVEL)',
   'bootstrap.memory_lock': 'no JVM heap here',
   'xpack.security.enrollment.enabled': 'no enrollment tokens here',
-  'xpack.security.http.ssl.*': 'no TLS on the HTTP edge here',
+  'xpack.security.http.ssl.*': 'HTTPS here takes PEM files only: enabled, key, certificate, certificate_authorities, key_passphrase',
   'xpack.security.transport.ssl.*': 'no transport layer here',
   'xpack.ml.enabled': 'no machine learning here',
   'xpack.monitoring.*': 'no monitoring collection here',

@@ -10,6 +10,7 @@ import { ensureNatsServer, startEmbeddedNats, type EmbeddedNats } from './embedd
 import { connectBus, serverList, type BusConnection } from '../streams/busConnection';
 import { natsConnectionFromSettings } from './bus/natsSettings';
 import { warnIfAnonymous } from './bus/anonymousProbe';
+import { httpTls, type HttpTls } from './tls/httpSsl';
 import type { NodeContext, NodeIdentity } from './nodeContext';
 import { Router } from './edge/router';
 import { startEdge, type Edge } from './edge/httpEdge';
@@ -66,6 +67,8 @@ export interface SystemOptions {
    * entry point rather than imported here.
    */
   extensions?: EdgeExtension[];
+  /** Clock of credential lifetimes and context keep-alives (tests start a node "as of" another time). */
+  clock?: { now(): number };
 }
 
 /** A module that adds routes (and may wrap the security gate) before the edge starts; returns its stop. */
@@ -82,6 +85,8 @@ export interface System {
   services: PagingServices;
   security: SecurityModule;
   nats?: EmbeddedNats;
+  /** HTTPS material of the edge (undefined: plain HTTP). */
+  tls?: HttpTls;
   /** Stops everything in reverse order of start. */
   stop(): Promise<void>;
 }
@@ -129,6 +134,9 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     }
   };
   try {
+    // HTTPS first: a refused configuration (plain HTTP on a non-loopback HOST) starts nothing.
+    const host = opts.host ?? process.env.HOST ?? '127.0.0.1';
+    const tls = await httpTls(settings, host, configDir);
     let nats: EmbeddedNats | undefined;
     const natsUrl = opts.natsUrl ?? process.env.NATS_URL;
     let natsLogin: BusConnection;
@@ -159,7 +167,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       name: settings.str('node.name', hostname()),
       clusterName: settings.str('cluster.name', 'elasticsearch'),
       clusterUuid: identity.uuid,
-      host: opts.host ?? process.env.HOST ?? '127.0.0.1',
+      host,
     };
     const router = new Router();
     const ctx: NodeContext = { nc, bus, log, settings, router, node, dataDir, configDir };
@@ -217,13 +225,13 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       stops.push(() => watch.stop());
     }
 
-    const security = await startSecurity(ctx);
+    const security = await startSecurity(ctx, opts.clock ? { now: () => opts.clock!.now() } : {});
     stops.push(() => security.stop());
 
     // Scroll contexts and PITs: this node's own as actors (registry), every node's as the log tells
     // them (directory), and the commands and adoptions between nodes (service).
     const directory = new ContextDirectory(nc, log);
-    const contexts = new ContextRegistry(bus, Date, node.id, (e) => directory.apply(e));
+    const contexts = new ContextRegistry(bus, opts.clock ?? Date, node.id, (e) => directory.apply(e));
     stops.push(() => contexts.stopAll());
     stops.push(() => directory.stop());
     cluster.onIndexDeleted((idx) => contexts.releaseIndex(idx.uuid));
@@ -307,6 +315,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       security: security.enabled ? security.gate : undefined,
       log,
       maxContentLength: parseByteSize(settings.get('http.max_content_length', DEFAULT_MAX_CONTENT_LENGTH), 'http.max_content_length'),
+      ...(tls ? { tls } : {}),
     });
     stops.push(() => edge.close());
     viewsAttach(edge.server);
@@ -317,7 +326,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     membership.publishNow();
     stops.push(await startNodeFacts({ nc, log, membership, allocator })); // node.joined now; node.left first thing on stop
     log.info({ url: edge.url, security: security.enabled, node: node.id, cluster: node.clusterUuid }, 'node started');
-    return { url: edge.url, ctx, router, services, security, nats, membership, allocator, stop };
+    return { url: edge.url, ctx, router, services, security, nats, tls, membership, allocator, stop };
   } catch (e) {
     await stop();
     throw e;

@@ -160,7 +160,8 @@ export function accessTokenInput(input: AccessTokenInput): Ctx {
   if (!src) throw new Error('accessToken: created or record required');
   return {
     tokenId: input.tokenId,
-    hasRefresh: src.refreshHash !== undefined,
+    // A sealed fact (replay without the node's key) has no refreshHash, but a refresh token always has its expiry.
+    hasRefresh: src.refreshHash !== undefined || src.refreshExpiresAt !== undefined,
     accessInvalidated: input.record?.accessInvalidated ?? false,
     refreshInvalidated: input.record?.refreshInvalidated ?? false,
     remainingMs: tokenDocExpiresAt(src) - input.now,

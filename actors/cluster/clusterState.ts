@@ -197,7 +197,7 @@ export class ClusterState {
       const idx = this.byUuid.get(c.uuid);
       if (!idx) continue;
       const copy = this.newCopy(idx, c.n);
-      copy.store.load(c.image);
+      copy.store.loadLegacy(c.image);
       copy.applied = c.applied;
     }
     for (const [k, v] of Object.entries(r.clusterSettings)) {

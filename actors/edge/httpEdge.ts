@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { Readable } from 'node:stream';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
@@ -18,6 +19,8 @@ export interface EdgeOptions {
   log: Logger;
   /** http.max_content_length (default 100mb). */
   maxContentLength?: number;
+  /** HTTPS (actors/tls/httpSsl.ts): PEM key and certificate chain. */
+  tls?: { key: string; cert: string; passphrase?: string };
 }
 
 export interface Edge {
@@ -35,13 +38,23 @@ const PRODUCT = { 'x-elastic-product': 'Elasticsearch' };
  */
 export async function startEdge(opts: EdgeOptions): Promise<Edge> {
   const max = opts.maxContentLength ?? DEFAULT_MAX_CONTENT_LENGTH;
-  const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res, opts, max).catch((e: unknown) => {
       // last resort: a failure while answering must never become an unhandled rejection
       opts.log.error({ err: redactError(e, secretsOf(req.url ?? '/')), uri: redactUri(req.url ?? '/') }, 'response failed');
       res.destroy();
     });
-  });
+  };
+  const server: Server = opts.tls ? createHttpsServer({ key: opts.tls.key, cert: opts.tls.cert, passphrase: opts.tls.passphrase }, onRequest) : createServer(onRequest);
+  server.keepAliveTimeout = 60_000;
+  if (opts.tls) {
+    // Plain HTTP (or anything else) on the HTTPS port never reaches the API: the handshake fails and
+    // the connection is closed, as ES does.
+    server.on('tlsClientError', (err: Error & { code?: string }) => {
+      if (/wrong version number|http request|unknown protocol/i.test(err.message)) opts.log.warn('received plaintext http traffic on an https channel, closing connection');
+      else opts.log.debug({ err: err.message }, 'TLS handshake failed');
+    });
+  }
   // Node's own parser errors (431, bad method, malformed framing) get ES-shaped bodies too.
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => answerClientError(err, socket));
   await new Promise<void>((resolve, reject) => {
@@ -51,7 +64,7 @@ export async function startEdge(opts: EdgeOptions): Promise<Edge> {
   const port = (server.address() as AddressInfo).port;
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   return {
-    url: `http://${host}:${port}`,
+    url: `${opts.tls ? 'https' : 'http'}://${host}:${port}`,
     port,
     server,
     close: () =>

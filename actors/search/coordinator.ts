@@ -7,7 +7,7 @@ import { reduceAggs, reduceTotal, renderAggs, type SearchRequest } from '../shar
 import type { LocalSlice, SearcherRef, ShardQueryRequest } from '../shard/engine/types';
 import type { QueryPageHead, ShardPage } from '../shard/pageCodec';
 import { ByteWriter } from '../wire/byteWriter';
-import { HitList, mergePages, type OutcomeHit } from './hitList';
+import { collapseGroupOf, HitList, mergePages, type OutcomeHit } from './hitList';
 import { ShardTimeoutError } from './shardClient';
 
 /** One shard a search runs on. */
@@ -20,12 +20,16 @@ export interface ShardTarget {
   slice?: LocalSlice;
   /** Alias filter of this shard's index (a search through a filtered alias), ANDed with the query. */
   filter?: unknown;
+  /** `indices_boost` of this shard's index. */
+  boost?: number;
 }
 
-/** The query a target runs: the request's, restricted by the target's alias filter if any. */
-export function targetQuery(query: unknown, t: { filter?: unknown }): unknown {
-  if (t.filter === undefined) return query;
-  return { bool: { must: [query ?? { match_all: {} }], filter: [t.filter] } };
+/** The query a target runs: the request's, restricted by the target's alias filter and boosted by its index boost, if any. */
+export function targetQuery(query: unknown, t: { filter?: unknown; boost?: number }): unknown {
+  let q = query;
+  if (t.filter !== undefined) q = { bool: { must: [q ?? { match_all: {} }], filter: [t.filter] } };
+  if (t.boost !== undefined && t.boost !== 1) q = { bool: { must: [q ?? { match_all: {} }], boost: t.boost } }; // indices_boost: ES boosts the shard's query
+  return q;
 }
 
 export interface ShardFailure {
@@ -163,9 +167,20 @@ function shardRequest(req: SearchRequest, t: ShardTarget, single: boolean): Shar
   };
 }
 
-/** What hit metadata a search asks of its shards (`_routing` comes whenever a doc has one). */
-function hitMetaWanted(req: SearchRequest): Pick<ShardQueryRequest, 'version' | 'seqNoPrimaryTerm'> {
-  return { ...(req.version ? { version: true } : {}), ...(req.seqNoPrimaryTerm ? { seqNoPrimaryTerm: true } : {}) };
+type HitOptions = 'version' | 'seqNoPrimaryTerm' | 'namedQueriesScore' | 'docvalueFields' | 'fields' | 'storedFields' | 'collapse' | 'rescore';
+
+/** What each hit carries, asked of the shards: metadata (`_routing` comes whenever a doc has one), fields, collapsing, rescoring. */
+function hitMetaWanted(req: SearchRequest): Pick<ShardQueryRequest, HitOptions> {
+  return {
+    ...(req.version ? { version: true } : {}),
+    ...(req.seqNoPrimaryTerm ? { seqNoPrimaryTerm: true } : {}),
+    ...(req.namedQueriesScore ? { namedQueriesScore: true } : {}),
+    ...(req.docvalueFields ? { docvalueFields: req.docvalueFields } : {}),
+    ...(req.fields ? { fields: req.fields } : {}),
+    ...(req.storedFields ? { storedFields: req.storedFields } : {}),
+    ...(req.collapse ? { collapse: { field: req.collapse.field } } : {}),
+    ...(req.rescore ? { rescore: req.rescore } : {}),
+  };
 }
 
 /**
@@ -194,7 +209,7 @@ export async function assembleSearch(req: SearchRequest, targets: ShardTarget[],
   if (!ok.length && targets.length && !timedOut) {
     throw allShardsFailed(errors, 'query', failures.map((f) => ({ ...f })));
   }
-  mergePages(list, ok, { sort: req.sort, from: single ? 0 : req.from, size: req.size });
+  mergePages(list, ok, { sort: req.sort, from: single ? 0 : req.from, size: req.size }, req.collapse ? collapseGroupOf(req.collapse.field) : undefined);
   // Fetch phase: sources of the winners the query replies did not carry, grouped by shard.
   const byPage = new Map<number, { docs: number[]; pos: number[] }>();
   for (let i = 0; i < list.length; i++) {

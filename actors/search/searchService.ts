@@ -8,6 +8,8 @@ import { indexNames } from './coordinator';
 import { keepAliveOrThrow } from './keepAlive';
 import { openScroll } from './scrollService';
 import type { PagingServices, SearchCall } from './services';
+import { checkMaxTermsCount, rewriteTermsLookups, withIndexBoosts } from './searchRewrite';
+import { expandCollapse } from './collapseExpand';
 
 /**
  * The search service (ES `TransportSearchAction`): one search, whatever asked for it (a REST
@@ -34,7 +36,8 @@ export function parseSearchCall(call: SearchCall, path?: string): SearchRequest 
 }
 
 /** Runs one parsed search: a PIT search, the first page of a scroll, or a plain search. */
-export async function runSearch(s: PagingServices, call: SearchCall, sr: SearchRequest): Promise<EsResponse> {
+export async function runSearch(s: PagingServices, call: SearchCall, parsed: SearchRequest): Promise<EsResponse> {
+  const sr = await rewriteTermsLookups(s, parsed, call.auth);
   if (sr.pit) return pitSearch(s, call, sr);
   if (sr.scrollKeepAliveMs !== undefined) return openScroll(s, call, sr);
   return plainSearch(s, call, sr);
@@ -42,8 +45,10 @@ export async function runSearch(s: PagingServices, call: SearchCall, sr: SearchR
 
 async function plainSearch(s: PagingServices, req: SearchCall, sr: SearchRequest): Promise<EsResponse> {
   const indices = await searchIndices(s, req);
-  const targets = withAliasFilters(s, req.params.index, orderedTargets(indices, sr.routing));
+  checkMaxTermsCount(sr, indices);
+  const targets = withIndexBoosts(s, sr, withAliasFilters(s, req.params.index, orderedTargets(indices, sr.routing)), req.query.ignore_unavailable === 'true');
   const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs });
+  await expandCollapse(s, sr, out, targets);
   return {
     body: renderSearch(out, sr, indexNames(targets), { restTotalHitsAsInt: sr.restTotalHitsAsInt, noTotal: sr.trackTotalHits === false }),
   };
@@ -60,12 +65,14 @@ async function pitSearch(s: PagingServices, req: SearchCall, sr: SearchRequest):
   const h = await useContext(s, req, contextId, 'pit', keepAliveMs);
   try {
     const sort = withImplicitShardDoc(sr.sort, sr.searchAfter);
-    const targets = sliceTargets(
+    const targets = withIndexBoosts(s, sr, sliceTargets(
       h.shards.map((p) => ({ ref: { index: p.index, indexUuid: p.indexUuid, n: p.n }, shardIndex: p.shardIndex, searcher: p.searcher })),
       sr.slice,
       'pit',
-    );
+    ), false);
+    checkMaxTermsCount(sr, [...new Set(h.shards.map((p) => p.index))].map((n) => s.cluster.get(n)).filter((i): i is NonNullable<typeof i> => !!i));
     const out = await executeSearch(s, { ...sr, sort, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs });
+    await expandCollapse(s, sr, out, targets);
     await h.ready; // the extension is logged before the answer
     return {
       body: renderSearch(out, sr, indexNames(targets), {

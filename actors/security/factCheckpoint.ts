@@ -252,7 +252,13 @@ export function liveTokens(facts: Iterable<Envelope>, asOf: number): Set<string>
  * them: a key is never forgotten); users, roles and service tokens keep all their facts; token
  * pairs keep theirs unless the fold of those facts says the pair is gone ({@link liveTokens}).
  */
-export async function writeFactCheckpoint(nc: NatsConnection, path: string, aggregates: Aggregate[]): Promise<FactCheckpoint> {
+export async function writeFactCheckpoint(
+  nc: NatsConnection,
+  path: string,
+  aggregates: Aggregate[],
+  /** Opens a fact's sealed secret fields (API keys are folded here, with their hashes). */
+  open: (e: Envelope) => Envelope = (e) => e,
+): Promise<FactCheckpoint> {
   const jsm = await jetstreamManager(nc);
   const { last_seq: seq, last_ts: lastTs } = (await jsm.streams.info(EVENT_STREAM)).state;
   const asOf = Date.parse(lastTs);
@@ -270,7 +276,7 @@ export async function writeFactCheckpoint(nc: NatsConnection, path: string, aggr
     if (a === Aggregate.ApiKey) {
       for await (const batch of readFactBatches(nc, { filterSubject: subjects.factsOfType(a), ...from })) {
         for (const e of batch) {
-          const next = evolveApiKey(keys.get(e.aggregateId), e);
+          const next = evolveApiKey(keys.get(e.aggregateId), open(e));
           if (next) keys.set(next.keyId, next);
         }
       }

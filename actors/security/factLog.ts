@@ -6,6 +6,7 @@ import { EVENT_STREAM, StreamFollower, makeEnvelope, readFacts, subjects, type A
 import type { NodeContext } from '../nodeContext';
 import { SECURITY_NS } from './roleStore';
 import { readFactBatches } from '../../streams/factReader';
+import type { FactSeal } from './factSeal';
 
 /** What a fact body emitted by a credential machine looks like: `{type:'apikey.created', ...data}`. */
 export type FactBody = { type: string } & Record<string, unknown>;
@@ -67,6 +68,8 @@ export class FactLog {
     private readonly ctx: NodeContext,
     private readonly apply: (e: Envelope) => void,
     private readonly onInvalidate: (m: InvalidateMessage) => void,
+    /** Seals secret fields before an append, opens them before a fold (factSeal.ts). */
+    readonly seal: FactSeal,
     readonly clock: { now(): number } = { now: () => Date.now() },
   ) {}
 
@@ -169,9 +172,10 @@ export class FactLog {
   }
 
 
+  /** Folds a fact read from the log (or a checkpoint): its secret fields opened first. */
   private safeApply(env: Envelope) {
     try {
-      this.apply(env);
+      this.apply(this.seal.open(env));
     } catch (e) {
       this.ctx.log.warn({ err: e, type: env.type, aggregateId: env.aggregateId }, 'security fact not applied');
     }
@@ -208,7 +212,7 @@ export class FactLog {
       if (!type.startsWith(`${aggregate}.`)) throw new Error(`fact ${type} does not belong to ${aggregate}`);
       const made = makeEnvelope({ type, aggregateId: id, seq: ++seq, data, time: this.clock.now(), correlationId: opts.correlationId });
       const env = { ...made, id: factMsgId(aggregate, id, seq) };
-      const ack = await this.ctx.bus.append(env);
+      const ack = await this.ctx.bus.append(this.seal.seal(env)); // the log never holds the secret fields in clear
       if (ack.duplicate) {
         // Another node appended this aggregate's fact `seq` first; its copy reaches us through the log.
         await this.refold(aggregate, id);

@@ -10,6 +10,8 @@ import { bootstrapElastic } from './bootstrap';
 import { defaultChallenges, securityDisabled } from './errors';
 import { CHECKPOINT_FILE, readFactCheckpoint, writeFactCheckpoint } from './factCheckpoint';
 import { FactLog, type InvalidateMessage } from './factLog';
+import { loadFactSeal, secretsBucket } from './factSeal';
+import { sealClearSecrets } from './logMigration';
 import { CacheDigest, storedHashAlgorithm } from './hashing';
 import { TokenService } from './oauth2Tokens';
 import { ownerOf, sameOwner } from './ownership';
@@ -27,6 +29,7 @@ import { authOf, type SecurityServices } from './services';
 import { parseTimeValue } from '../wire/timeValue';
 import type { Authentication, Principal } from '../wire/security';
 import { UserStore } from './userStore';
+import { tokenServiceDefault } from '../tls/httpSsl';
 
 export { ownerOf, sameOwner } from './ownership';
 export { authorize, allowedIndices, authorizeScroll, checkContextOwner, mayFreeContext, actionDenied } from './authorization';
@@ -60,6 +63,12 @@ export interface SecurityOptions {
 export type SecurityModuleWithServices = SecurityModule & { services?: SecurityServices };
 
 const PREFIX = 'xpack.security.authc.';
+
+/** `cluster.stream_replicas` when set (the secrets bucket follows the log's replicas). */
+function replicasOf(ctx: NodeContext): number | undefined {
+  const r = ctx.settings.get<unknown>('cluster.stream_replicas', undefined);
+  return r === undefined ? undefined : Number(r);
+}
 
 function tokenTimeout(ctx: NodeContext): number {
   const key = `${PREFIX}token.timeout`;
@@ -98,8 +107,9 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   const digest = new CacheDigest();
   const users = new UserStore();
   const roles = new RoleStore();
-  // No HTTP TLS here, so the token service is on unless disabled (ES ties its default to TLS).
-  const tokensEnabled = st.bool(`${PREFIX}token.enabled`, true);
+  // ES ties the token service's default to HTTP TLS: on with HTTPS, off with ssl.enabled: false; on
+  // with the loopback default (plain HTTP on 127.0.0.1, README Differences).
+  const tokensEnabled = st.bool(`${PREFIX}token.enabled`, tokenServiceDefault(st));
   const apiKeysEnabled = st.bool(`${PREFIX}api_key.enabled`, true);
   // Unknown names stop the start (as ES refuses to start); ES's default for passwords is bcrypt, ours
   // PBKDF2 (native, on the libuv pool; bcrypt here is pure JavaScript on a worker thread).
@@ -135,7 +145,12 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
       realms.clearJwtCaches();
     }
   };
-  const facts = new FactLog(ctx, apply, onInvalidate, { now });
+  // Secret fields of credential facts are sealed under a node-only key (factSeal.ts); a log written
+  // before that is rewritten once, sealed (logMigration.ts).
+  const secrets = await secretsBucket(ctx.nc, replicasOf(ctx));
+  const seal = await loadFactSeal(secrets);
+  await sealClearSecrets(ctx.nc, secrets, seal, ctx.log, ctx.node.id);
+  const facts = new FactLog(ctx, apply, onInvalidate, seal, { now });
   let bootstrapHash: string | undefined;
   realms = new RealmChain({ settings: st, users, roles, configDir: ctx.configDir, log: ctx.log, digest, bootstrapHash: () => bootstrapHash });
   tokens = new TokenService(facts, roles, (id) => {
@@ -166,7 +181,7 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   let writing: Promise<unknown> = Promise.resolve();
   const checkpoint = () =>
     (writing = writing.then(() =>
-      writeFactCheckpoint(ctx.nc, checkpointPath, aggregates).catch((e: Error) => ctx.log.warn({ err: e.message }, 'security checkpoint failed')),
+      writeFactCheckpoint(ctx.nc, checkpointPath, aggregates, (e) => seal.open(e)).catch((e: Error) => ctx.log.warn({ err: e.message }, 'security checkpoint failed')),
     ));
   // A first checkpoint soon after start (not during it: it would compete with start-up), then periodically.
   const firstCheckpoint = setTimeout(() => void checkpoint(), Math.min(30_000, st.num('snapshot.interval_ms', 300_000)));

@@ -356,7 +356,7 @@ export class ShardActor implements LocalCopy {
           return this.ok(msg, this.store.acquireSearcher());
         case 'stats':
           return this.ok(msg, {
-            ...this.store.stats(), maxSeqNo: this.store.maxSeqNo(), indexTotal: this.store.sources.length, sizeBytes: this.store.sourceBytes(),
+            ...this.store.stats(), maxSeqNo: this.store.maxSeqNo(), indexTotal: this.store.indexTotal(), sizeBytes: this.store.sourceBytes(),
             applied: this.applied, refused: this.refused, role: this.role, state: this.state, node: this.deps.nodeId,
           });
         default:

@@ -146,7 +146,7 @@ export class SnapshotWriter {
     const body = new ChunkWriter();
     body.str(indexUuid);
     body.u32(n);
-    yield* encodeStoreSteps(body, store, frozen);
+    yield* encodeStoreSteps(body, store.snapshotBuffer(), frozen);
     return body.parts();
   }
 

@@ -6,6 +6,7 @@ import { docShard, type IndexState } from '../../cluster';
 import { parseSourceBody } from '../../shard/engine';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
 import { aliasIndexRouting, autoId, outcomeError, refreshParam, refreshReplicas, writeResponse, writeTarget } from './documents';
+import { writeVersion } from './versioning';
 import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite, BULK_ACTION } from './writeAuthz';
 import { checkSeqNoParams, executeUpdate, losslessBody, parseUpdateBody, updateResponse, validateUpdate, type UpdateOutcome, type UpdateSpec } from './update';
 import type { Authentication } from '../../wire/security';
@@ -157,6 +158,9 @@ export interface BulkOp {
   /** Compare-and-set of a plain write (a delete-by-query hit's `_seq_no` / `_primary_term`). */
   ifSeqNo?: number;
   ifPrimaryTerm?: number;
+  /** External versioning of a plain write. */
+  version?: number;
+  versionType?: 'external' | 'external_gte';
 }
 
 /** A bulk item's result, keyed by its action as ES renders it (`{"index":{…,"status":201}}`). */
@@ -254,6 +258,10 @@ async function runShardGroup(
       if (it.routing) w.routing = it.routing;
       if (it.ifSeqNo !== undefined) w.ifSeqNo = it.ifSeqNo;
       if (it.ifPrimaryTerm !== undefined) w.ifPrimaryTerm = it.ifPrimaryTerm;
+      if (it.versionType) {
+        w.version = it.version;
+        w.versionType = it.versionType;
+      }
       return w;
     });
     let outcomes: WriteOutcome[];
@@ -318,7 +326,8 @@ const metaInt = (m: Record<string, unknown> | undefined, ...keys: string[]): num
 function prepareUpdates(items: Item[]): BulkOp[] {
   const invalid: string[] = [];
   const ops = items.map((it): BulkOp => {
-    if (it.action !== 'update' || it.error) return it;
+    if (it.error) return it;
+    if (it.action !== 'update') return plainWrite(it, invalid);
     const m = it.meta;
     const fetchSource = m?._source !== undefined ? parseSourceBody(m._source) : undefined;
     const spec = parseUpdateBody(it.source ?? '', { fetchSource });
@@ -332,6 +341,18 @@ function prepareUpdates(items: Item[]): BulkOp[] {
   });
   if (invalid.length) throw validationFailed(invalid);
   return ops;
+}
+
+/** An index, create or delete item's compare-and-set and version fields (validated with the bulk). */
+function plainWrite(it: Item, invalid: string[]): BulkOp {
+  const m = it.meta;
+  const ifSeqNo = metaInt(m, 'if_seq_no');
+  const ifPrimaryTerm = metaInt(m, 'if_primary_term');
+  if (ifSeqNo !== undefined || ifPrimaryTerm !== undefined) checkSeqNoParams(ifSeqNo, ifPrimaryTerm);
+  const raw = (k: string) => (m?.[k] === undefined || m[k] === null ? undefined : String(m[k]));
+  const { fields, errors } = writeVersion(it.action as 'index' | 'create' | 'delete', { version: raw('version') ?? raw('_version'), versionType: raw('version_type') ?? raw('_version_type'), ifSeqNo });
+  invalid.push(...errors);
+  return { ...it, ...(ifSeqNo !== undefined ? { ifSeqNo } : {}), ...(ifPrimaryTerm !== undefined ? { ifPrimaryTerm } : {}), ...fields };
 }
 
 async function bulk(s: SearchServices, req: EsRequest) {

@@ -61,7 +61,7 @@ export async function collectShardStats(s: PagingServices, indices: IndexState[]
       // This node's copy when it holds one, else any copy.
       const local = s.cluster.localCopy(idx.uuid, n);
       const st = local
-        ? { ...local.store.stats(), maxSeqNo: local.store.maxSeqNo(), indexTotal: local.store.sources.length, sizeBytes: local.store.sourceBytes() }
+        ? { ...local.store.stats(), maxSeqNo: local.store.maxSeqNo(), indexTotal: local.store.indexTotal(), sizeBytes: local.store.sourceBytes() }
         : await s.shards.call<{ docs: number; deleted: number; maxDoc: number; maxSeqNo: number; indexTotal: number; sizeBytes: number }>(sh.ref, 'stats', {})
             .catch(() => ({ docs: 0, deleted: 0, maxDoc: 0, maxSeqNo: -1, indexTotal: 0, sizeBytes: 0 }));
       const { maxSeqNo, indexTotal } = st;

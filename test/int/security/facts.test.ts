@@ -39,7 +39,7 @@ describe('security facts on NATS and in the event log', () => {
     expect(pred()).toBe(true);
   };
 
-  it('publishes user and role facts on es.v1.evt.<aggregate>.<uuid>.<fact>, with a password hash only', async () => {
+  it('publishes user and role facts on es.v1.evt.<aggregate>.<uuid>.<fact>, the password hash sealed', async () => {
     await call(h.url, 'PUT', '/_security/role/r1', { auth: elastic, body: { cluster: ['manage_token', 'manage_own_api_key'] } });
     await call(h.url, 'PUT', '/_security/user/bob', { auth: elastic, body: { password: 'bob-secret-pw', roles: ['r1'] } });
     secrets.push('bob-secret-pw');
@@ -48,24 +48,28 @@ describe('security facts on NATS and in the event log', () => {
     expect(user.subject).toMatch(/^es\.v1\.evt\.user\.[0-9a-f-]{36}\.created$/);
     const env = JSON.parse(user.text);
     expect(env).toMatchObject({ v: 1, type: 'user.created', seq: 1, data: { username: 'bob', realm: 'native', roles: ['r1'] } });
-    expect(env.data.passwordHash).toMatch(/^\{PBKDF2\}10000\$/);
+    expect(env.data.passwordHash).toBeUndefined();
+    expect(Object.keys(env.data.sealed).sort()).toEqual(['data', 'iv', 'kid', 'tag']);
+    // The node opens it: bob's password hash is what the fact sealed.
+    expect(h.security.services!.facts.seal.open(env).data.passwordHash).toMatch(/^\{PBKDF2\}10000\$/);
     expect(seen.some((s) => /^es\.v1\.evt\.role\.[0-9a-f-]{36}\.created$/.test(s.subject))).toBe(true);
   });
 
-  it('publishes API key created/invalidated facts keyed by the key id, with the {SSHA256} hash, and broadcasts the invalidation', async () => {
+  it('publishes API key created/invalidated facts keyed by the key id, the {SSHA256} hash sealed, and broadcasts the invalidation', async () => {
     const k = (await call(h.url, 'POST', '/_security/api_key', { auth: basic('bob', 'bob-secret-pw'), body: { name: 'k1' } })).body;
     secrets.push(k.api_key, k.encoded);
     await call(h.url, 'DELETE', '/_security/api_key', { auth: elastic, body: { ids: [k.id] } });
     await waitFor(() => seen.some((s) => s.subject === `es.v1.evt.apikey.${k.id}.invalidated`));
     const created = JSON.parse(seen.find((s) => s.subject === `es.v1.evt.apikey.${k.id}.created`)!.text);
     expect(created.data).toMatchObject({ name: 'k1', keyType: 'rest', owner: { username: 'bob', realm: 'default_native', realmType: 'native' }, roleDescriptors: {}, metadata: {} });
-    expect(created.data.hash).toMatch(/^\{SSHA256\}/);
+    expect(created.data.hash).toBeUndefined();
+    expect(h.security.services!.facts.seal.open(created).data.hash).toMatch(/^\{SSHA256\}/);
     expect(created.data.limitedBy).toHaveProperty('r1');
     await waitFor(() => invalidations.some((m) => (m as { kind: string }).kind === 'apikey'));
     expect(invalidations).toContainEqual(expect.objectContaining({ kind: 'apikey', ids: [k.id] }));
   });
 
-  it('publishes token pair facts (created, refreshed with a sealed pair, invalidated) keyed by our token id', async () => {
+  it('publishes token pair facts (created, refreshed, invalidated) keyed by our token id, hashes and the superseding pair sealed', async () => {
     const t = (await call(h.url, 'POST', '/_security/oauth2/token', { auth: basic('bob', 'bob-secret-pw'), body: { grant_type: 'password', username: 'bob', password: 'bob-secret-pw' } })).body;
     const n = (await call(h.url, 'POST', '/_security/oauth2/token', { auth: basic('bob', 'bob-secret-pw'), body: { grant_type: 'refresh_token', refresh_token: t.refresh_token } })).body;
     await call(h.url, 'DELETE', '/_security/oauth2/token', { auth: elastic, body: { token: n.access_token } });
@@ -74,7 +78,10 @@ describe('security facts on NATS and in the event log', () => {
     const types = seen.filter((s) => s.subject.startsWith('es.v1.evt.token.')).map((s) => JSON.parse(s.text).type);
     expect(types).toEqual(['token.created', 'token.created', 'token.refreshed', 'token.invalidated']);
     const refreshed = JSON.parse(seen.find((s) => s.subject.endsWith('.refreshed'))!.text);
-    expect(Object.keys(refreshed.data.superseding).sort()).toEqual(['data', 'iv', 'salt', 'tag']);
+    expect(refreshed.data.superseding).toBeUndefined();
+    expect(Object.keys(h.security.services!.facts.seal.open(refreshed).data.superseding).sort()).toEqual(['data', 'iv', 'salt', 'tag']);
+    const created = JSON.parse(seen.find((s) => s.subject.endsWith('.created') && s.subject.startsWith('es.v1.evt.token.'))!.text);
+    expect([created.data.accessHash, created.data.refreshHash]).toEqual([undefined, undefined]);
   });
 
   it('publishes service token facts and never puts a secret in any fact', async () => {

@@ -93,7 +93,9 @@ describe('security state rebuilt from the event log', () => {
     const path = join(h.dataDir, CHECKPOINT_FILE);
     const cp = decodeFactCheckpoint(readFileSync(path));
     const bobFact = cp.facts.find((f) => f.type === 'user.created' && (f.data as { username: string }).username === 'bob')!;
-    const ghost = { ...bobFact, aggregateId: '3f0c7d1e-8b2a-4c5d-9e6f-0a1b2c3d4e5f', id: '0195f0c7-d1e8-7b2a-8c5d-9e6f0a1b2c3d', data: { ...(bobFact.data as object), username: 'ghost' } };
+    // (bob's sealed password hash is bound to bob's aggregate: the ghost gets none)
+    const { sealed: _sealed, ...bobData } = bobFact.data as Record<string, unknown>;
+    const ghost = { ...bobFact, aggregateId: '3f0c7d1e-8b2a-4c5d-9e6f-0a1b2c3d4e5f', id: '0195f0c7-d1e8-7b2a-8c5d-9e6f0a1b2c3d', data: { ...bobData, username: 'ghost' } };
     // a key record with the live key's hash under another id: its secret opens it only if the record is used
     const [liveId, liveSecret] = Buffer.from(s.liveKey.slice(7), 'base64').toString().split(':');
     const live = cp.apiKeys.find((r) => r.keyId === liveId)!;

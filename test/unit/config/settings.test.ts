@@ -106,11 +106,11 @@ describe('start-up checks (as ES refuses to start)', () => {
   });
 
   it('warns about, and ignores, the ES settings this node does not use', () => {
-    const r = readNodeSettings({ CONFIG: undefined, ES_SETTING_DISCOVERY_TYPE: 'single-node', ES_SETTING_XPACK_SECURITY_HTTP_SSL_ENABLED: 'false' });
+    const r = readNodeSettings({ CONFIG: undefined, ES_SETTING_DISCOVERY_TYPE: 'single-node', ES_SETTING_XPACK_SECURITY_TRANSPORT_SSL_ENABLED: 'false' });
     expect(r.errors).toEqual([]);
     expect(r.warnings).toEqual([
       'setting [discovery.type] (from ES_SETTING_DISCOVERY_TYPE) is not used by this node and is ignored: single node',
-      'setting [xpack.security.http.ssl.enabled] (from ES_SETTING_XPACK_SECURITY_HTTP_SSL_ENABLED) is not used by this node and is ignored: no TLS on the HTTP edge here',
+      'setting [xpack.security.transport.ssl.enabled] (from ES_SETTING_XPACK_SECURITY_TRANSPORT_SSL_ENABLED) is not used by this node and is ignored: no transport layer here',
     ]);
   });
 });

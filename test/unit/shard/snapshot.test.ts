@@ -72,8 +72,9 @@ function replayed(ops: LoggedOp[]): ShardStore {
 }
 
 /** Everything observable about a store, including internals, as plain data. */
-function dump(s: ShardStore) {
-  const st = s as unknown as { docCount: number; seqNo: number; refreshed: unknown; tombstones: Map<string, unknown>; routings: Map<number, string>; delLog: Float64Array; delCount: number };
+function dump(store: ShardStore) {
+  const s = store.activeBuffer();
+  const st = s as unknown as { docCount: number; tombs: Map<string, unknown>; routings: Map<number, string>; delLog: Float64Array; delCount: number };
   const n = st.docCount;
   const cols: Record<string, unknown> = {};
   for (const [path, col] of s.columns) {
@@ -85,7 +86,7 @@ function dump(s: ShardStore) {
   }
   return {
     n,
-    seqNo: st.seqNo,
+    seqNo: store.maxSeqNo(),
     ids: s.ids.slice(0, n),
     sources: s.sources.slice(0, n),
     seqNos: Array.from(s.seqNos.subarray(0, n)),
@@ -94,7 +95,7 @@ function dump(s: ShardStore) {
     prev: Array.from(s.prev.subarray(0, n)),
     idMap: [...s.idMap],
     routings: [...st.routings].sort((a, b) => a[0] - b[0]),
-    tombstones: [...st.tombstones].sort(),
+    tombstones: [...st.tombs].sort(),
     delLog: Array.from(st.delLog.subarray(0, st.delCount)),
     mapping: s.mapping.toSnapshot(),
     columns: cols,
@@ -120,10 +121,10 @@ function searches(s: ShardStore) {
 
 function roundTrip(store: ShardStore, frozen: FrozenStore): ShardStore {
   const w = new ChunkWriter();
-  encodeStore(w, store, frozen);
+  encodeStore(w, store.activeBuffer(), frozen);
   const img = decodeStore(new ByteReader(Buffer.concat(w.parts())));
   const fresh = newStore(IndexMapping.fromSnapshot(store.mapping.toSnapshot()));
-  fresh.load(img);
+  fresh.loadLegacy(img);
   return fresh;
 }
 
@@ -148,9 +149,9 @@ describe('shard store snapshot codec', () => {
     const mappingAtFreeze = live.mapping.toSnapshot();
     const tail = writeAll(live, history(3, 800)); // overwrites, deletes, new terms, new dynamic fields
     const w = new ChunkWriter();
-    encodeStore(w, live, frozen);
+    encodeStore(w, live.activeBuffer(), frozen);
     const restored = newStore(IndexMapping.fromSnapshot(mappingAtFreeze));
-    restored.load(decodeStore(new ByteReader(Buffer.concat(w.parts()))));
+    restored.loadLegacy(decodeStore(new ByteReader(Buffer.concat(w.parts()))));
 
     const atFreeze = replayed(head);
     atFreeze.refresh();
@@ -262,7 +263,7 @@ describe('snapshot files', () => {
     const s1 = sections[2] as Extract<(typeof sections)[number], { kind: 'shard' }>;
     expect([s1.indexUuid, s1.n]).toEqual(['uuid1', 1]);
     const fresh = newStore(IndexMapping.fromSnapshot(store.mapping.toSnapshot()));
-    fresh.load(s1.image);
+    fresh.loadLegacy(s1.image);
     expect(dump(fresh)).toEqual(dump(store));
   });
 

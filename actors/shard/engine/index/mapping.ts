@@ -70,6 +70,11 @@ export class IndexMapping implements MappingView {
     return out;
   }
 
+  /** Every leaf and multi-field, in mapping order. */
+  allLeaves(): FieldDef[] {
+    return [...this.leaves.values()];
+  }
+
   /** Date formatter of a date/date_nanos field. */
   formatterOf(def: FieldDef): DateFormatter {
     return dateFormatter(def.format ?? DEFAULT_DATE_FORMAT);

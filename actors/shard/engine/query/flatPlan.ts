@@ -14,7 +14,7 @@ import * as analysis from '../index/analysis';
 import * as impacts from '../index/impacts';
 import { docFreq, postingList, type BlockImpacts, type PostingList, type TextView } from '../index/columnViews';
 import { evaluate } from './evaluate';
-import { statsOf, type QNode, type QueryContext } from './query';
+import { statsOf, type QNode, type QueryContext } from './qnode';
 
 const f = Math.fround;
 // Module-local copies: imported bindings compile to getter calls, which show in the inner loops.

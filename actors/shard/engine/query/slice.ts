@@ -34,7 +34,7 @@ export function sliceFilter(store: StoreView, s: SearcherRef, slice: LocalSlice 
   if (max <= 1) return null;
   const n = s.maxDoc;
   if (field === undefined || field === '_id') {
-    if (slice.mode === 'pit') return { range: docRange(n, id, max) };
+    if (slice.mode === 'pit') return { range: slice.docIdRange ? localRange(store, n, slice.docIdRange) : docRange(n, id, max) };
     return { bits: store.caches.slice(`id|${n}|${id}|${max}`, () => idSlice(store, n, id, max)) };
   }
   return { bits: store.caches.slice(`f|${field}|${n}|${id}|${max}`, () => fieldSlice(store, field, n, id, max)) };
@@ -44,6 +44,20 @@ function checkField(store: StoreView, field: string): void {
   const def = store.mapping.field(field);
   if (!def) throw illegalArgument(`field ${field} not found`);
   if (!NUMERIC_TYPES.has(def.type)) throw illegalArgument(`cannot load numeric doc values on ${field}`);
+}
+
+/** The docs [from, to) of a segment whose shard doc ids fall in [lo, hi) (doc ids ascend with docs). */
+function localRange(store: StoreView, n: number, [lo, hi]: [number, number]): [number, number] {
+  const first = (x: number) => {
+    let a = 0, b = n;
+    while (a < b) {
+      const m = (a + b) >>> 1;
+      if (store.docId(m) < x) a = m + 1;
+      else b = m;
+    }
+    return a;
+  };
+  return [first(lo), first(hi)];
 }
 
 /** Slice i of n over [0, maxDoc): the first maxDoc % n slices get one extra doc. */

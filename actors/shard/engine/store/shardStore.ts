@@ -1,26 +1,19 @@
 import { EsError } from '../../../wire/esErrors';
-import { parseSourceJson } from '../../../wire/sourceJson';
-import type {
-  DocValuesReader, DocWrite, FieldType, LoggedOp, SearcherRef, ShardQueryRequest, ShardQueryResult, WriteOutcome,
-} from '../types';
-import type { IndexMapping } from '../index/mapping';
-import { parseDocument, type ParsedDoc } from '../index/docParser';
+import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, ShardQueryResult, WriteOutcome } from '../types';
+import type { ParsedDoc } from '../index/docParser';
 import type { MappingView } from '../index/fieldDef';
-import { KeywordColumn, NumericColumn, TextColumn, columnFor, type Column, type ColumnView } from '../index/columns';
-import { grow, upperBoundF64 } from '../base/bits';
-import { executeCount, executeQuery, type QueryOptions } from '../query/search';
-import { SearchCaches } from '../index/caches';
-import type { ShardSettings, StoreView } from '../index/storeView';
+import type { IndexMapping } from '../index/mapping';
+import type { ShardSettings } from '../index/storeView';
+import { IndexBuffer, parseSource, type BufferOptions, type Tombstone } from '../index/indexBuffer';
+import type { QueryOptions } from '../query/search';
+import type { Leaf } from './leaf';
+import { countLeaves, queryLeaves, type LeafSearcher } from './shardSearch';
 
 export type { ShardSettings } from '../index/storeView';
+export type { Tombstone, FrozenStore, LoadedStore } from '../index/indexBuffer';
 
 /** Constructor options of a ShardStore. */
-export interface ShardStoreOptions {
-  index: string;
-  shardId: number;
-  mapping: IndexMapping;
-  settings: () => ShardSettings;
-}
+export type ShardStoreOptions = BufferOptions;
 
 /** A real-time get result. */
 export interface GetResult {
@@ -29,40 +22,6 @@ export interface GetResult {
   seqNo: number;
   primaryTerm: 1;
   routing?: string;
-}
-
-/** What a delete leaves behind for an id with no live doc: versioning continues from it. */
-export interface Tombstone {
-  version: number;
-  seqNo: number;
-}
-
-/** Bounds of a shard snapshot (see ShardStore.freeze). */
-export interface FrozenStore {
-  maxDoc: number;
-  seqNo: number;
-  refreshed: SearcherRef;
-  delCount: number;
-  /** The first `columnCount` columns (insertion order) existed at the freeze. */
-  columnCount: number;
-  tombstones: ReadonlyMap<string, Tombstone>;
-}
-
-/** A decoded shard snapshot, ready for ShardStore.load. */
-export interface LoadedStore {
-  maxDoc: number;
-  seqNo: number;
-  refreshed: SearcherRef;
-  ids: string[];
-  sources: string[];
-  seqNos: Float64Array<ArrayBuffer>;
-  delSeq: Float64Array<ArrayBuffer>;
-  versions: Uint32Array<ArrayBuffer>;
-  routings: Array<[number, string]>;
-  tombstones: Array<[string, Tombstone]>;
-  delLog: Float64Array<ArrayBuffer>;
-  delCount: number;
-  columns: Array<[string, Column]>;
 }
 
 const conflict = (reason: string): WriteOutcome => ({ ok: false, status: 409, error: { type: 'version_conflict_engine_exception', reason } });
@@ -95,48 +54,50 @@ export interface PreparedBatch {
   afterSeqNo: number;
 }
 
+/** Where a doc of the shard is: its segment and its doc there. */
+interface Located {
+  leaf: Leaf;
+  doc: number;
+}
+
 /**
- * One shard's documents: append-only doc ids with MVCC (each doc records the seqNo that created
- * and the seqNo that deleted it), `_source` kept as the raw JSON text, columnar doc values and
- * inverted indexes. A searcher `{maxDoc, seqNo}` sees doc d iff d < maxDoc && deletedSeqNo[d] > seqNo,
- * so pinned searchers (PIT, scroll) cost nothing and never change.
+ * One shard's documents (Lucene's IndexWriter + its readers): writes go to the in-memory buffer
+ * (index/indexBuffer.ts), which is frozen and becomes a segment when it is flushed; searches run
+ * over every segment a searcher spans (shardSearch.ts). Each doc is identified across segments by
+ * the seqNo of the op that created it (its "doc id" in `_doc` order), and keeps the seqNo of the op
+ * that deleted it, so a searcher `{seqNo}` sees exactly the docs live at that point however the
+ * segments are laid out: PITs and scrolls pin one in O(1), and later writes never change what they
+ * see.
  */
-export class ShardStore implements StoreView {
+export class ShardStore {
   readonly index: string;
   readonly shardId: number;
   readonly mapping: IndexMapping;
   readonly settings: () => ShardSettings;
-  /** @internal per-doc state, valid for doc < maxDoc */
-  readonly ids: string[] = [];
-  /** @internal */
-  readonly sources: string[] = [];
-  /** @internal seqNo that created each doc */
-  seqNos = new Float64Array(16);
-  /** @internal seqNo that deleted each doc (Infinity while live) */
-  delSeq = new Float64Array(16).fill(Infinity);
-  /** @internal */
-  versions = new Uint32Array(16);
-  /** @internal previous doc of the same _id, -1 if none */
-  prev = new Int32Array(16).fill(-1);
-  /** @internal latest doc of each _id (live or deleted) */
-  readonly idMap = new Map<string, number>();
-  /** @internal */
-  readonly columns = new Map<string, Column>();
-  /** @internal search-time caches (sorted doc orders, slice filters) */
-  readonly caches = new SearchCaches();
-  private readonly routings = new Map<number, string>();
-  private readonly tombstones = new Map<string, Tombstone>();
-  private delLog = new Float64Array(16);
-  private delCount = 0;
-  private docCount = 0;
+  /** Immutable segments, in seqNo order (the buffer comes after them). */
+  private segments: Leaf[] = [];
+  private buffer: IndexBuffer;
+  private nextSegment = 0;
   private seqNo = -1;
   private refreshed: SearcherRef = Object.freeze({ maxDoc: 0, seqNo: -1 });
+  /** Logged docs kept without indexed fields because their source no longer parsed (see applyLogged). */
+  unparsed = 0;
 
-  constructor(o: ShardStoreOptions) {
+  constructor(private readonly o: ShardStoreOptions) {
     this.index = o.index;
     this.shardId = o.shardId;
     this.mapping = o.mapping;
     this.settings = o.settings;
+    this.buffer = this.newBuffer();
+  }
+
+  private newBuffer(): IndexBuffer {
+    return new IndexBuffer({ ...this.o, name: `_${(this.nextSegment++).toString(36)}` });
+  }
+
+  /** Every segment, oldest first, the buffer last. */
+  private leaves(): Leaf[] {
+    return [...this.segments, this.buffer];
   }
 
   // ---- writes ----
@@ -174,11 +135,11 @@ export class ShardStore implements StoreView {
         outcomes.push(refused);
         continue;
       }
-      const version = (cur.version ?? 0) + 1;
+      const version = w.versionType ? w.version! : (cur.version ?? 0) + 1;
       let doc: ParsedDoc | undefined;
       if (w.op !== 'delete') {
         try {
-          doc = this.parseSource(w.source, w.id, view);
+          doc = parseSource(w.source, w.id, view);
         } catch (e) {
           if (!(e instanceof EsError)) throw e;
           outcomes.push(failure(e));
@@ -221,7 +182,7 @@ export class ShardStore implements StoreView {
     let doc: ParsedDoc | undefined;
     if (op.op === 'index') {
       try {
-        doc = this.parseSource(op.source, op.id, this.mapping);
+        doc = parseSource(op.source, op.id, this.mapping);
       } catch (e) {
         if (!(e instanceof EsError)) throw e;
         doc = [];
@@ -231,31 +192,51 @@ export class ShardStore implements StoreView {
     this.applyOp(op, doc);
   }
 
-  /** Logged docs kept without indexed fields because their source no longer parsed (see applyLogged). */
-  unparsed = 0;
-
   private applyOp(op: LoggedOp, doc: ParsedDoc | undefined): void {
-    if (op.op === 'index') {
-      this.applyIndex(op, doc!);
-      return;
-    }
-    const latest = this.idMap.get(op.id);
-    if (latest !== undefined && this.delSeq[latest] === Infinity) this.markDeleted(latest, op.seqNo);
-    this.tombstones.set(op.id, { version: op.version, seqNo: op.seqNo });
+    const live = this.liveDoc(op.id);
+    if (live) live.leaf.markDeleted(live.doc, op.seqNo);
+    if (op.op === 'index') this.buffer.add(op, doc!);
+    else this.buffer.addTombstone(op.id, { version: op.version, seqNo: op.seqNo });
     this.seqNo = op.seqNo;
   }
 
-  /** Whether `id` is live, and its version and seqNo (or the tombstone's). */
+  /** The newest segment that knows `id`, and what it knows. */
+  private newest(id: string): { leaf: Leaf; doc?: number; live?: boolean; tomb?: Tombstone } | undefined {
+    const e = this.buffer.entry(id);
+    if (e) return { leaf: this.buffer, ...e };
+    for (let i = this.segments.length - 1; i >= 0; i--) {
+      const leaf = this.segments[i];
+      const x = leaf.entry(id);
+      if (x) return { leaf, ...x };
+    }
+    return undefined;
+  }
+
+  /** The live doc of `id`, if any. */
+  private liveDoc(id: string): Located | undefined {
+    const n = this.newest(id);
+    return n && n.doc !== undefined && n.live ? { leaf: n.leaf, doc: n.doc } : undefined;
+  }
+
+  /** Whether `id` is live, and its version and seqNo (or the tombstone's version). */
   private idState(id: string): IdState {
-    const latest = this.idMap.get(id);
-    if (latest !== undefined && this.delSeq[latest] === Infinity) return { live: true, version: this.versions[latest], seqNo: this.seqNos[latest] };
-    const tomb = this.tombstones.get(id);
-    return { live: false, version: tomb?.version, seqNo: undefined };
+    const n = this.newest(id);
+    if (!n) return { live: false, version: undefined, seqNo: undefined };
+    if (n.doc !== undefined && n.live) return { live: true, version: n.leaf.versionOf(n.doc), seqNo: n.leaf.seqNoOf(n.doc) };
+    if (n.tomb && (n.doc === undefined || n.tomb.seqNo > n.leaf.seqNoOf(n.doc))) return { live: false, version: n.tomb.version, seqNo: undefined };
+    return { live: false, version: n.doc !== undefined ? n.leaf.versionOf(n.doc) : undefined, seqNo: undefined };
   }
 
   /** The version-conflict outcome of a write, if it is refused (mirrors InternalEngine's checks). */
   private refusal(w: DocWrite, cur: IdState): WriteOutcome | undefined {
     if (w.op === 'create' && cur.live) return conflict(`[${w.id}]: version conflict, document already exists (current version [${cur.version}])`);
+    if (w.versionType && cur.version !== undefined) {
+      // VersionType.EXTERNAL / EXTERNAL_GTE: a deleted doc's tombstone still holds its version
+      const gte = w.versionType === 'external_gte';
+      if (gte ? cur.version > w.version! : cur.version >= w.version!) {
+        return conflict(`[${w.id}]: version conflict, current version [${cur.version}] is ${gte ? 'higher than' : 'higher or equal to'} the one provided [${w.version}]`);
+      }
+    }
     if (w.ifSeqNo === undefined && w.ifPrimaryTerm === undefined) return undefined;
     const want = `required seqNo [${w.ifSeqNo ?? -2}], primary term [${w.ifPrimaryTerm ?? 0}]`;
     if (!cur.live) return conflict(`[${w.id}]: version conflict, ${want}. but no document was found`);
@@ -265,61 +246,47 @@ export class ShardStore implements StoreView {
     return undefined;
   }
 
-  private parseSource(source: string | undefined, id: string, view: MappingView): ParsedDoc {
-    let obj: unknown;
-    try {
-      obj = parseSourceJson(source ?? '');
-    } catch (e) {
-      throw new EsError('mapper_parsing_exception', 400, 'failed to parse', { causedBy: new EsError('json_parse_exception', 400, (e as Error).message) });
-    }
-    return parseDocument(view, obj, id, source);
+  // ---- segments ----
+
+  /**
+   * Freezes the buffer into a segment and starts a new buffer (nothing changes for searchers: the
+   * docs stay where their doc ids say). Returns the frozen segment, or undefined when the buffer
+   * is empty.
+   */
+  flush(): Leaf | undefined {
+    if (this.buffer.maxDoc === 0) return undefined;
+    const frozen = this.buffer;
+    frozen.frozen = true;
+    this.segments.push(frozen);
+    this.buffer = this.newBuffer();
+    return frozen;
   }
 
-  private applyIndex(op: LoggedOp, parsed: ParsedDoc): void {
-    const latest = this.idMap.get(op.id);
-    if (latest !== undefined && this.delSeq[latest] === Infinity) this.markDeleted(latest, op.seqNo);
-    const doc = this.docCount;
-    const n = doc + 1;
-    this.seqNos = grow(this.seqNos, n);
-    this.delSeq = grow(this.delSeq, n, Infinity);
-    this.versions = grow(this.versions, n);
-    this.prev = grow(this.prev, n, -1);
-    this.ids.push(op.id);
-    this.sources.push(op.source ?? '{}');
-    this.seqNos[doc] = op.seqNo;
-    this.versions[doc] = op.version;
-    this.prev[doc] = latest ?? -1;
-    if (op.routing !== undefined) this.routings.set(doc, op.routing);
-    this.idMap.set(op.id, doc);
-    this.tombstones.delete(op.id);
-    for (const f of parsed) {
-      let col = this.columns.get(f.def.path);
-      if (!col) this.columns.set(f.def.path, (col = columnFor(f.def.type)));
-      col.add(doc, f.values, f.tokens);
-    }
-    this.docCount = n;
-    this.seqNo = op.seqNo;
+  /** The buffer new docs go to (tests and tools read a one-segment store through it). */
+  activeBuffer(): IndexBuffer {
+    return this.buffer;
   }
 
-  private markDeleted(doc: number, seqNo: number): void {
-    this.delSeq[doc] = seqNo;
-    this.delLog = grow(this.delLog, this.delCount + 1);
-    this.delLog[this.delCount++] = seqNo;
+  /** Segment names and sizes (tests, stats). */
+  segmentNames(): string[] {
+    return this.segments.map((s) => s.name);
   }
 
   // ---- reads ----
 
   /** Real-time get of the latest live version. */
   get(id: string): GetResult | undefined {
-    const d = this.idMap.get(id);
-    if (d === undefined || this.delSeq[d] !== Infinity) return undefined;
-    const routing = this.routings.get(d);
-    return { source: this.sources[d], version: this.versions[d], seqNo: this.seqNos[d], primaryTerm: 1, ...(routing !== undefined ? { routing } : {}) };
+    const d = this.liveDoc(id);
+    if (!d) return undefined;
+    const routing = d.leaf.routingOf(d.doc);
+    return { source: d.leaf.source(d.doc), version: d.leaf.versionOf(d.doc), seqNo: d.leaf.seqNoOf(d.doc), primaryTerm: 1, ...(routing !== undefined ? { routing } : {}) };
   }
 
   /** Makes everything applied so far visible to new searchers. */
   refresh(): void {
-    this.refreshed = Object.freeze({ maxDoc: this.docCount, seqNo: this.seqNo });
+    let maxDoc = 0;
+    for (const leaf of this.leaves()) maxDoc += leaf.maxDocAt(this.seqNo);
+    this.refreshed = Object.freeze({ maxDoc, seqNo: this.seqNo });
   }
 
   /** The view of the last refresh, O(1); hold it as long as needed (PIT, scroll). */
@@ -337,152 +304,117 @@ export class ShardStore implements StoreView {
     return this.seqNo;
   }
 
-  /** Executes the query phase of a search on a searcher. */
+  /** The segments a searcher spans, each bounded to the docs it sees. */
+  leavesFor(s: SearcherRef): LeafSearcher[] {
+    const S = s.seqNo;
+    const out: LeafSearcher[] = [];
+    for (const leaf of this.leaves()) {
+      if (leaf !== this.buffer && !(leaf.minSeqNo <= S)) continue;
+      out.push({ leaf, s: { maxDoc: leaf.maxDocAt(S), seqNo: S } });
+    }
+    return out;
+  }
+
+  /** Executes the query phase of a search on a searcher. Hits' `doc` are shard doc ids. */
   query(s: SearcherRef, req: ShardQueryRequest, opts?: QueryOptions): ShardQueryResult {
-    return executeQuery(this, s, req, opts);
+    return queryLeaves(this.leavesFor(s), req, opts, s.seqNo);
   }
 
   /** Number of visible docs matching `query` (match_all when absent). */
   count(s: SearcherRef, query?: unknown): number {
-    return executeCount(this, s, query);
+    return countLeaves(this.leavesFor(s), query);
   }
 
-  /** Raw `_source` JSON text of a doc, exactly as indexed. */
-  source(doc: number): string {
-    return this.sources[doc];
-  }
-
-  /** `_id` of a doc. */
-  id(doc: number): string {
-    return this.ids[doc];
-  }
-
-  idOf(doc: number): string {
-    return this.ids[doc];
-  }
-
-  docId(doc: number): number {
-    return doc;
-  }
-
-  column(path: string): ColumnView | undefined {
-    return this.columns.get(path);
-  }
-
-  /** Custom routing a doc was indexed with, if any (ES returns it as `_routing`). */
-  routing(doc: number): string | undefined {
-    return this.routings.get(doc);
-  }
-
-  /** Whether any doc was indexed with a custom routing (search hits then carry `_routing`). */
-  hasRouting(): boolean {
-    return this.routings.size > 0;
-  }
-
-  /** `_version` and `_seq_no` of a doc. */
-  versionOf(doc: number): { version: number; seqNo: number } {
-    return { version: this.versions[doc], seqNo: this.seqNos[doc] };
-  }
-
-  /** `_primary_term` of a doc: the store records no term per op, every doc is term 1 (as {@link get} and the if_primary_term check). */
-  primaryTerm(_doc: number): number {
-    return 1;
-  }
-
-  /** Doc counts of the last refresh: live docs, deleted docs, doc ids used. */
-  stats(): { docs: number; deleted: number; maxDoc: number } {
-    const s = this.refreshed;
-    const deleted = this.deletedCount(s);
-    return { docs: s.maxDoc - deleted, deleted, maxDoc: s.maxDoc };
-  }
-
-  private sizedUpTo = 0;
-  private sizedBytes = 0;
-  /** UTF-8 bytes of every `_source` kept (what the store holds; counted once per doc). */
-  sourceBytes(): number {
-    for (let d = this.sizedUpTo; d < this.sources.length; d++) this.sizedBytes += Buffer.byteLength(this.sources[d]);
-    this.sizedUpTo = this.sources.length;
-    return this.sizedBytes;
-  }
-
-  /** @internal number of docs (< s.maxDoc) deleted as seen by s */
-  deletedCount(s: SearcherRef): number {
-    return upperBoundF64(this.delLog, this.delCount, s.seqNo);
-  }
-
-  /** @internal whether s sees doc (doc < s.maxDoc assumed) */
-  visible(s: SearcherRef, doc: number): boolean {
-    return this.delSeq[doc] > s.seqNo;
-  }
-
-  /** @internal the doc of `id` that s sees, if any */
-  lookup(s: SearcherRef, id: string): number | undefined {
-    for (let d = this.idMap.get(id) ?? -1; d >= 0; d = this.prev[d]) {
-      if (d < s.maxDoc) return this.delSeq[d] > s.seqNo ? d : undefined;
+  /** The segment and doc of a shard doc id (a seqNo), if the shard still holds it. */
+  locate(docId: number): Located | undefined {
+    const leaves = this.leaves();
+    for (let i = leaves.length - 1; i >= 0; i--) {
+      const leaf = leaves[i];
+      if (!(leaf.minSeqNo <= docId)) continue;
+      const doc = leaf.localDoc(docId);
+      return doc < 0 ? undefined : { leaf, doc };
     }
     return undefined;
   }
 
-  // ---- snapshots (storeCodec.ts) ----
-
-  /**
-   * @internal Freezes what a snapshot needs, O(tombstones): the doc-id and seqNo bounds plus a copy
-   * of the only structure later writes change in place. Everything else is append-only (docs
-   * `< maxDoc` never change, and a later delete has a seqNo above `seqNo`), so the snapshot can be
-   * encoded afterwards, between other work, and still describe exactly this instant.
-   */
-  freeze(): FrozenStore {
-    return {
-      maxDoc: this.docCount,
-      seqNo: this.seqNo,
-      refreshed: this.refreshed,
-      delCount: this.delCount,
-      columnCount: this.columns.size,
-      tombstones: new Map(this.tombstones),
-    };
+  private at(docId: number): Located {
+    const l = this.locate(docId);
+    if (!l) throw new Error(`[${this.index}][${this.shardId}] has no doc [${docId}]`);
+    return l;
   }
 
-  /** @internal live internals the codec reads (bounded by a FrozenStore). */
-  internals(): { routings: ReadonlyMap<number, string>; delLog: Float64Array } {
-    return { routings: this.routings, delLog: this.delLog };
+  /** Raw `_source` JSON text of a doc, exactly as indexed. */
+  source(docId: number): string {
+    const l = this.at(docId);
+    return l.leaf.source(l.doc);
   }
 
-  /** @internal installs a decoded snapshot into this (fresh) store; rebuilds the id map and chains. */
-  load(img: LoadedStore): void {
-    if (this.docCount !== 0 || this.seqNo !== -1) throw new Error(`[${this.index}][${this.shardId}] is not empty`);
-    const n = img.maxDoc;
-    this.seqNos = img.seqNos;
-    this.delSeq = img.delSeq;
-    this.versions = img.versions;
-    this.prev = new Int32Array(Math.max(16, n));
-    for (let d = 0; d < n; d++) {
-      const id = img.ids[d];
-      this.prev[d] = this.idMap.get(id) ?? -1;
-      this.idMap.set(id, d);
-      this.ids.push(id);
+  /** `_id` of a doc. */
+  id(docId: number): string {
+    const l = this.at(docId);
+    return l.leaf.idOf(l.doc);
+  }
+
+  /** Custom routing a doc was indexed with, if any (ES returns it as `_routing`). */
+  routing(docId: number): string | undefined {
+    const l = this.at(docId);
+    return l.leaf.routingOf(l.doc);
+  }
+
+  /** Whether any doc was indexed with a custom routing (search hits then carry `_routing`). */
+  hasRouting(): boolean {
+    return this.leaves().some((l) => l.hasRouting());
+  }
+
+  /** `_version` and `_seq_no` of a doc. */
+  versionOf(docId: number): { version: number; seqNo: number } {
+    const l = this.at(docId);
+    return { version: l.leaf.versionOf(l.doc), seqNo: docId };
+  }
+
+  /** `_primary_term` of a doc: the store records no term per op, every doc is term 1 (as {@link get} and the if_primary_term check). */
+  primaryTerm(_docId: number): number {
+    return 1;
+  }
+
+  /** Doc counts of the last refresh: live docs, deleted docs, docs held. */
+  stats(): { docs: number; deleted: number; maxDoc: number } {
+    let maxDoc = 0, deleted = 0;
+    for (const { leaf, s } of this.leavesFor(this.refreshed)) {
+      maxDoc += s.maxDoc;
+      deleted += leaf.deletedCount(s);
     }
-    for (let d = 0; d < n; d++) this.sources.push(img.sources[d]);
-    for (const [doc, r] of img.routings) this.routings.set(doc, r);
-    for (const [id, t] of img.tombstones) this.tombstones.set(id, t);
-    for (const [path, col] of img.columns) this.columns.set(path, col);
-    this.delLog = img.delLog;
-    this.delCount = img.delCount;
-    this.docCount = n;
+    return { docs: maxDoc - deleted, deleted, maxDoc };
+  }
+
+  /** Index ops held (live and deleted docs of every segment). */
+  indexTotal(): number {
+    return this.leaves().reduce((n, l) => n + l.maxDoc, 0);
+  }
+
+  /** UTF-8 bytes of every `_source` kept. */
+  sourceBytes(): number {
+    return this.leaves().reduce((n, l) => n + l.sourceBytes(), 0);
+  }
+
+  // ---- legacy snapshots (store/storeCodec.ts) ----
+
+  /** @internal the one buffer a legacy snapshot encodes (snapshots need an unflushed store). */
+  snapshotBuffer(): IndexBuffer {
+    if (this.segments.length) throw new Error(`[${this.index}][${this.shardId}] has segments: legacy snapshots encode one buffer`);
+    return this.buffer;
+  }
+
+  /** @internal what a legacy snapshot of this store holds (O(tombstones)). */
+  freeze(): import('../index/indexBuffer').FrozenStore {
+    return this.snapshotBuffer().freeze(this.refreshed, this.seqNo);
+  }
+
+  /** @internal installs a decoded legacy snapshot (the shard's docs as one buffer). */
+  loadLegacy(img: import('../index/indexBuffer').LoadedStore): void {
+    if (this.seqNo !== -1 || this.segments.length) throw new Error(`[${this.index}][${this.shardId}] is not empty`);
+    this.buffer.load(img);
     this.seqNo = img.seqNo;
-    this.refreshed = Object.freeze({ ...img.refreshed });
-  }
-
-  // ---- DocValuesReader ----
-
-  fieldType(field: string): FieldType | undefined {
-    return this.mapping.fieldType(field);
-  }
-
-  values(field: string, doc: number): Array<number | bigint | string | boolean> {
-    const col = this.columns.get(field);
-    if (col instanceof NumericColumn) return col.natural(doc);
-    if (col instanceof KeywordColumn) return col.values(doc);
-    if (col instanceof TextColumn) return [];
-    return [];
+    this.refreshed = Object.freeze({ maxDoc: this.buffer.maxDocAt(img.refreshed.seqNo), seqNo: img.refreshed.seqNo });
   }
 }

@@ -8,12 +8,12 @@
 import { ByteReader, ChunkWriter, SnapshotFormatError } from '../base/binary';
 import { Cumulative, KeywordColumn, NumericColumn, Postings, TextColumn, docFreq, type Column, type NumVal, type PostingRef, type BufferPostingRef } from '../index/columns';
 import type { FieldType } from '../types';
-import type { FrozenStore, LoadedStore, ShardStore, Tombstone } from './shardStore';
+import type { FrozenStore, IndexBuffer, LoadedStore, Tombstone } from '../index/indexBuffer';
 
 const ColumnKind = { Numeric: 0, Keyword: 1, Text: 2 } as const;
 
 /** Writes the part of `store` that `frozen` describes. */
-export function encodeStore(w: ChunkWriter, store: ShardStore, frozen: FrozenStore): void {
+export function encodeStore(w: ChunkWriter, store: IndexBuffer, frozen: FrozenStore): void {
   for (const _ of encodeStoreSteps(w, store, frozen));
 }
 
@@ -22,7 +22,7 @@ export function encodeStore(w: ChunkWriter, store: ShardStore, frozen: FrozenSto
  * give the event loop a turn in between. Safe because everything read is bounded by `frozen`:
  * writes in between only append docs >= maxDoc or delete with seqNos > seqNo.
  */
-export function* encodeStoreSteps(w: ChunkWriter, store: ShardStore, frozen: FrozenStore): Generator<void> {
+export function* encodeStoreSteps(w: ChunkWriter, store: IndexBuffer, frozen: FrozenStore): Generator<void> {
   const { maxDoc, seqNo, refreshed } = frozen;
   const { routings, delLog } = store.internals();
   w.u32(maxDoc);

@@ -22,3 +22,10 @@ export const sorts = (r: ShardQueryResult) => r.hits.map((h) => h.sort);
 
 /** `{f: order}` / `{f: {...}}` shorthand for a SortSpec. */
 export const by = (field: string, order: 'asc' | 'desc' = field === '_score' ? 'desc' : 'asc', extra: Partial<SortSpec> = {}): SortSpec => ({ field, order, ...extra });
+
+/** The one segment of an unflushed store, as query-side code sees it, with the searcher bounded to it. */
+export function leafOf(store: ShardStore, s = store.acquireSearcher()) {
+  const leaves = store.leavesFor(s);
+  if (leaves.length !== 1) throw new Error(`the store has ${leaves.length} segments`);
+  return { store: leaves[0].leaf, s: leaves[0].s, now: 0 };
+}

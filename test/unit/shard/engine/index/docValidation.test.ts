@@ -131,10 +131,10 @@ describe('document validation happens before the store changes', () => {
     live.refresh();
     replay.refresh();
     expect(JSON.stringify(replay.mapping.toJSON())).toBe(JSON.stringify(live.mapping.toJSON()));
-    expect([...replay.ids]).toEqual([...live.ids]);
-    expect([...replay.sources]).toEqual([...live.sources]);
+    expect([...replay.activeBuffer().ids]).toEqual([...live.activeBuffer().ids]);
+    expect([...replay.activeBuffer().sources]).toEqual([...live.activeBuffer().sources]);
     expect(replay.maxSeqNo()).toBe(live.maxSeqNo());
-    expect([...replay.columns.keys()].sort()).toEqual([...live.columns.keys()].sort());
+    expect([...replay.activeBuffer().columns.keys()].sort()).toEqual([...live.activeBuffer().columns.keys()].sort());
     for (const q of [{ match_all: {} }, { match: { t: { query: 'common' } } }, { term: { k: { value: 'k3' } } }, { range: { n: { gte: 100 } } }, { exists: { field: 'nested.x' } }]) {
       expect(search(replay, { query: q, sort: [{ field: '_doc', order: 'asc' }] }).hits.map((h) => h._id)).toEqual(
         search(live, { query: q, sort: [{ field: '_doc', order: 'asc' }] }).hits.map((h) => h._id),

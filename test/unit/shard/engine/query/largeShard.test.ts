@@ -23,6 +23,7 @@ for (let i = 0; i < N; i += 3) store.write({ op: 'delete', id: `id${i}` });
 for (let i = 0; i < 500; i++) store.write({ op: 'index', id: `new${i}`, source: JSON.stringify({ n: rnd(500), g: 'even4' }) });
 store.refresh();
 const cur = store.acquireSearcher();
+const leaf = () => store.activeBuffer();
 
 const LONG_MAX = 2n ** 63n - 1n;
 const LONG_MIN = -(2n ** 63n);
@@ -32,15 +33,15 @@ function oracle(s: SearcherRef, spec: SortSpec, filter: (d: number) => boolean):
   const rows: Array<{ doc: number; key: bigint | number }> = [];
   const missingHigh = spec.missing === '_first' ? spec.order === 'desc' : spec.order === 'asc';
   for (let d = 0; d < s.maxDoc; d++) {
-    if (!store.visible(s, d) || !filter(d)) continue;
-    const vals = store.values(spec.field, d) as Array<number | bigint>;
+    if (!leaf().visible(s, d) || !filter(d)) continue;
+    const vals = leaf().values(spec.field, d) as Array<number | bigint>;
     let key: bigint | number;
     if (!vals.length) key = spec.field === 'd' ? (missingHigh ? Infinity : -Infinity) : missingHigh ? LONG_MAX : LONG_MIN;
     else {
       const sorted = [...vals].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
       key = (spec.mode ?? (spec.order === 'desc' ? 'max' : 'min')) === 'max' ? sorted[sorted.length - 1] : sorted[0];
     }
-    rows.push({ doc: d, key });
+    rows.push({ doc: leaf().docId(d), key });
   }
   const sign = spec.order === 'desc' ? -1 : 1;
   return rows.sort((a, b) => (a.key < b.key ? -sign : a.key > b.key ? sign : a.doc - b.doc));
@@ -61,7 +62,7 @@ describe.each([
   const cases: Array<[string, SearcherRef, unknown, (d: number) => boolean]> = [
     ['match_all, current searcher', cur, undefined, () => true],
     ['match_all, old searcher (deletes invisible)', old, undefined, () => true],
-    ['a 25% filter', cur, { term: { g: 'even4' } }, (d) => store.values('g', d)[0] === 'even4'],
+    ['a 25% filter', cur, { term: { g: 'even4' } }, (d) => leaf().values('g', d)[0] === 'even4'],
   ];
   it.each(cases)('pages like a brute-force sort: %s', (_label, s, query, filter) => {
     const expected = oracle(s, spec, filter);
@@ -116,7 +117,7 @@ it.each([
   const expected = [...primary].sort((a, b) => {
     if (a.key !== b.key) return pos.get(a)! - pos.get(b)!;
     if (gDesc) {
-      const ga = String(store.values('g', a.doc)[0]), gb = String(store.values('g', b.doc)[0]);
+      const ga = String(leaf().values('g', leaf().localDoc(a.doc))[0]), gb = String(leaf().values('g', leaf().localDoc(b.doc))[0]);
       if (ga !== gb) return ga < gb ? 1 : -1;
     }
     return a.doc - b.doc;

@@ -1,7 +1,7 @@
 import { EsError } from '../../../../../actors/wire/esErrors';
 import { bitMix, docRange, floorMod, javaStringHashCode, type LocalSlice } from '../../../../../actors/shard/engine';
 import { sliceFilter } from '../../../../../actors/shard/engine/query/slice';
-import { by, ids, search, shardWith } from '../engineFixture';
+import { by, ids, leafOf, search, shardWith } from '../engineFixture';
 
 const docs: Record<string, unknown> = {};
 for (let i = 0; i < 40; i++) docs[`doc-${i}`] = i % 7 === 0 ? { other: 1 } : { ts: 1_600_000_000_000 + i * 7919, n: i };
@@ -66,9 +66,9 @@ describe('slice membership', () => {
   });
 
   it('caches the filter per (searcher, slice): a repeated call reuses it', () => {
-    const s = store.acquireSearcher();
-    const a = sliceFilter(store, s, { mode: 'scroll', id: 1, max: 5 });
-    const b = sliceFilter(store, s, { mode: 'scroll', id: 1, max: 5 });
+    const { store: leaf, s } = leafOf(store);
+    const a = sliceFilter(leaf, s, { mode: 'scroll', id: 1, max: 5 });
+    const b = sliceFilter(leaf, s, { mode: 'scroll', id: 1, max: 5 });
     expect(a?.bits).toBeDefined();
     expect(b?.bits).toBe(a?.bits);
   });

@@ -9,6 +9,7 @@ import type { LocalSlice, SearcherRef, ShardQueryRequest, SortSpec } from '../..
 import { compileQuery } from '../../../../../actors/shard/engine/query/query';
 import { planTopScore, runTopScore } from '../../../../../actors/shard/engine/query/topScore';
 import { filterLeads, rarestRequired } from '../../../../../actors/shard/engine/query/flatPlan';
+import { leafOf } from '../engineFixture';
 import { rng } from '../../../../support/rng';
 
 const MAPPING = { properties: { title: { type: 'text' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } };
@@ -118,7 +119,7 @@ describe('top-k scoring', () => {
         const s = searchers[Math.floor(r() * searchers.length)];
         const q = query(r);
         const req = request(r, q, s);
-        const ctx = { store, s, now: 0 };
+        const ctx = leafOf(store, s);
         if (planTopScore(compileQuery(q, ctx), ctx) && req.trackTotalHits !== true) topK++;
         const fast = run(store, s, req, false);
         const full = run(store, s, req, true);
@@ -150,7 +151,7 @@ describe('top-k scoring', () => {
     const { store, searchers } = corpus(91);
     const r = rng(5);
     for (const s of searchers) {
-      const ctx = { store, s, now: 0 };
+      const ctx = leafOf(store, s);
       for (const query of [
         { bool: { must: [{ match: { title: 'a b' } }], filter: [{ range: { n: { gte: 48 } } }] } },
         { bool: { must: [{ match: { title: 'a b c' } }], filter: [{ range: { n: { lt: 1 } } }, { term: { tag: 'x' } }] } },
@@ -220,13 +221,13 @@ describe('top-k skipping', () => {
     ['bool must of a match', { bool: { must: [{ match: { title: 'alpha bravo' } }] } }],
     ['should of two terms, filter', { bool: { should: [{ match: { title: 'alpha' } }, { match: { title: 'bravo' } }], filter: [{ match: { title: 'charlie' } }], minimum_should_match: 1 } }],
   ])('scores far fewer docs than match (%s) once the total passes its threshold', (_name, query) => {
-    const ctx = { store, s, now: 0 };
+    const ctx = leafOf(store, s);
     const matches = store.query(s, { query, from: 0, size: 0, trackTotalHits: true, shardIndex: 0 }).totalHits!;
     const plan = planTopScore(compileQuery(query, ctx), ctx)!;
-    const r = runTopScore(plan, { k: 10, countUpTo: 10, range: [0, s.maxDoc], whole: true, allowed: null, visible: null });
+    const r = runTopScore(plan, { k: 10, countUpTo: 10, range: [0, ctx.s.maxDoc], whole: true, allowed: null, visible: null });
     expect(r.scored).toBeLessThan(matches / 4);
     const full = store.query(s, { query, from: 0, size: 10, trackTotalHits: 10, shardIndex: 0 }, { exhaustive: true });
-    expect(r.docs.map((d) => store.ids[d])).toEqual(full.hits.map((h) => h._id));
+    expect(r.docs.map((d) => ctx.store.idOf(d))).toEqual(full.hits.map((h) => h._id));
     expect(r.totalRelation).toBe(full.totalRelation);
   });
 });

@@ -157,10 +157,11 @@ describe('ShardStore MVCC searchers', () => {
       properties: { k: { type: 'keyword' }, n: { type: 'long' }, d: { type: 'date' }, b: { type: 'boolean' }, big: { type: 'long' }, ns: { type: 'date_nanos' } },
     });
     s.write({ op: 'index', id: 'z', source: '{"ns":"2019-10-21T08:30:04.828733Z"}' });
-    expect([s.values('k', 0), s.values('n', 0), s.values('d', 0), s.values('b', 0), s.values('big', 0), s.values('ns', 1)]).toEqual([
+    const b = s.activeBuffer();
+    expect([b.values('k', 0), b.values('n', 0), b.values('d', 0), b.values('b', 0), b.values('big', 0), b.values('ns', 1)]).toEqual([
       ['x', 'y'], [1, 3], [Date.UTC(2020, 0, 1)], [true], [9223372036854775807n], [1571646604828733000n],
     ]);
-    expect([s.fieldType('k'), s.fieldType('nope')]).toEqual(['keyword', undefined]);
+    expect([b.fieldType('k'), b.fieldType('nope')]).toEqual(['keyword', undefined]);
     expect(ids(search(s))).toEqual(['a']);
   });
 
