@@ -14,11 +14,14 @@ import { httpTls, type HttpTls } from './tls/httpSsl';
 import type { NodeContext, NodeIdentity } from './nodeContext';
 import { Router } from './edge/router';
 import { startEdge, type Edge } from './edge/httpEdge';
+import { CircuitBreakerService } from './wire/circuitBreaker';
 import { DEFAULT_MAX_CONTENT_LENGTH, parseByteSize } from './edge/httpBody';
 import { checkMaxPayload, ShardClient } from './search/shardClient';
 import { IdCodec } from './search/ids';
 import { newSearchStats } from './search/services';
 import { ClusterState } from './cluster';
+import { FloodStage } from './cluster/floodStage';
+import { diskThresholds } from './cluster/diskThreshold';
 import { Allocator, leasesBucket } from './cluster/allocator';
 import { Membership, type NodeRecord } from './cluster/membership';
 import { startNodeFacts } from './cluster/nodeFacts';
@@ -157,7 +160,17 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     stops.push(() => nc.drain().catch(() => nc.close()));
     checkMaxPayload(nc, log); // warns below the README's 8 MB
     const replicas = settings.get<number | undefined>('cluster.stream_replicas', undefined);
-    await ensureStreams(nc, { eventMaxAgeMs: settings.num('events.retention_ms', 0), replicas: replicas === undefined ? undefined : Number(replicas) });
+    // The room the document log has (ES's disk watermarks over the JetStream store): a new document
+    // log is capped below the store's size, so lifecycle facts always have room.
+    let isMaster = () => false;
+    diskThresholds((k) => settings.get<unknown>(k, undefined)); // refuses a bad combination at start, as ES
+    const flood = new FloodStage({
+      nc, settings, log, manager: () => isMaster(),
+      ...(nats ? { storeDir: join(dataDir, 'nats', 'jetstream'), serverLog: join(dataDir, 'nats', 'nats-server.log') } : {}),
+    });
+    await ensureStreams(nc, { eventMaxAgeMs: settings.num('events.retention_ms', 0), replicas: replicas === undefined ? undefined : Number(replicas), dataMaxBytes: await flood.dataCap() });
+    await flood.start();
+    stops.push(() => flood.stop());
     const bus = new Bus(nc);
     const nf = nodeFile(dataDir);
     const signingKey = settings.str('cluster.id_signing_key', '');
@@ -170,13 +183,13 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       host,
     };
     const router = new Router();
-    const ctx: NodeContext = { nc, bus, log, settings, router, node, dataDir, configDir };
+    const breakers = new CircuitBreakerService((k) => settings.get(k, undefined));
+    const ctx: NodeContext = { nc, bus, log, settings, router, node, dataDir, configDir, breakers };
 
     const cluster = new ClusterState(ctx, opts.onReplayProgress);
     let httpUrl = '';
     const startedAt = Date.now();
     let nodeStats = (): Record<string, number> => ({});
-    let isMaster = () => false;
     const info = localInfo();
     const record = (): NodeRecord => {
       const copies: NodeRecord['copies'] = {};
@@ -278,7 +291,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     const services: PagingServices = {
       ctx,
       cluster,
-      shards: new ShardClient(nc),
+      shards: new ShardClient(nc, { onStoreFull: () => flood.noteFull(), onWritten: (b) => flood.noteWritten(b) }),
+      flood,
       security: security.enabled ? { ...security, authorize: (a, act, idx) => security.gate.authorize(a, act, idx) } : undefined,
       stats: newSearchStats(),
       membership,
@@ -315,6 +329,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       security: security.enabled ? security.gate : undefined,
       log,
       maxContentLength: parseByteSize(settings.get('http.max_content_length', DEFAULT_MAX_CONTENT_LENGTH), 'http.max_content_length'),
+      breakers,
       ...(tls ? { tls } : {}),
     });
     stops.push(() => edge.close());

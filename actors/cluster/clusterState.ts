@@ -560,6 +560,7 @@ export class ClusterState {
       followed: (seq) => this.follower.waitFor(seq),
       onStateChange: () => this.changed(),
       newStore: store,
+      ...(this.ctx.breakers ? { searchScope: () => this.ctx.breakers!.searchScope() } : {}),
     });
     this.copies.set(copyKey(idx.uuid, n), copy);
     return copy;

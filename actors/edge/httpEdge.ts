@@ -3,12 +3,13 @@ import { createServer as createHttpsServer } from 'node:https';
 import { Readable } from 'node:stream';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { asEsError, EsError, HttpBodyError, toErrorBody } from '../wire/esErrors';
+import { asEsError, EsError, fromJetStream, HttpBodyError, toErrorBody } from '../wire/esErrors';
 import { stringify } from '../wire/json';
 import { checkCompatibility, hasContent } from './compatibility';
 import { makeRequest, type Route, type Router } from './router';
 import { RawJson, type EsRequest, type EsResponse, type SecurityGate } from '../wire/rest';
-import { DEFAULT_MAX_CONTENT_LENGTH, readBody } from './httpBody';
+import { DEFAULT_MAX_CONTENT_LENGTH, readBody, type BodyAccount } from './httpBody';
+import type { CircuitBreakerService } from '../wire/circuitBreaker';
 import { redactError, redactUri, secretsOf } from './logRedaction';
 
 export interface EdgeOptions {
@@ -19,6 +20,8 @@ export interface EdgeOptions {
   log: Logger;
   /** http.max_content_length (default 100mb). */
   maxContentLength?: number;
+  /** The node's breakers: request bodies are accounted on `inflight_requests` until the response is sent. */
+  breakers?: CircuitBreakerService;
   /** HTTPS (actors/tls/httpSsl.ts): PEM key and certificate chain. */
   tls?: { key: string; cert: string; passphrase?: string };
 }
@@ -75,6 +78,34 @@ export async function startEdge(opts: EdgeOptions): Promise<Edge> {
   };
 }
 
+/**
+ * Actions whose REST handlers ES never lets the in-flight breaker trip (`canTripCircuitBreaker()`
+ * false: main, health, cluster settings update, node stats, allocation explain), so a node whose
+ * breakers trip can still be looked at and its limits changed. Their bytes are still counted.
+ */
+const NEVER_TRIP = new Set(['cluster:monitor/main', 'cluster:monitor/health', 'cluster:admin/settings/update', 'cluster:monitor/nodes/stats', 'cluster:monitor/allocation/explain']);
+
+/** ES's label of HTTP bodies on the in-flight requests breaker. */
+const HTTP_REQUEST = '<http_request>';
+
+/** The in-flight account of one request, given back when its response is done (sent or abandoned). */
+function inflightAccount(opts: EdgeOptions, route: Route, res: ServerResponse): BodyAccount | undefined {
+  if (!opts.breakers) return undefined;
+  const acct = opts.breakers.account('inflight_requests');
+  const breaker = opts.breakers.breaker('inflight_requests');
+  res.once('close', () => acct.close());
+  const action = route.authz.kind === 'cluster' || route.authz.kind === 'indices' ? route.authz.action : '';
+  if (!NEVER_TRIP.has(action)) return { reserve: (n) => acct.reserve(n, HTTP_REQUEST) };
+  let held = 0;
+  res.once('close', () => breaker.addWithoutBreaking(-held));
+  return {
+    reserve: (n) => {
+      breaker.addWithoutBreaking(n);
+      held += n;
+    },
+  };
+}
+
 function parseQuery(search: string): Record<string, string> {
   const out: Record<string, string> = {};
   if (!search) return out;
@@ -105,7 +136,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
       );
     }
     route = m.route;
-    let body = await readBody(req, max);
+    let body = await readBody(req, max, inflightAccount(opts, route, res));
     if (!body && query.source) body = Buffer.from(query.source); // ES's `source=` body-in-URL form
     esReq = makeRequest({ method, path, uri, params: m.params, query, headers: req.headers, body });
     if (opts.security && !route.anonymous) {
@@ -126,7 +157,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
     }
     // the client went away mid-request: nobody to answer, nothing went wrong here
     if ((e as NodeJS.ErrnoException).code === 'ECONNRESET' && req.destroyed) return;
-    const err = natsUnavailable(e) ?? asEsError(e);
+    const err = natsUnavailable(e) ?? fromJetStream(e) ?? asEsError(e);
     if (!(e instanceof EsError) || err.status >= 500) {
       // never a raw scroll/PIT id or credential in a log line (issue 10 item 8)
       const secrets = [...secretsOf(uri), ...bodySecrets(esReq)].sort((a, b) => b.length - a.length);
@@ -134,8 +165,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
     }
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(err.extra.header ?? {})) headers[k] = v;
-    // a body left unread (413) must not be parsed as the next request: close the connection
-    if (err.status === 413) headers.connection = 'close';
+    // a body left unread (413, or a 429 of the in-flight breaker) must not be parsed as the next request
+    if (err.status === 413 || (err.type === 'circuit_breaking_exception' && !req.complete)) headers.connection = 'close';
     send(res, method, err.status, toErrorBody(err), headers, compat, query.pretty !== undefined);
   }
 }

@@ -17,5 +17,5 @@ export { newSearchStats } from './services';
 export type { ScrollStart, ScrollPage } from './scrollService';
 export type { PitOpened } from './pitService';
 export type { SearchOutcome, ShardTarget, RenderExtra } from './coordinator';
-export type { SearchServices, PagingServices, SearchCall, SearchStats, SecurityHooks } from './services';
+export type { SearchServices, PagingServices, SearchCall, SearchStats, SecurityHooks, WriteGate } from './services';
 export type { ScrollPosition, SigningKey } from './ids';

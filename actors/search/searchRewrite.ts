@@ -18,7 +18,7 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
 /** `index.max_terms_count` default. */
 const MAX_TERMS_COUNT = 65_536;
 
-/** Inlines every terms lookup of the query, post_filter and rescore queries (GETs run in parallel). */
+/** Inlines every terms lookup of the query, post_filter, rescore and aggregation queries (GETs run in parallel). */
 export async function rewriteTermsLookups(s: SearchServices, sr: SearchRequest, auth?: Authentication): Promise<SearchRequest> {
   const jobs: Array<Promise<void>> = [];
   const walk = (v: unknown): unknown => {
@@ -43,6 +43,7 @@ export async function rewriteTermsLookups(s: SearchServices, sr: SearchRequest, 
   if (sr.query !== undefined) next.query = walk(sr.query) as SearchRequest['query'];
   if (sr.postFilter !== undefined) next.postFilter = walk(sr.postFilter) as SearchRequest['postFilter'];
   if (sr.rescore) next.rescore = sr.rescore.map((r) => ({ ...r, query: walk(r.query) as typeof r.query }));
+  if (sr.aggs !== undefined) next.aggs = walk(sr.aggs) as SearchRequest['aggs']; // filter / filters aggregations
   if (!jobs.length) return sr;
   await Promise.all(jobs);
   return next;

@@ -212,10 +212,12 @@ export async function executeBulk(s: SearchServices, auth: Authentication | unde
   const groupOf = new Map<IndexState, Group[]>();
   items.forEach((it, i) => {
     const t = targets.get(it.index);
-    const err = deniedOf(it) ?? (t instanceof Error ? t : it.error);
+    // flood stage: every write but a delete is refused (ES's read-only-allow-delete block)
+    const blocked = it.action !== 'delete' && t && !(t instanceof Error) && s.flood ? floodBlock(s, t.name) : undefined;
+    const err = deniedOf(it) ?? (t instanceof Error ? t : it.error) ?? blocked;
     if (err || !t || t instanceof Error) {
       const e = err ?? indexNotFound(it.index);
-      results[i] = { [it.action]: { _index: it.index, _id: it.id ?? null, status: e.status, error: itemError(e, t instanceof Error || !t ? undefined : t, undefined) } };
+      results[i] = { [it.action]: { _index: it.index, _id: it.id ?? null, status: e.status, error: itemError(e, t instanceof Error || !t || e === blocked ? undefined : t, undefined) } };
       return;
     }
     it.id ??= autoId();
@@ -236,6 +238,15 @@ export async function executeBulk(s: SearchServices, auth: Authentication | unde
   });
   await Promise.all(groups.map((g) => runShardGroup(s, g, items, results, refresh)));
   return results;
+}
+
+function floodBlock(s: SearchServices, index: string): EsError | undefined {
+  try {
+    s.flood?.checkWrite(index);
+    return undefined;
+  } catch (e) {
+    return asEsError(e);
+  }
 }
 
 /** One shard's items in order: plain writes batched between updates. */

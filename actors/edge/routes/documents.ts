@@ -107,6 +107,7 @@ async function writeOne(s: SearchServices, req: EsRequest, op: DocWrite['op'], i
     idx = await writeTarget(s, req.params.index);
   }
   await authorizeWrite(s, req.auth, op, req.params.index);
+  if (op !== 'delete') s.flood?.checkWrite(idx.name); // flood stage: read-only, deletes allowed
   const docId = id ?? autoId();
   const routing = req.query.routing ?? aliasIndexRouting(s, req.params.index, idx);
   const n = docShard(idx, docId, routing, op !== 'delete');

@@ -194,6 +194,7 @@ const conflict = (id: string, want: string, cur: string) => new EsError('version
  */
 export async function executeUpdate(s: SearchServices, t: UpdateTarget, spec: UpdateSpec, refresh?: string): Promise<UpdateOutcome> {
   const { idx, n, id } = t;
+  s.flood?.checkWrite(idx.name); // flood stage: an update is a write
   const ref = idx.shards[n].ref;
   const meta = { index_uuid: idx.uuid, shard: String(n), index: idx.name };
   for (let attempt = 0; ; attempt++) {

@@ -138,6 +138,25 @@ describe('known settings', () => {
     return out;
   }
 
+  it('check breaker limits, overheads and search.max_buckets with ES texts', () => {
+    const r = readNodeSettings({
+      CONFIG: undefined,
+      ES_SETTING_INDICES_BREAKER_REQUEST_LIMIT: '150%',
+      ES_SETTING_INDICES_BREAKER_TOTAL_LIMIT: '12',
+      ES_SETTING_NETWORK_BREAKER_INFLIGHT__REQUESTS_OVERHEAD: '-1',
+      ES_SETTING_SEARCH_MAX__BUCKETS: '-1',
+      ES_SETTING_INDICES_BREAKER_FIELDDATA_LIMIT: '512mb',
+      ES_SETTING_INDICES_BREAKER_TOTAL_USE__REAL__MEMORY: 'false',
+    });
+    expect(r.errors).toEqual([
+      'percentage should be in [0-100], got [150] (from ES_SETTING_INDICES_BREAKER_REQUEST_LIMIT)',
+      'failed to parse setting [indices.breaker.total.limit] with value [12] as a size in bytes: unit is missing or unrecognized (from ES_SETTING_INDICES_BREAKER_TOTAL_LIMIT)',
+      'Failed to parse value [-1] for setting [network.breaker.inflight_requests.overhead] must be >= 0.0 (from ES_SETTING_NETWORK_BREAKER_INFLIGHT__REQUESTS_OVERHEAD)',
+      'Failed to parse value [-1] for setting [search.max_buckets] must be >= 0 (from ES_SETTING_SEARCH_MAX__BUCKETS)',
+    ]);
+    expect([r.settings.str('indices.breaker.fielddata.limit', ''), r.settings.bool('indices.breaker.total.use_real_memory', true)]).toEqual(['512mb', false]);
+  });
+
   it('include every setting the sources read', () => {
     const reads = keysReadBySources();
     expect(reads.length).toBeGreaterThan(10);

@@ -1,10 +1,12 @@
 import type { DocValuesReader } from '../types';
 import { aggSpecs } from './aggSpec';
 import { aggregationType } from './registry';
-import type { AggSpec, Aggregators, Factory, FactoryContext } from './aggTypes';
+import type { AggHooks, AggSpec, Aggregators, Factory, FactoryContext } from './aggTypes';
+import { AggBudget } from './aggBudget';
+import type { SearchBudget } from '../../../wire/circuitBreaker';
 
 export type { AggPartial, BucketPartial, HistogramPartial, MetricPartial, PartialMap, TermKey, TermsKind, TermsPartial, ValueKind } from './aggPartials';
-export type { Aggregators } from './aggTypes';
+export type { Aggregators, AggHooks, HitRef } from './aggTypes';
 
 /**
  * Aggregations on a shard: `createAggregators` collects the docs a query matched into a
@@ -16,14 +18,25 @@ export type { Aggregators } from './aggTypes';
 /**
  * Builds collectors for `aggsJson` over one shard. Field problems (text fields, keyword in a
  * numeric metric, missing `field`) throw here, as ES fails when it builds the aggregators.
- * @example const a = createAggregators(req.aggs, reader); for (const d of matched) a.collect(d); reply.aggs = a.partial();
+ * Buckets count against `budget.maxBuckets` as they are created and when the partial is built;
+ * their memory is reserved on the request breaker as they grow (aggBudget.ts).
+ * @example const a = createAggregators(req.aggs, reader, budget); for (const d of matched) a.collect(d); reply.aggs = a.partial();
  */
-export function createAggregators(aggsJson: unknown, reader: DocValuesReader): Aggregators {
-  return groupOf(aggSpecs(aggsJson), reader)();
+export function createAggregators(aggsJson: unknown, reader: DocValuesReader, searchBudget?: SearchBudget, hooks?: AggHooks): Aggregators {
+  const budget = new AggBudget(searchBudget);
+  const top = groupOf(aggSpecs(aggsJson), reader, budget, true, hooks)();
+  return {
+    collect: top.collect,
+    partial() {
+      const p = top.partial();
+      budget.checkPartial(p);
+      return p;
+    },
+  };
 }
 
-function groupOf(specs: AggSpec[], reader: DocValuesReader): () => Aggregators {
-  const ctx: FactoryContext = { reader, subs: (subs) => groupOf(subs, reader) };
+function groupOf(specs: AggSpec[], reader: DocValuesReader, budget: AggBudget, top: boolean, hooks?: AggHooks): () => Aggregators {
+  const ctx: FactoryContext = { reader, subs: (subs) => groupOf(subs, reader, budget, false, hooks), budget, top, ...(hooks ? { hooks } : {}) };
   const factories = specs.map((s) => [s.name, aggregationType(s.type).factory(s, ctx)] as const);
   return group(factories);
 }
@@ -43,3 +56,4 @@ function group(factories: ReadonlyArray<readonly [string, Factory]>): () => Aggr
 export { aggSpecs, parseAggs } from './aggSpec';
 export type { AggSpec, AggType } from './aggSpec';
 export { reduceAggs, renderAggs } from './aggsRender';
+export { tooManyBuckets, countBuckets } from './aggBudget';

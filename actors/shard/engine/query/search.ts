@@ -18,8 +18,11 @@ import { sliceFilter } from './slice';
 import { floatValue } from '../index/analysis';
 import { topK } from '../../../wire/heap';
 import { createAggregators } from '../aggregations/aggs';
+import { UNLIMITED_BUDGET, type SearchBudget } from '../../../wire/circuitBreaker';
+import { bitsetBytes, hitsBytes, HITS_LABEL, BITSET_LABEL } from './queryBudget';
 import type { TermStatistics } from './termStats';
 import { finishHits } from './hitExtras';
+import { aggHooks, aggsNeedScores, type AggSegment } from './aggHooks';
 import { applyRescore, rescoreDepth } from './rescore';
 import { addCollapseField, collapseKey, collapseTop } from './collapse';
 
@@ -33,6 +36,8 @@ export interface QueryOptions {
   collectAggs?: (docs: Int32Array, reader: DocValuesReader) => unknown;
   /** Score every match even when the top-k path could skip (tests compare the two paths). */
   exhaustive?: boolean;
+  /** The request breaker and `search.max_buckets` of this search (queryBudget.ts); default: no accounting. */
+  budget?: SearchBudget;
   /**
    * Collects `req.aggs` elsewhere: called for each matching doc (as `collectAggs` is), the result
    * then has no `aggs` (a shard spanning several segments aggregates them into one partial).
@@ -40,6 +45,8 @@ export interface QueryOptions {
   aggregate?: (doc: number) => void;
   /** Shard-wide scoring statistics (several segments); default: the segment's own. */
   stats?: TermStatistics;
+  /** Points the aggregators' hooks (filter, top_hits) at this segment before it is collected. */
+  aggBind?: (seg: AggSegment) => void;
 }
 
 /** Shards at least this large walk a cached sorted order for numeric sorts. */
@@ -98,19 +105,25 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
   const groupKey = req.collapse ? collapseKey(ctx, req.collapse.field) : null;
   if (req.rescore?.length && keys) throw illegalArgument('Cannot use [sort] option in conjunction with [rescore].');
   const depth = req.rescore ? rescoreDepth(req, k, store.settings().maxResultWindow) : k;
-  const aggregators = req.aggs && !opts.collectAggs && !opts.aggregate ? createAggregators(req.aggs, store) : null;
+  const budget = opts.budget ?? UNLIMITED_BUDGET;
+  // the hits this phase will hold: the top candidates (the rescore window if larger) and the page's hit objects
+  budget.reserve(hitsBytes(Math.max(k, depth), size, keys?.length ?? 0), HITS_LABEL);
+  const own = aggHooks();
+  const aggregators = req.aggs && !opts.collectAggs && !opts.aggregate ? createAggregators(req.aggs, store, budget, own.hooks) : null;
 
   const plan = !keys && !req.aggs && !groupKey && req.trackTotalHits !== true && !opts.exhaustive ? planTopScore(compiled, ctx) : null;
   if (plan) return topScoreQuery(store, s, req, plan, ctx, slice, from, k, depth);
   const tracksScores = !keys || keys.some((x) => x.kind === 'score') || req.trackScores === true;
-  const ev = evaluate(compiled, ctx, tracksScores || req.minScore !== undefined);
+  const ev = evaluate(compiled, ctx, tracksScores || req.minScore !== undefined || aggsNeedScores(req.aggs));
   if (ev.score) scoreOf = ev.score;
   let bits = ev.bits;
+  if (bits) budget.reserve(bitsetBytes(s.maxDoc), BITSET_LABEL); // the matching docs, one bit per doc
   if (slice?.bits) bits = bits ? bits.clone().and(slice.bits) : slice.bits;
   const range: [number, number] = slice?.range ?? [0, s.maxDoc];
   const minScore = req.minScore !== undefined ? (d: number) => scoreOf(d) >= req.minScore! : null;
 
   let aggs: unknown;
+  if (req.aggs) (opts.aggBind ?? own.bind)({ store, ctx, scoreOf, shardIndex: req.shardIndex ?? 0 });
   if (aggregators) {
     candidates(store, s, bits, range, minScore).forEach((d) => aggregators.collect(d));
     aggs = aggregators.partial();
@@ -123,6 +136,7 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
   }
   if (req.postFilter !== undefined) {
     const pf = evaluate(compileQuery(req.postFilter, ctx), ctx, false).bits;
+    if (pf) budget.reserve(2 * bitsetBytes(s.maxDoc), BITSET_LABEL); // its bits and their AND
     if (pf) bits = bits ? bits.clone().and(pf) : pf;
   }
   const cand = candidates(store, s, bits, range, minScore);

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   openSegment, runSteps, SegmentCache, verifySegment, writeSegment, writeSegmentSteps, type DiskSegment, type LeafData,
@@ -62,7 +62,7 @@ describe('segment written from the buffer', () => {
     expect(new Set(srcs.map((b) => b.buffer)).size).toBe(1);
   });
 
-  it('rejects nothing of a bloom filter: about 1% false positives on ids never written', () => {
+  it('answers mayContainId with about 1% false positives on ids never written', () => {
     let fp = 0;
     for (let i = 0; i < 10000; i++) if (seg.mayContainId(`absent-${i}`)) fp++;
     expect(fp).toBeLessThan(300);
@@ -123,5 +123,32 @@ describe('writer', () => {
     expect(seg.tombstoneOf('x')).toEqual({ seqNo: 0, version: 1 });
     expect(seg.docsOfId('x')).toEqual([]);
     seg.close();
+  });
+});
+
+describe('damaged files', () => {
+  let good: string;
+  beforeAll(() => {
+    writeSegment(tmp.dir, 'good', { leaves: [{ leaf: storeLeaf(randomStore(9, 400)) }] });
+    good = join(tmp.dir, 'good.seg');
+  });
+
+  it('refuses a truncated file (no trailer): the partial-write case', () => {
+    const p = join(tmp.dir, 'trunc.seg');
+    copyFileSync(good, p);
+    truncateSync(p, 5000);
+    expect(() => openSegment(p, new SegmentCache({ maxBytes: 1 << 20 }))).toThrow(/trailer|incomplete/);
+    expect(() => verifySegment(p)).toThrow();
+  });
+
+  it('detects a flipped byte: on loading the section, and in verifySegment', () => {
+    const p = join(tmp.dir, 'flip.seg');
+    const bytes = readFileSync(good);
+    bytes[200] ^= 0xff; // inside the seqNos section (just after the header)
+    writeFileSync(p, bytes);
+    const seg = openSegment(p, new SegmentCache({ maxBytes: 1 << 20 }));
+    expect(() => seg.seqNos).toThrow(/checksum/);
+    seg.close();
+    expect(() => verifySegment(p)).toThrow(/checksum/);
   });
 });
