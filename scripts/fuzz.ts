@@ -33,6 +33,7 @@ async function serve(dataDir: string): Promise<void> {
   // the node under test, in this (child) process: own nats-server under dataDir, port 0
   const { startSystem } = await import('../actors/system');
   const { Settings } = await import('../actors/config');
+  const { startConsole } = await import('../actors/console');
   const pino = (await import('pino')).default;
   const sys = await startSystem({
     host: '127.0.0.1',
@@ -41,6 +42,7 @@ async function serve(dataDir: string): Promise<void> {
     configDir: join(dataDir, 'config'),
     settings: new Settings({ 'xpack.security.enabled': true, 'bootstrap.password': PASSWORD }),
     log: pino({ level: 'info' }, pino.destination(2)),
+    extensions: [startConsole],
   });
   process.stdout.write(`${JSON.stringify({ url: sys.url })}\n`);
   const stop = () => void sys.stop().then(() => process.exit(0), () => process.exit(1));

@@ -120,6 +120,21 @@ function medians(reps: number, a: () => unknown, b: () => unknown): [number, num
   return [mid(ta), mid(tb)];
 }
 
+/** Runs `query` in a loop (a turn of the event loop between runs) until `until` settles: p50 of its times. */
+async function searchWhile(until: Promise<unknown>, query: () => unknown): Promise<{ p50: number; n: number }> {
+  let done = false;
+  void until.then(() => (done = true), () => (done = true));
+  const t: number[] = [];
+  while (!done) {
+    const t0 = performance.now();
+    query();
+    t.push(performance.now() - t0);
+    await new Promise<void>((r) => setImmediate(r));
+  }
+  t.sort((a, b) => a - b);
+  return { p50: t[t.length >> 1] ?? NaN, n: t.length };
+}
+
 /** Runs fn while sampling event-loop gaps every 2 ms; returns fn's result and the longest gap. */
 async function withLag<T>(fn: () => Promise<T>): Promise<[T, number]> {
   let max = 0, last = performance.now();
@@ -233,14 +248,29 @@ async function main(): Promise<void> {
     row('1 source (random doc), warm', median(1001, () => fresh.sourceBytes(Math.floor(Math.random() * fresh.maxDoc))) * 1000, 'µs');
     fresh.close();
 
-    // ---- merge all segments in a worker ----
+    // ---- merges in a worker, and a search loop on the main thread meanwhile ----
+    const matchOnce = () => executeQuery(view0, searcher(seg0), MATCH);
+    const idle = await searchWhile(new Promise((r) => setTimeout(r, 1500)), matchOnce);
     const merges = new MergeScheduler();
-    const [res, lag] = await withLag(() => merges.merge({ dir, name: 'merged', inputs: paths.map((path) => ({ path })), forced: true }));
-    await merges.close();
+    const all = merges.merge({ dir, name: 'merged', inputs: paths.map((path) => ({ path })), forced: true });
+    const [during, lag] = await withLag(() => searchWhile(all, matchOnce));
+    const res = await all;
     row(`merge of ${K} segments (worker, unthrottled): time`, res.ms, 'ms');
     row('merge: output MB/s', res.meta.sizeBytes / MB / (res.ms / 1000), 'MB/s');
     row('merge: docs/s', res.meta.maxDoc / (res.ms / 1000), 'docs/s');
     row('merge: longest event-loop gap on the main thread', lag, 'ms');
+    row('match top-10 p50 on the main thread, no merge running', idle.p50, 'ms');
+    row('match top-10 p50 during the unthrottled merge', during.p50, 'ms');
+    await merges.close();
+    // the auto-throttle's start rate (20 MB/s) on a merge of three segments
+    const slow = new MergeScheduler({ minBigMergeBytes: 0 });
+    const three = slow.merge({ dir, name: 'merged3', inputs: paths.slice(0, 3).map((path) => ({ path })) });
+    const throttled = await searchWhile(three, matchOnce);
+    const r3 = await three;
+    await slow.close();
+    row('throttled merge of 3 segments (20 MB/s): output MB/s', r3.meta.sizeBytes / MB / (r3.ms / 1000), 'MB/s');
+    row('  time throttled', r3.throttledMs, 'ms');
+    row('match top-10 p50 during the throttled merge', throttled.p50, 'ms');
 
     if (!args.values['no-lmdb']) await lmdbCompare(dir, segs, srcBytes, page);
     segs.forEach((s) => s.close());

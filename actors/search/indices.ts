@@ -36,12 +36,6 @@ export function orderedTargets(indices: IndexState[], routing?: string): ShardTa
   return out;
 }
 
-/** Index name of a hit's shard, by the shard's rank (`shardIndex`), whatever subset `targets` holds. */
-export function indexNames(targets: readonly { ref: { index: string }; shardIndex: number }[]): (shardIndex: number) => string {
-  const names = new Map(targets.map((t) => [t.shardIndex, t.ref.index]));
-  return (i) => names.get(i) ?? '';
-}
-
 /** Resolves the request's indices and filters them to those the caller may read. */
 export async function searchIndices(s: SearchServices, req: Pick<EsRequest, 'params' | 'query' | 'auth'>, action = READ): Promise<IndexState[]> {
   let expr = req.params.index;

@@ -4,6 +4,7 @@ import { parseSourceJson } from '../wire/sourceJson';
 import type { SearchRequest } from '../shard/engine';
 import type { ShardTarget } from './coordinator';
 import type { SearchServices } from './services';
+import type { Authentication } from '../wire/security';
 
 /**
  * What the coordinator does to a search before the shards see it (ES's rewrite on the coordinating
@@ -18,7 +19,7 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
 const MAX_TERMS_COUNT = 65_536;
 
 /** Inlines every terms lookup of the query, post_filter, rescore and aggregation queries (GETs run in parallel). */
-export async function rewriteTermsLookups(s: SearchServices, sr: SearchRequest, auth?: unknown): Promise<SearchRequest> {
+export async function rewriteTermsLookups(s: SearchServices, sr: SearchRequest, auth?: Authentication): Promise<SearchRequest> {
   const jobs: Array<Promise<void>> = [];
   const walk = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(walk);
@@ -49,7 +50,7 @@ export async function rewriteTermsLookups(s: SearchServices, sr: SearchRequest, 
 }
 
 /** The values at `path` of the lookup document (none when it does not exist). */
-async function lookup(s: SearchServices, spec: Obj, auth?: unknown): Promise<unknown[]> {
+async function lookup(s: SearchServices, spec: Obj, auth?: Authentication): Promise<unknown[]> {
   const index = s.cluster.single(String(spec.index));
   if (s.security) await s.security.authorize(auth, 'indices:data/read/get', [index.name]);
   const routing = spec.routing === undefined ? undefined : String(spec.routing);

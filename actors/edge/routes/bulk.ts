@@ -10,6 +10,7 @@ import { aliasIndexRouting, autoId, outcomeError, refreshParam, refreshReplicas,
 import { writeVersion } from './versioning';
 import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite, BULK_ACTION } from './writeAuthz';
 import { checkSeqNoParams, executeUpdate, losslessBody, parseUpdateBody, updateResponse, validateUpdate, type UpdateOutcome, type UpdateSpec } from './update';
+import type { Authentication } from '../../wire/security';
 
 type Action = 'index' | 'create' | 'delete' | 'update';
 interface Item {
@@ -179,7 +180,7 @@ export type BulkItemResult = Record<string, Record<string, unknown>>;
  * plain writes go to the shard in one write message, and each update is read → merge → conditional
  * write at its place in the order, so later items see earlier ones. Shards run in parallel.
  */
-export async function executeBulk(s: SearchServices, auth: unknown, items: BulkOp[], refresh?: string): Promise<BulkItemResult[]> {
+export async function executeBulk(s: SearchServices, auth: Authentication | undefined, items: BulkOp[], refresh?: string): Promise<BulkItemResult[]> {
   const results: BulkItemResult[] = new Array(items.length);
   // Item by item, the shard-level bulk[s] and the action the op type implies (ES authorizeBulkItems):
   // a denied item gets its own 403 while the others proceed. Checked on the name before it is

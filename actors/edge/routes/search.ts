@@ -2,7 +2,8 @@ import { EsError } from '../../wire/esErrors';
 import type { EsRequest, EsResponse } from '../../wire/rest';
 import type { Router } from '../router';
 import { parseSearchRequest } from '../../shard/engine';
-import { parseSearchCall, runCount, runSearch, searchCallOf, type PagingServices } from '../../search';
+import { parseSearchCall, runCount, runSearch, searchCallOf } from '../../search/searchService';
+import type { PagingServices } from '../../search/services';
 
 /** `_search` and `_count`: parse the request, the search service runs it. */
 

@@ -152,3 +152,21 @@ describe('damaged files', () => {
     expect(() => verifySegment(p)).toThrow(/checksum/);
   });
 });
+
+describe('text UTF-8 cannot carry', () => {
+  it('keeps ids, keyword terms and routings with lone surrogates exactly (UTF-16 tables)', () => {
+    const s = newStore();
+    const docs: Array<[string, string]> = [['a\ud800', '{"tag":["x\\udc00","y","\\ud83d"]}'], ['b', '{"tag":"\\udc00z"}'], ['c\udfff', '{"tag":"y"}']];
+    for (const [id, source] of docs) s.write({ op: 'index', id, source, routing: id });
+    s.write({ op: 'delete', id: 'gone\ud801' });
+    s.refresh();
+    const leaf = storeLeaf(s);
+    writeSegment(tmp.dir, 'surrogates', { leaves: [{ leaf }] });
+    const seg = openSegment(join(tmp.dir, 'surrogates.seg'), new SegmentCache({ maxBytes: 1 << 20 }));
+    expectSameDocs(seg, docsOf(leaf));
+    expectSameColumns(seg, leaf, leaf.maxDoc);
+    expect(seg.tombstoneOf('gone\ud801')).toMatchObject({ seqNo: 3 });
+    expect(seg.docsOfId('a\ud800')).toEqual([0]);
+    seg.close();
+  });
+});
