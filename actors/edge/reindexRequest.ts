@@ -1,5 +1,5 @@
 import { EsError, illegalArgument, parseException, requireAliasMissing, validationFailed } from '../wire/esErrors';
-import type { EsRequest } from '../wire/rest';
+import { parseBool, type EsRequest } from '../wire/rest';
 import { Locator, unknownField } from '../shard/engine/base/xcontent';
 import type { ByScrollJob, ReindexDest } from './bulkByScroll';
 import { parseSearchCall } from '../search';
@@ -37,12 +37,7 @@ export function parseRequestsPerSecond(v: string | undefined): number {
   return n;
 }
 
-export function parseBool(v: string | undefined, dflt: boolean): boolean {
-  if (v === undefined) return dflt;
-  if (v === '' || v === 'true') return true;
-  if (v === 'false') return false;
-  throw illegalArgument(`Failed to parse value [${v}] as only [true] or [false] are allowed.`);
-}
+export { parseBool };
 
 function parseConflicts(v: unknown): boolean {
   if (v === 'proceed') return false;

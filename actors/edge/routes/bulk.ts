@@ -1,5 +1,5 @@
 import { EsError, asEsError, idTooLong, illegalArgument, indexNotFound, requireAliasMissing, toErrorBody, validationFailed } from '../../wire/esErrors';
-import { parseBool } from '../reindexRequest';
+import { parseBool } from '../../wire/rest';
 import type { Router } from '../router';
 import type { EsRequest } from '../../wire/rest';
 import type { SearchServices } from '../../search/services';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { EsError, validationFailed, illegalArgument, idTooLong, requireAliasMissing } from '../../wire/esErrors';
-import { parseBool } from '../reindexRequest';
+import { parseBool } from '../../wire/rest';
 import { type Router } from '../router';
 import { RawJson, type EsRequest, type EsResponse } from '../../wire/rest';
 import type { SearchServices } from '../../search/services';

@@ -11,7 +11,7 @@ import { filterSource, parseSourceBody, parseSourceParams, type GetResult, type 
 import { Locator, tokenName, unknownField } from '../../shard/engine/base/xcontent';
 import type { DocWrite } from '../../shard/engine/types';
 import { outcomeError, refreshParam, shardsHeader, writeTarget } from './documents';
-import { parseBool } from '../reindexRequest';
+import { parseBool } from '../../wire/rest';
 
 type Json = Record<string, unknown>;
 
