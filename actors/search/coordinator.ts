@@ -373,6 +373,12 @@ async function walkShardDocOrder(s: SearchServices, req: SearchRequest, targets:
   });
 }
 
+/** Index name of a hit's shard, by the shard's rank (`shardIndex`), whatever subset `targets` holds. */
+export function indexNames(targets: readonly { ref: { index: string }; shardIndex: number }[]): (shardIndex: number) => string {
+  const names = new Map(targets.map((t) => [t.shardIndex, t.ref.index]));
+  return (i) => names.get(i) ?? '';
+}
+
 /**
  * Renders an ES search response, copying each hit's `_id`, `_source` and sort values from the
  * shard replies' bytes (no parse, no stringify of documents, no object per hit). Key order follows

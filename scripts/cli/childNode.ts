@@ -17,12 +17,14 @@ export interface ChildNode {
 }
 
 /**
- * The child side: starts the whole node with `settings` and prints its URL; SIGTERM stops it.
+ * The child side: starts the whole node (the console included, as `npm start`) with `settings` and
+ * prints its URL; SIGTERM stops it.
  * @param settings node settings (the Settings constructor's values)
  */
 export async function serveChild(dataDir: string, settings: Record<string, unknown>): Promise<void> {
   const { startSystem } = await import('../../actors/system');
   const { Settings } = await import('../../actors/config');
+  const { startConsole } = await import('../../actors/console');
   const pino = (await import('pino')).default;
   const sys = await startSystem({
     host: '127.0.0.1',
@@ -31,6 +33,7 @@ export async function serveChild(dataDir: string, settings: Record<string, unkno
     configDir: join(dataDir, 'config'),
     settings: new Settings(settings),
     log: pino({ level: process.env.LOG_LEVEL ?? 'info' }, pino.destination(2)),
+    extensions: [startConsole],
   });
   process.stdout.write(`${JSON.stringify({ url: sys.url })}\n`);
   const stop = () => void sys.stop().then(() => process.exit(0), () => process.exit(1));

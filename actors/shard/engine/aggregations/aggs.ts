@@ -1,13 +1,13 @@
 import type { DocValuesReader } from '../types';
 import { aggSpecs } from './aggSpec';
 import { aggregationType } from './registry';
-import type { AggSpec, Aggregators, Collector, Factory, FactoryContext } from './aggTypes';
+import type { AggHooks, AggSpec, Aggregators, Collector, Factory, FactoryContext } from './aggTypes';
 import type { PartialMap } from './aggPartials';
 import { AggBudget } from './aggBudget';
 import type { SearchBudget } from '../../../wire/circuitBreaker';
 
 export type { AggPartial, BucketPartial, HistogramPartial, MetricPartial, PartialMap, TermKey, TermsKind, TermsPartial, ValueKind } from './aggPartials';
-export type { Aggregators } from './aggTypes';
+export type { Aggregators, AggHooks, HitRef } from './aggTypes';
 
 /**
  * Aggregations on a shard: `createAggregators` collects the docs a query matched into a
@@ -23,9 +23,9 @@ export type { Aggregators } from './aggTypes';
  * their memory is reserved on the request breaker as they grow (aggBudget.ts).
  * @example const a = createAggregators(req.aggs, reader, budget); for (const d of matched) a.collect(d); reply.aggs = a.partial();
  */
-export function createAggregators(aggsJson: unknown, reader: DocValuesReader, searchBudget?: SearchBudget): Aggregators {
+export function createAggregators(aggsJson: unknown, reader: DocValuesReader, searchBudget?: SearchBudget, hooks?: AggHooks): Aggregators {
   const budget = new AggBudget(searchBudget);
-  const top = groupOf(aggSpecs(aggsJson), reader, budget, true)();
+  const top = groupOf(aggSpecs(aggsJson), reader, budget, true, hooks)();
   return {
     collect: (doc) => top.collect(doc),
     partial() {
@@ -36,8 +36,8 @@ export function createAggregators(aggsJson: unknown, reader: DocValuesReader, se
   };
 }
 
-function groupOf(specs: AggSpec[], reader: DocValuesReader, budget: AggBudget, top: boolean): () => Aggregators {
-  const ctx: FactoryContext = { reader, subs: (subs) => groupOf(subs, reader, budget, false), budget, top };
+function groupOf(specs: AggSpec[], reader: DocValuesReader, budget: AggBudget, top: boolean, hooks?: AggHooks): () => Aggregators {
+  const ctx: FactoryContext = { reader, subs: (subs) => groupOf(subs, reader, budget, false, hooks), budget, top, ...(hooks ? { hooks } : {}) };
   const factories = specs.map((s) => [s.name, aggregationType(s.type).factory(s, ctx)] as const);
   return group(factories);
 }
