@@ -224,8 +224,8 @@ export interface SearchScope extends SearchBudget {
 /** Reads a setting (cluster settings over node settings): `Settings.get(key, undefined)`. */
 export type SettingLookup = (key: string) => unknown;
 
-/** Minimum time between two forced GCs when the real-memory parent is over its limit (ES: 500 ms). */
-const GC_INTERVAL_MS = 500;
+/** Minimum time between two forced full GCs when the real-memory parent is over its limit (ES G1OverLimitStrategy: 2 s between full GCs). */
+const GC_INTERVAL_MS = 2_000;
 
 /** The node's breakers (HierarchyCircuitBreakerService). */
 export class CircuitBreakerService {
@@ -326,7 +326,7 @@ export class CircuitBreakerService {
 
   /**
    * Trips the parent when the memory in use would pass `indices.breaker.total.limit`. With real
-   * memory, an over-limit reading is taken again after a full GC (at most every 500 ms), as ES's
+   * memory, an over-limit reading is taken again after a full GC (at most every 2 s), as ES's
    * G1 over-limit strategy collects before it trips: V8's figure includes uncollected garbage.
    */
   checkParentLimit(newBytes: number, label: string): void {
