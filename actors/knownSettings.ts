@@ -1,4 +1,5 @@
 import { parseTimeValue } from './wire/timeValue';
+import { parseMemorySize } from './wire/byteSize';
 
 /**
  * Every node setting this project reads, with its type, so start-up can refuse an unknown key or a
@@ -6,11 +7,11 @@ import { parseTimeValue } from './wire/timeValue';
  * [...] for setting [...]`). A new `settings.str/num/bool/get('<key>')` in the code needs an entry
  * here: `test/unit/config/knownSettings.test.ts` greps the sources and fails otherwise.
  */
-export type SettingType = 'bool' | 'int' | 'time' | 'string' | 'list';
+export type SettingType = 'bool' | 'int' | 'time' | 'string' | 'list' | 'memory' | 'double';
 
 export interface SettingDef {
   type: SettingType;
-  /** Inclusive bounds of an `int`. */
+  /** Inclusive bounds of an `int` (`min` also of a `double`). */
   min?: number;
   max?: number;
   /** Time values: bounds in milliseconds, with the text ES prints for them. */
@@ -23,6 +24,9 @@ const str: SettingDef = { type: 'string' };
 const time: SettingDef = { type: 'time' };
 const list: SettingDef = { type: 'list' };
 const nonNegative: SettingDef = { type: 'int', min: 0 };
+/** A memory size: bytes (`512mb`, `-1`) or a share of the heap (`60%`), ES's memory-size settings. */
+const memory: SettingDef = { type: 'memory' };
+const overhead: SettingDef = { type: 'double', min: 0 };
 
 /** Plain keys. */
 export const NODE_SETTINGS: Readonly<Record<string, SettingDef>> = {
@@ -34,6 +38,18 @@ export const NODE_SETTINGS: Readonly<Record<string, SettingDef>> = {
   'search.max_keep_alive': time,
   'search.keep_alive_interval': time,
   'search.max_open_scroll_context': nonNegative,
+  // Circuit breakers (actors/wire/circuitBreaker.ts) and the bucket limit; all dynamic, as in ES.
+  'search.max_buckets': { type: 'int', min: 0, max: 2 ** 31 - 1 },
+  'indices.breaker.total.use_real_memory': bool,
+  'indices.breaker.total.limit': memory,
+  'indices.breaker.request.limit': memory,
+  'indices.breaker.request.overhead': overhead,
+  'indices.breaker.fielddata.limit': memory,
+  'indices.breaker.fielddata.overhead': overhead,
+  'indices.breaker.accounting.limit': memory,
+  'indices.breaker.accounting.overhead': overhead,
+  'network.breaker.inflight_requests.limit': memory,
+  'network.breaker.inflight_requests.overhead': overhead,
   'events.retention_ms': nonNegative,
   'snapshot.enabled': bool,
   'snapshot.interval_ms': { type: 'int', min: 1 },
@@ -60,6 +76,18 @@ export const NODE_SETTINGS: Readonly<Record<string, SettingDef>> = {
   'cluster.heartbeat_interval_ms': { type: 'int', min: 50 },
   'cluster.node_timeout_ms': { type: 'int', min: 200 },
   'cluster.id_signing_key': str,
+  // Disk watermarks over the document log's store (actors/cluster/floodStage.ts); values are ES's
+  // (percentages, ratios or byte sizes), checked together by actors/cluster/diskThreshold.ts.
+  'cluster.routing.allocation.disk.threshold_enabled': bool,
+  'cluster.routing.allocation.disk.watermark.low': str,
+  'cluster.routing.allocation.disk.watermark.high': str,
+  'cluster.routing.allocation.disk.watermark.flood_stage': str,
+  'cluster.routing.allocation.disk.watermark.low.max_headroom': str,
+  'cluster.routing.allocation.disk.watermark.high.max_headroom': str,
+  'cluster.routing.allocation.disk.watermark.flood_stage.max_headroom': str,
+  'cluster.info.update.interval': time,
+  // The JetStream store size of an external NATS (its servers' max_file_store), a byte size.
+  'nats.max_file_store': str,
   // The node's login and TLS on an external NATS (NATS_URL): actors/bus/natsSettings.ts.
   'nats.user': str,
   'nats.password': str,
@@ -68,6 +96,12 @@ export const NODE_SETTINGS: Readonly<Record<string, SettingDef>> = {
   'nats.tls.ca': str,
   'nats.tls.cert': str,
   'nats.tls.key': str,
+  // HTTPS on the edge (actors/tls/httpSsl.ts), PEM files as ES's `xpack.security.http.ssl.*`.
+  'xpack.security.http.ssl.enabled': bool,
+  'xpack.security.http.ssl.key': str,
+  'xpack.security.http.ssl.certificate': str,
+  'xpack.security.http.ssl.certificate_authorities': list,
+  'xpack.security.http.ssl.key_passphrase': str,
 };
 
 /** `xpack.security.authc.realms.<type>.<name>.<key>`: the keys each realm type reads. */
@@ -118,7 +152,7 @@ export const IGNORED_SETTINGS: Readonly<Record<string, string>> = {
   'path.logs': 'logs go to stdout (LOG_LEVEL)',
   'bootstrap.memory_lock': 'no JVM heap here',
   'xpack.security.enrollment.enabled': 'no enrollment tokens here',
-  'xpack.security.http.ssl.*': 'no TLS on the HTTP edge here',
+  'xpack.security.http.ssl.*': 'HTTPS here takes PEM files only: enabled, key, certificate, certificate_authorities, key_passphrase',
   'xpack.security.transport.ssl.*': 'no transport layer here',
   'xpack.ml.enabled': 'no machine learning here',
   'xpack.monitoring.*': 'no monitoring collection here',
@@ -177,9 +211,27 @@ export function checkValue(key: string, value: unknown, def: SettingDef): string
       if (def.maxMs && ms > def.maxMs[0]) return `failed to parse value [${text}] for setting [${key}], must be <= [${def.maxMs[1]}]`;
       return undefined;
     }
+    case 'memory':
+      try {
+        parseMemorySize(text, key, 1);
+        return undefined;
+      } catch (e) {
+        return (e as Error).message;
+      }
+    case 'double': {
+      const n = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(text) ? Number(text) : NaN;
+      if (Number.isNaN(n)) return `Failed to parse value [${text}] for setting [${key}]`;
+      if (def.min !== undefined && n < def.min) return `Failed to parse value [${text}] for setting [${key}] must be >= ${javaDouble(def.min)}`;
+      return undefined;
+    }
     case 'list':
     case 'string':
       if (value !== null && typeof value === 'object' && !Array.isArray(value)) return `Failed to parse value for setting [${key}]: expected a ${def.type}`;
       return undefined;
   }
+}
+
+/** Java's `Double.toString` for the bounds ES prints (`0.0`). */
+function javaDouble(n: number): string {
+  return Number.isInteger(n) ? `${n}.0` : String(n);
 }

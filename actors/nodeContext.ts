@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Bus } from '../streams';
 import type { Settings } from './config';
 import type { Routes } from './wire/rest';
+import type { CircuitBreakerService } from './wire/circuitBreaker';
 
 /** Identity of this node as `GET /` and `_nodes/stats` report it. */
 export interface NodeIdentity {
@@ -25,4 +26,6 @@ export interface NodeContext {
   dataDir: string;
   /** Folder of node config files (ES's config/): service_tokens, JWK sets. */
   configDir: string;
+  /** The node's circuit breakers (absent in harnesses that start parts of a node: nothing is accounted). */
+  breakers?: CircuitBreakerService;
 }

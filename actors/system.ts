@@ -10,14 +10,18 @@ import { ensureNatsServer, startEmbeddedNats, type EmbeddedNats } from './embedd
 import { connectBus, serverList, type BusConnection } from '../streams/busConnection';
 import { natsConnectionFromSettings } from './bus/natsSettings';
 import { warnIfAnonymous } from './bus/anonymousProbe';
+import { httpTls, type HttpTls } from './tls/httpSsl';
 import type { NodeContext, NodeIdentity } from './nodeContext';
 import { Router } from './edge/router';
 import { startEdge, type Edge } from './edge/httpEdge';
+import { CircuitBreakerService } from './wire/circuitBreaker';
 import { DEFAULT_MAX_CONTENT_LENGTH, parseByteSize } from './edge/httpBody';
 import { checkMaxPayload, ShardClient } from './search/shardClient';
 import { IdCodec } from './search/ids';
 import { newSearchStats } from './search/services';
 import { ClusterState } from './cluster';
+import { FloodStage } from './cluster/floodStage';
+import { diskThresholds } from './cluster/diskThreshold';
 import { Allocator, leasesBucket } from './cluster/allocator';
 import { Membership, type NodeRecord } from './cluster/membership';
 import { startNodeFacts } from './cluster/nodeFacts';
@@ -29,7 +33,7 @@ import { callNodes, serveNode } from './cluster/nodeRpc';
 import { liveContexts } from './edge/routes/contextList';
 import { ContextDirectory, ContextRegistry, ContextService, reviveContexts, writeCheckpoint } from './contexts';
 import type { ContextState } from '../streams/evolve';
-import { startSecurity, type SecurityModule } from './security';
+import { startSecurity, type SecurityModule, type SecurityModuleWithServices } from './security';
 import { documentRoutes } from './edge/routes/documents';
 import { bulkRoutes } from './edge/routes/bulk';
 import { indexRoutes } from './edge/routes/indices';
@@ -41,7 +45,6 @@ import { pitRoutes } from './edge/routes/pit';
 import { contextRoutes } from './edge/routes/contexts';
 import { clusterRoutes } from './edge/routes/cluster';
 import { documentApiRoutes } from './edge/routes/documentApis';
-import { startConsole } from './console';
 import { viewRoutes, viewsAttach } from './edge/routes/views';
 
 /** How long a metadata change waits for the other nodes to apply it (ES's ack timeout is 30 s; a dead node is dropped from membership within `cluster.node_timeout_ms`). */
@@ -63,9 +66,18 @@ export interface SystemOptions {
   log?: Logger;
   /** Progress of the start-up replay (document log). */
   onReplayProgress?: (done: number, total: number) => void;
+  /**
+   * Started on the node's routes before the edge opens, stopped in reverse: the web console
+   * (actors/console `startConsole`), which sits above this module and so is handed in by the
+   * entry point rather than imported here.
+   */
+  extensions?: EdgeExtension[];
   /** Clock of credential lifetimes and context keep-alives (tests start a node "as of" another time). */
   clock?: { now(): number };
 }
+
+/** A module that adds routes (and may wrap the security gate) before the edge starts; returns its stop. */
+export type EdgeExtension = (router: Router, services: PagingServices, security: SecurityModuleWithServices) => () => void;
 
 export interface System {
   url: string;
@@ -78,6 +90,8 @@ export interface System {
   services: PagingServices;
   security: SecurityModule;
   nats?: EmbeddedNats;
+  /** HTTPS material of the edge (undefined: plain HTTP). */
+  tls?: HttpTls;
   /** Stops everything in reverse order of start. */
   stop(): Promise<void>;
 }
@@ -125,6 +139,9 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     }
   };
   try {
+    // HTTPS first: a refused configuration (plain HTTP on a non-loopback HOST) starts nothing.
+    const host = opts.host ?? process.env.HOST ?? '127.0.0.1';
+    const tls = await httpTls(settings, host, configDir);
     let nats: EmbeddedNats | undefined;
     const natsUrl = opts.natsUrl ?? process.env.NATS_URL;
     let natsLogin: BusConnection;
@@ -145,7 +162,17 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     stops.push(() => nc.drain().catch(() => nc.close()));
     checkMaxPayload(nc, log); // warns below the README's 8 MB
     const replicas = settings.get<number | undefined>('cluster.stream_replicas', undefined);
-    await ensureStreams(nc, { eventMaxAgeMs: settings.num('events.retention_ms', 0), replicas: replicas === undefined ? undefined : Number(replicas) });
+    // The room the document log has (ES's disk watermarks over the JetStream store): a new document
+    // log is capped below the store's size, so lifecycle facts always have room.
+    let isMaster = () => false;
+    diskThresholds((k) => settings.get<unknown>(k, undefined)); // refuses a bad combination at start, as ES
+    const flood = new FloodStage({
+      nc, settings, log, manager: () => isMaster(),
+      ...(nats ? { storeDir: join(dataDir, 'nats', 'jetstream'), serverLog: join(dataDir, 'nats', 'nats-server.log') } : {}),
+    });
+    await ensureStreams(nc, { eventMaxAgeMs: settings.num('events.retention_ms', 0), replicas: replicas === undefined ? undefined : Number(replicas), dataMaxBytes: await flood.dataCap() });
+    await flood.start();
+    stops.push(() => flood.stop());
     const bus = new Bus(nc);
     const nf = nodeFile(dataDir);
     const signingKey = settings.str('cluster.id_signing_key', '');
@@ -155,16 +182,16 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       name: settings.str('node.name', hostname()),
       clusterName: settings.str('cluster.name', 'elasticsearch'),
       clusterUuid: identity.uuid,
-      host: opts.host ?? process.env.HOST ?? '127.0.0.1',
+      host,
     };
     const router = new Router();
-    const ctx: NodeContext = { nc, bus, log, settings, router, node, dataDir, configDir };
+    const breakers = new CircuitBreakerService((k) => settings.get(k, undefined));
+    const ctx: NodeContext = { nc, bus, log, settings, router, node, dataDir, configDir, breakers };
 
     const cluster = new ClusterState(ctx, opts.onReplayProgress);
     let httpUrl = '';
     const startedAt = Date.now();
     let nodeStats = (): Record<string, number> => ({});
-    let isMaster = () => false;
     const info = localInfo();
     const record = (): NodeRecord => {
       const copies: NodeRecord['copies'] = {};
@@ -288,7 +315,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     const services: PagingServices = {
       ctx,
       cluster,
-      shards: new ShardClient(nc),
+      shards: new ShardClient(nc, { onStoreFull: () => flood.noteFull(), onWritten: (b) => flood.noteWritten(b) }),
+      flood,
       security: security.enabled ? { ...security, authorize: (a, act, idx) => security.gate.authorize(a, act, idx) } : undefined,
       stats: newSearchStats(),
       membership,
@@ -317,7 +345,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     viewRoutes(router, services);
     const docApis = documentApiRoutes(router, services);
     stops.push(() => docApis.stop());
-    stops.push(startConsole(router, services, security)); // the web console (actors/console); wraps security.gate before the edge starts
+    for (const start of opts.extensions ?? []) stops.push(start(router, services, security)); // the console wraps security.gate before the edge starts
 
     const edge: Edge = await startEdge({
       host: node.host,
@@ -326,6 +354,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       security: security.enabled ? security.gate : undefined,
       log,
       maxContentLength: parseByteSize(settings.get('http.max_content_length', DEFAULT_MAX_CONTENT_LENGTH), 'http.max_content_length'),
+      breakers,
+      ...(tls ? { tls } : {}),
     });
     stops.push(() => edge.close());
     viewsAttach(edge.server);
@@ -336,7 +366,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     membership.publishNow();
     stops.push(await startNodeFacts({ nc, log, membership, allocator })); // node.joined now; node.left first thing on stop
     log.info({ url: edge.url, security: security.enabled, node: node.id, cluster: node.clusterUuid }, 'node started');
-    return { url: edge.url, ctx, router, services, security, nats, membership, allocator, stop };
+    return { url: edge.url, ctx, router, services, security, nats, tls, membership, allocator, stop };
   } catch (e) {
     await stop();
     throw e;

@@ -16,11 +16,12 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connect } from '@nats-io/transport-node';
+import { connectBus, type BusConnection } from '../streams/busConnection';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { readNodeSettings, envNameOfSetting } from '../actors/config';
 import { ensureNatsServer } from '../actors/embeddedNats';
 import { startNatsCluster, type NatsCluster } from '../actors/natsCluster';
+import { SUBSCRIBER_INBOX_PREFIX } from '../streams/busPermissions';
 import { generatePassword } from '../actors/security/bootstrap';
 import { hashSecret } from '../actors/security/hashing';
 import { num, parseOrExit, str, UsageError } from './cli/args';
@@ -278,7 +279,7 @@ const temporaryUser = (() => {
 // ---- NATS ----
 say(`starting a 3-server NATS cluster (JetStream) under ${shown(join(opts.dir, 'nats'))} ...`);
 try {
-  natsStarting = startNatsCluster({ dir: join(opts.dir, 'nats'), name: 'es-nats', detached: true, logFiles: true });
+  natsStarting = startNatsCluster({ dir: join(opts.dir, 'nats'), name: 'es-nats', detached: true, logFiles: true, secure: true });
   nats = await natsStarting;
 } catch (e) {
   await abort([`the NATS cluster did not start: ${(e as Error).message} (logs: ${shown(join(opts.dir, 'nats'))}/n*/nats-server.log)`]);
@@ -288,15 +289,15 @@ if (stoppingSince !== undefined) await forever(); // Ctrl-C during the NATS star
 // On a restart, the streams of an earlier run (document log, lifecycle log, KV buckets) elect their
 // leaders seconds after the servers answer: a node started before that times out opening them.
 const leaderless = await until(120_000, async () => {
-  const missing = await streamsWithoutLeader(nats!.url).catch((e: Error) => [e.message]);
+  const missing = await streamsWithoutLeader(nats!.connection('node')).catch((e: Error) => [e.message]);
   return missing.length ? undefined : missing;
 });
 if (stoppingSince !== undefined) await forever();
 if (!leaderless) await abort([`the JetStream streams under ${shown(join(opts.dir, 'nats'))} got no leader within 120 s (logs: ${shown(join(opts.dir, 'nats'))}/n*/nats-server.log)`]);
 
 /** Names of the streams that have no elected leader yet (all of them when JetStream does not answer). */
-async function streamsWithoutLeader(url: string): Promise<string[]> {
-  const nc = await connect({ servers: url.split(','), timeout: 2_000 });
+async function streamsWithoutLeader(conn: BusConnection): Promise<string[]> {
+  const nc = await connectBus(conn, { timeout: 2_000 });
   try {
     const jsm = await jetstreamManager(nc, { timeout: 2_000 });
     const missing: string[] = [];
@@ -337,6 +338,9 @@ function spawnNode(i: number): NodeProc {
     PORT: String(port),
     NODE_NAME: process.env.NODE_NAME ? `${process.env.NODE_NAME}-${i + 1}` : name,
     [REPLICAS_ENV]: process.env[REPLICAS_ENV] ?? '3',
+    // The node role's nkey and the cluster's CA (actors/bus/clusterFiles.ts).
+    [envNameOfSetting('nats.nkey_seed_file')]: nats!.files!.keys.node.file,
+    [envNameOfSetting('nats.tls.ca')]: nats!.files!.caFile,
   };
   if (password) env.ELASTIC_PASSWORD = password;
   else delete env.ELASTIC_PASSWORD;
@@ -426,6 +430,10 @@ say('');
 say(`cluster [${String(health!.cluster_name)}] is ${String(health!.status)} with ${String(health!.number_of_nodes)} nodes:`);
 for (const n of nodes) say(`  ${n.name.padEnd(8)} ${n.url.padEnd(24)} pid ${n.proc.pid}, DATA_DIR ${shown(n.dataDir)}, log ${shown(n.log)}`);
 say(`  NATS_URL=${servers.join(',')}   (3 nats-servers, JetStream streams with ${process.env[REPLICAS_ENV] ?? '3'} replicas; logs ${shown(join(opts.dir, 'nats'))}/n*/nats-server.log)`);
+say(`  the bus: TLS for clients and routes (CA ${shown(nats!.files!.caFile)}); no anonymous client gets in. The read-only subscriber:`);
+say(`    NATS_URL=${servers.join(',')} NATS_NKEY=${shown(nats!.files!.keys.subscriber.file)} NATS_CA=${shown(nats!.files!.caFile)}`);
+say(`    (with those, \`npm run events\`, \`npm run replay\` and \`npm run -s events -- credentials --json\` use it)`);
+say(`    nkey seed: ${nats!.files!.keys.subscriber.seed}   inbox prefix: ${SUBSCRIBER_INBOX_PREFIX}`);
 if (!security) say('security is off (xpack.security.enabled: false)');
 else if (generated) say(`\nPassword for the elastic user (generated now and printed once; it is stored hashed in the cluster's log):\n  ${generated}\n  curl -u elastic:${generated} '${nodes[0].url}/_cat/nodes?v'`);
 else if (given) say('the elastic user\'s password is ELASTIC_PASSWORD');

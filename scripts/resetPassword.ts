@@ -6,7 +6,9 @@
  * Passwords live in the node's event log, so a stopped node cannot be changed from outside: start it.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -14,6 +16,8 @@ import { Writable } from 'node:stream';
 import { generatePassword } from '../actors/security/bootstrap';
 import { hashSecret } from '../actors/security/hashing';
 import { parseOrExit, str } from './cli/args';
+import { readNodeSettings } from '../actors/config';
+import { sslSetting } from '../actors/tls/httpSsl';
 
 const USAGE = `usage: npm run reset-password -- [-u <user>] [-a | -i] [-b] [-s] [-f] [--url <url>]
 Resets the password of a built-in or native user of a RUNNING node (as ES's elasticsearch-reset-password).
@@ -55,13 +59,33 @@ if (args.values.auto && args.values.interactive) {
 const username = str(args, 'username') ?? 'elastic';
 const silent = args.values.silent === true;
 const interactive = args.values.interactive === true;
-const url = (str(args, 'url') ?? defaultUrl()).replace(/\/+$/, '');
 const configDir = resolve(process.env.ES_PATH_CONF || process.env.CONFIG_DIR || './config');
+const url = (str(args, 'url') ?? defaultUrl()).replace(/\/+$/, '');
+/** The node's HTTP CA, as ES's tool trusts the node's own: CONFIG_DIR/certs/http_ca.crt when there is one. */
+const caFile = join(configDir, 'certs', 'http_ca.crt');
+const ca = url.startsWith('https:') && existsSync(caFile) ? readFileSync(caFile, 'utf8') : undefined;
 
 function defaultUrl(): string {
   const h = process.env.HOST || '127.0.0.1';
   const host = h === '0.0.0.0' ? '127.0.0.1' : h === '::' ? '[::1]' : h.includes(':') ? `[${h}]` : h;
-  return `http://${host}:${process.env.PORT || 9200}`;
+  // HTTPS when the node's settings turn it on (xpack.security.http.ssl.enabled).
+  const tls = sslSetting(readNodeSettings(process.env).settings) === true;
+  return `${tls ? 'https' : 'http'}://${host}:${process.env.PORT || 9200}`;
+}
+
+/** fetch's shape over node:http(s), so an HTTPS node's own CA can be trusted. */
+function send(target: string, o: { method: string; headers: Record<string, string>; body?: string }): Promise<{ status: number; text(): Promise<string> }> {
+  return new Promise((res, rej) => {
+    const req = (target.startsWith('https:') ? httpsRequest : httpRequest)(target, { method: o.method, headers: o.headers, timeout: 10_000, ...(ca ? { ca } : {}) }, (r) => {
+      const chunks: Buffer[] = [];
+      r.on('data', (d: Buffer) => chunks.push(d));
+      r.on('end', () => res({ status: r.statusCode ?? 0, text: async () => Buffer.concat(chunks).toString('utf8') }));
+      r.on('error', rej);
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (e) => rej(Object.assign(new Error(e.message), { cause: e })));
+    req.end(o.body);
+  });
 }
 
 // ---- terminal: prompts on stderr (stdout stays the password alone with -s), hidden input on a TTY
@@ -100,11 +124,10 @@ async function ask(question: string, hidden = false): Promise<string | undefined
 const basic = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 
 async function call(method: string, path: string, auth?: string, body?: unknown): Promise<{ status: number; json: Record<string, any> }> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const res = await fetch(url + path, {
+  const res = await send(url + path, {
     method,
     headers: { ...(auth ? { authorization: auth } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
-    signal: AbortSignal.timeout(10_000),
   });
   const text = await res.text();
   let json = {};

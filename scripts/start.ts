@@ -12,6 +12,8 @@ import { readNodeSettings } from '../actors/config';
 import { startSystem } from '../actors/system';
 import { cliArgs, UsageError } from './cli/args';
 import { checkPort, parsePort } from './cli/portCheck';
+import { startConsole } from '../actors/console';
+import { httpSslRefusal } from '../actors/tls/httpSsl';
 
 const USAGE = `usage: npm start [-- --help]
 Starts one node. Configured by environment variables (README "Configuration"):
@@ -45,11 +47,27 @@ for (const w of warnings) log.warn(w);
 const host = process.env.HOST || '127.0.0.1';
 const port = parsePort(process.env.PORT);
 if (typeof port === 'string') errors.push(port);
+// ES refuses to start on a TLS setup it cannot use; here also plain HTTP on a non-loopback HOST.
+const refusal = errors.length ? undefined : httpSslRefusal(settings, host);
+if (refusal) errors.push(refusal);
 if (errors.length) fail(errors, EXIT_CONFIG);
 const taken = await checkPort(host, port as number);
 if (taken) fail([taken], 1);
 
-const sys = await startSystem({ settings, log, host, port: port as number }).catch((e: Error) => fail([e.message], 1));
+const sys = await startSystem({ settings, log, host, port: port as number, extensions: [startConsole] }).catch((e: Error) => fail([e.message], 1));
+if (sys.tls) {
+  // As ES 8 prints at its first start: how to trust the node's CA.
+  const lines = [
+    '',
+    `HTTPS is on: ${sys.url}`,
+    `HTTP CA certificate SHA-256 fingerprint:`,
+    `  ${sys.tls.fingerprint}`,
+    ...(sys.tls.caFile ? [`  curl --cacert ${sys.tls.caFile} -u elastic ${sys.url}/`] : []),
+    `  official client: new Client({ node: '${sys.url}', caFingerprint: '${sys.tls.fingerprint}', tls: { rejectUnauthorized: false }, auth: { ... } })`,
+    '',
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+}
 
 let stoppingSince: number | undefined;
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {

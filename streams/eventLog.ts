@@ -3,7 +3,9 @@ import {
   jetstream,
   jetstreamManager,
   DeliverPolicy,
+  DiscardPolicy,
   RetentionPolicy,
+  type StreamConfig,
   StorageType,
   type JetStreamManager,
 } from '@nats-io/jetstream';
@@ -18,6 +20,14 @@ export interface LogOptions {
    * existing stream has (a node started without the setting never lowers another's R3 to R1).
    */
   replicas?: number;
+  /**
+   * Cap of the document log in bytes (JetStream `max_bytes`, discard new), so that a full document
+   * log leaves room in the store for lifecycle facts. Applied only when ES_DATA is created: lowering
+   * `max_bytes` under what a stream holds makes nats-server delete its oldest messages whatever the
+   * discard policy, so a cap on an existing stream is set by the flood-stage monitor alone, with a
+   * margin (actors/cluster/floodStage.ts). An existing stream keeps its cap and discard policy.
+   */
+  dataMaxBytes?: number;
 }
 
 /** Creates (or updates) the two streams: ES_EVT (lifecycle facts) and ES_DATA (document log). */
@@ -38,15 +48,24 @@ export async function ensureStreams(nc: NatsConnection, opts: LogOptions = {}): 
       duplicate_window: 120 * 1_000_000_000,
       max_msg_size: -1,
     };
+    let existing: StreamConfig | undefined;
     try {
-      await jsm.streams.info(s.name);
-      await jsm.streams.update(s.name, cfg);
+      existing = (await jsm.streams.info(s.name)).config;
     } catch (e) {
       if (!String((e as Error).message).includes('not found')) throw e;
-      await jsm.streams.add(cfg).catch((err: Error) => {
-        // another node created it between our two calls
-        if (!/already in use/i.test(err.message)) throw err;
-      });
+    }
+    if (existing) {
+      // keep a cap the stream has (the update must never lower it: see dataMaxBytes)
+      await jsm.streams.update(s.name, { ...cfg, max_bytes: existing.max_bytes, discard: existing.discard });
+    } else {
+      const cap = s.name === DATA_STREAM && opts.dataMaxBytes && opts.dataMaxBytes > 0 ? { max_bytes: opts.dataMaxBytes, discard: DiscardPolicy.New } : {};
+      const add = (c: typeof cfg) =>
+        jsm.streams.add(c).catch((err: Error) => {
+          // another node created it between our two calls
+          if (!/already in use/i.test(err.message)) throw err;
+        });
+      // a cap the server cannot reserve (other streams hold reservations): created without one
+      await add({ ...cfg, ...cap }).catch((err: Error) => (/insufficient storage/i.test(err.message) ? add(cfg) : Promise.reject(err)));
     }
   }
   return jsm;

@@ -8,3 +8,5 @@ export type { Envelope, MakeEnvelope } from './envelope';
 export type { LoggedMessage, ReadOptions, LogOptions } from './eventLog';
 export type { Slice, ReleaseReason, Owner, ScrollFact, PitFact, NodeFact, NodeJoinedData, NodeLeftData } from './events';
 export { StreamFollower, FollowTimeout } from './follower';
+export { deleteSubjectMessages } from './logRoom';
+export { Connectivity, NatsUnavailable, RECONNECT_WAIT_MS } from './connectivity';

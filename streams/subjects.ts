@@ -57,6 +57,8 @@ export const subjects = {
   dataMeta: 'es.v1.data.meta',
   /** Document log: write batches of one shard (single writer: its primary, fenced by expected sequence). */
   dataShard: (indexUuid: string, n: number) => `es.v1.data.shard.${indexUuid}.${n}`,
+  /** Every shard subject of one index in the document log. */
+  dataShards: (indexUuid: string) => `es.v1.data.shard.${indexUuid}.*`,
   allData: 'es.v1.data.>',
   /** es.v1.node.<nodeId>.<op>: request/reply to one node (its stats, its contexts). */
   node: (nodeId: string, op: string) => `es.v1.node.${nodeId}.${op}`,

@@ -1,4 +1,5 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { writeFileAtomic } from '../checksummedFile';
 import { join } from 'node:path';
 import { nkeys } from '@nats-io/nats-core';
 import type { BusRole, KeyRole } from '../../streams/busPermissions';
@@ -42,14 +43,6 @@ export function readSeedFile(file: string): string {
 /** The public key of a seed. */
 export const publicKeyOf = (seed: string): string => nkeys.fromSeed(enc.encode(seed)).getPublicKey();
 
-/** Writes a file only its owner can read (atomically: a torn seed file would lock the node out). */
-export function writeSecretFile(file: string, text: string): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  writeFileSync(tmp, text, { mode: 0o600 });
-  chmodSync(tmp, 0o600); // a umask never widens it, but an existing tmp file kept its mode
-  renameSync(tmp, file);
-}
-
 /** The key of `role` under `dir`, generated on first use. */
 export function ensureRoleKey(dir: string, role: KeyRole): RoleKey {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -57,7 +50,7 @@ export function ensureRoleKey(dir: string, role: KeyRole): RoleKey {
   const file = seedFile(dir, role);
   if (!existsSync(file)) {
     const kp = nkeys.createUser();
-    writeSecretFile(file, dec.decode(kp.getSeed()) + '\n');
+    writeFileAtomic(file, dec.decode(kp.getSeed()) + '\n', 0o600); // a torn seed file would lock the node out
   }
   const seed = readSeedFile(file);
   return { role, seed, publicKey: publicKeyOf(seed), file };

@@ -18,28 +18,44 @@ export function contentTooLong(size: number, max: number): EsError {
   return new EsError('content_too_long_exception', 413, `entity content is too long [${size}] for the configured buffer limit [${max}]`);
 }
 
+/** Where a body's bytes are accounted before they are buffered (the in-flight requests breaker). */
+export interface BodyAccount {
+  /** Adds bytes; throws ES's 429 `circuit_breaking_exception` when the breaker would trip. */
+  reserve(bytes: number): void;
+}
+
 /**
  * Reads a request body, at most `max` bytes, inflating `Content-Encoding: gzip|deflate` with the
  * same cap on the inflated size (zlib `maxOutputLength`, so a small bomb never grows past it).
- * Throws ES's 413 `content_too_long_exception`, or a 400 `decompression_exception` (Netty's
- * HttpContentDecompressor wording) for a body that does not inflate.
+ * Bytes are reserved on `account` before they are kept: the declared `Content-Length` at once,
+ * chunks beyond it as they arrive, and what inflation adds (ES accounts the decoded body).
+ * Throws ES's 413 `content_too_long_exception`, a 429 from the account, or a 400
+ * `decompression_exception` (Netty's HttpContentDecompressor wording) for a body that does not inflate.
  */
-export async function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
+export async function readBody(req: IncomingMessage, max: number, account?: BodyAccount): Promise<Buffer | undefined> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > max) throw contentTooLong(declared, max);
+  let reserved = Number.isFinite(declared) && declared > 0 ? declared : 0;
+  account?.reserve(reserved); // also for an empty body: the parent breaker is asked on every request, as ES does
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of req) {
     size += (c as Buffer).length;
     if (size > max) throw contentTooLong(size, max);
+    if (account && size > reserved) {
+      account.reserve(size - reserved);
+      reserved = size;
+    }
     chunks.push(c as Buffer);
   }
   if (!chunks.length) return undefined;
   const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
   const enc = String(req.headers['content-encoding'] ?? '').trim().toLowerCase();
-  if (enc === 'gzip' || enc === 'x-gzip') return inflateBody(body, 'gzip', max);
-  if (enc === 'deflate' || enc === 'x-deflate') return inflateBody(body, isZlibHeader(body) ? 'zlib' : 'raw', max);
-  return body;
+  let out = body;
+  if (enc === 'gzip' || enc === 'x-gzip') out = await inflateBody(body, 'gzip', max);
+  else if (enc === 'deflate' || enc === 'x-deflate') out = await inflateBody(body, isZlibHeader(body) ? 'zlib' : 'raw', max);
+  if (account && out.length > reserved) account.reserve(out.length - reserved);
+  return out;
 }
 
 /** Netty decodes `deflate` as ZLIB_OR_NONE: a zlib stream when the first two bytes are a zlib header, raw deflate otherwise. */

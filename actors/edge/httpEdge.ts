@@ -1,13 +1,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { Readable } from 'node:stream';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { asEsError, EsError, HttpBodyError, toErrorBody } from '../wire/esErrors';
+import { asEsError, EsError, fromJetStream, HttpBodyError, toErrorBody } from '../wire/esErrors';
 import { stringify } from '../wire/json';
 import { checkCompatibility, hasContent } from './compatibility';
 import { makeRequest, type Route, type Router } from './router';
 import { RawJson, type EsRequest, type EsResponse, type SecurityGate } from '../wire/rest';
-import { DEFAULT_MAX_CONTENT_LENGTH, readBody } from './httpBody';
+import { DEFAULT_MAX_CONTENT_LENGTH, readBody, type BodyAccount } from './httpBody';
+import type { CircuitBreakerService } from '../wire/circuitBreaker';
 import { redactError, redactUri, secretsOf } from './logRedaction';
 
 export interface EdgeOptions {
@@ -18,6 +20,10 @@ export interface EdgeOptions {
   log: Logger;
   /** http.max_content_length (default 100mb). */
   maxContentLength?: number;
+  /** The node's breakers: request bodies are accounted on `inflight_requests` until the response is sent. */
+  breakers?: CircuitBreakerService;
+  /** HTTPS (actors/tls/httpSsl.ts): PEM key and certificate chain. */
+  tls?: { key: string; cert: string; passphrase?: string };
 }
 
 export interface Edge {
@@ -35,13 +41,23 @@ const PRODUCT = { 'x-elastic-product': 'Elasticsearch' };
  */
 export async function startEdge(opts: EdgeOptions): Promise<Edge> {
   const max = opts.maxContentLength ?? DEFAULT_MAX_CONTENT_LENGTH;
-  const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res, opts, max).catch((e: unknown) => {
       // last resort: a failure while answering must never become an unhandled rejection
       opts.log.error({ err: redactError(e, secretsOf(req.url ?? '/')), uri: redactUri(req.url ?? '/') }, 'response failed');
       res.destroy();
     });
-  });
+  };
+  const server: Server = opts.tls ? createHttpsServer({ key: opts.tls.key, cert: opts.tls.cert, passphrase: opts.tls.passphrase }, onRequest) : createServer(onRequest);
+  server.keepAliveTimeout = 60_000;
+  if (opts.tls) {
+    // Plain HTTP (or anything else) on the HTTPS port never reaches the API: the handshake fails and
+    // the connection is closed, as ES does.
+    server.on('tlsClientError', (err: Error & { code?: string }) => {
+      if (/wrong version number|http request|unknown protocol/i.test(err.message)) opts.log.warn('received plaintext http traffic on an https channel, closing connection');
+      else opts.log.debug({ err: err.message }, 'TLS handshake failed');
+    });
+  }
   // Node's own parser errors (431, bad method, malformed framing) get ES-shaped bodies too.
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => answerClientError(err, socket));
   await new Promise<void>((resolve, reject) => {
@@ -51,7 +67,7 @@ export async function startEdge(opts: EdgeOptions): Promise<Edge> {
   const port = (server.address() as AddressInfo).port;
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   return {
-    url: `http://${host}:${port}`,
+    url: `${opts.tls ? 'https' : 'http'}://${host}:${port}`,
     port,
     server,
     close: () =>
@@ -59,6 +75,34 @@ export async function startEdge(opts: EdgeOptions): Promise<Edge> {
         server.close(() => resolve());
         server.closeAllConnections();
       }),
+  };
+}
+
+/**
+ * Actions whose REST handlers ES never lets the in-flight breaker trip (`canTripCircuitBreaker()`
+ * false: main, health, cluster settings update, node stats, allocation explain), so a node whose
+ * breakers trip can still be looked at and its limits changed. Their bytes are still counted.
+ */
+const NEVER_TRIP = new Set(['cluster:monitor/main', 'cluster:monitor/health', 'cluster:admin/settings/update', 'cluster:monitor/nodes/stats', 'cluster:monitor/allocation/explain']);
+
+/** ES's label of HTTP bodies on the in-flight requests breaker. */
+const HTTP_REQUEST = '<http_request>';
+
+/** The in-flight account of one request, given back when its response is done (sent or abandoned). */
+function inflightAccount(opts: EdgeOptions, route: Route, res: ServerResponse): BodyAccount | undefined {
+  if (!opts.breakers) return undefined;
+  const acct = opts.breakers.account('inflight_requests');
+  const breaker = opts.breakers.breaker('inflight_requests');
+  res.once('close', () => acct.close());
+  const action = route.authz.kind === 'cluster' || route.authz.kind === 'indices' ? route.authz.action : '';
+  if (!NEVER_TRIP.has(action)) return { reserve: (n) => acct.reserve(n, HTTP_REQUEST) };
+  let held = 0;
+  res.once('close', () => breaker.addWithoutBreaking(-held));
+  return {
+    reserve: (n) => {
+      breaker.addWithoutBreaking(n);
+      held += n;
+    },
   };
 }
 
@@ -92,7 +136,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
       );
     }
     route = m.route;
-    let body = await readBody(req, max);
+    let body = await readBody(req, max, inflightAccount(opts, route, res));
     if (!body && query.source) body = Buffer.from(query.source); // ES's `source=` body-in-URL form
     esReq = makeRequest({ method, path, uri, params: m.params, query, headers: req.headers, body });
     if (opts.security && !route.anonymous) {
@@ -113,7 +157,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
     }
     // the client went away mid-request: nobody to answer, nothing went wrong here
     if ((e as NodeJS.ErrnoException).code === 'ECONNRESET' && req.destroyed) return;
-    const err = natsUnavailable(e) ?? asEsError(e);
+    const err = natsUnavailable(e) ?? fromJetStream(e) ?? asEsError(e);
     if (!(e instanceof EsError) || err.status >= 500) {
       // never a raw scroll/PIT id or credential in a log line (issue 10 item 8)
       const secrets = [...secretsOf(uri), ...bodySecrets(esReq)].sort((a, b) => b.length - a.length);
@@ -121,8 +165,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
     }
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(err.extra.header ?? {})) headers[k] = v;
-    // a body left unread (413) must not be parsed as the next request: close the connection
-    if (err.status === 413) headers.connection = 'close';
+    // a body left unread (413, or a 429 of the in-flight breaker) must not be parsed as the next request
+    if (err.status === 413 || (err.type === 'circuit_breaking_exception' && !req.complete)) headers.connection = 'close';
     send(res, method, err.status, toErrorBody(err), headers, compat, query.pretty !== undefined);
   }
 }
@@ -217,7 +261,7 @@ function answerClientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, 
 }
 
 /** Errors of the NATS client itself (a request or a JetStream append that got no answer, a closed connection). */
-const NATS_ERRORS = new Set(['TimeoutError', 'ConnectionError', 'ClosedConnectionError', 'DrainingConnectionError', 'RequestError', 'NoResponders']);
+const NATS_ERRORS = new Set(['TimeoutError', 'ConnectionError', 'ClosedConnectionError', 'DrainingConnectionError', 'RequestError', 'NoResponders', 'NatsUnavailable', 'AppendUncertain']);
 
 /**
  * The node lost its NATS connection (or JetStream did not answer): ES's 503 for a node cut off from

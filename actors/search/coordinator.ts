@@ -7,8 +7,13 @@ import { reduceAggs, reduceTotal, renderAggs, type SearchRequest } from '../shar
 import type { LocalSlice, SearcherRef, ShardQueryRequest } from '../shard/engine/types';
 import type { QueryPageHead, ShardPage } from '../shard/pageCodec';
 import { ByteWriter } from '../wire/byteWriter';
-import { HitList, mergePages, type OutcomeHit } from './hitList';
+import { collapseGroupOf, HitList, mergePages, type OutcomeHit } from './hitList';
 import { ShardTimeoutError } from './shardClient';
+import { UNLIMITED_BUDGET, type SearchBudget } from '../wire/circuitBreaker';
+
+/** Request-breaker labels of the coordinator: the shard pages it holds, the aggregation partials it reduces (ES's). */
+const PAGES_LABEL = '<query_results>';
+const REDUCE_LABEL = '<reduce_aggs>';
 
 /** One shard a search runs on. */
 export interface ShardTarget {
@@ -20,12 +25,16 @@ export interface ShardTarget {
   slice?: LocalSlice;
   /** Alias filter of this shard's index (a search through a filtered alias), ANDed with the query. */
   filter?: unknown;
+  /** `indices_boost` of this shard's index. */
+  boost?: number;
 }
 
-/** The query a target runs: the request's, restricted by the target's alias filter if any. */
-export function targetQuery(query: unknown, t: { filter?: unknown }): unknown {
-  if (t.filter === undefined) return query;
-  return { bool: { must: [query ?? { match_all: {} }], filter: [t.filter] } };
+/** The query a target runs: the request's, restricted by the target's alias filter and boosted by its index boost, if any. */
+export function targetQuery(query: unknown, t: { filter?: unknown; boost?: number }): unknown {
+  let q = query;
+  if (t.filter !== undefined) q = { bool: { must: [q ?? { match_all: {} }], filter: [t.filter] } };
+  if (t.boost !== undefined && t.boost !== 1) q = { bool: { must: [q ?? { match_all: {} }], boost: t.boost } }; // indices_boost: ES boosts the shard's query
+  return q;
 }
 
 export interface ShardFailure {
@@ -107,9 +116,20 @@ export type SourceFetcher = (t: ShardTarget, docs: number[], searcher: SearcherR
  * `_shards.failures`; when every shard fails, ES's `all shards failed` error.
  */
 export async function executeSearch(s: SearchServices, req: SearchRequest, targets: ShardTarget[], opts: SearchOptions = {}): Promise<SearchOutcome> {
-  if (targets.length > 1 && isShardDocWalk(req)) return walkShardDocOrder(s, req, targets);
   const start = Date.now();
   const single = targets.length === 1;
+  // The pages and partials this search holds until it is rendered count on the request breaker.
+  const scope = s.ctx.breakers?.searchScope();
+  try {
+    const budget = scope ?? UNLIMITED_BUDGET;
+    if (targets.length > 1 && isShardDocWalk(req)) return await walkShardDocOrder(s, req, targets, budget);
+    return await querySearch(s, req, targets, opts, single, start, budget);
+  } finally {
+    scope?.close();
+  }
+}
+
+async function querySearch(s: SearchServices, req: SearchRequest, targets: ShardTarget[], opts: SearchOptions, single: boolean, start: number, budget: SearchBudget): Promise<SearchOutcome> {
   s.stats.queryCurrent += targets.length;
   const answers = await Promise.all(
     targets.map((t) =>
@@ -134,7 +154,7 @@ export async function executeSearch(s: SearchServices, req: SearchRequest, targe
     } finally {
       s.stats.fetchCurrent--;
     }
-  });
+  }, budget);
   if (out.list.length) {
     s.stats.fetchTotal += out.list.sourceShards();
     s.stats.fetchTimeMs += Date.now() - fetchStart;
@@ -163,16 +183,29 @@ function shardRequest(req: SearchRequest, t: ShardTarget, single: boolean): Shar
   };
 }
 
-/** What hit metadata a search asks of its shards (`_routing` comes whenever a doc has one). */
-function hitMetaWanted(req: SearchRequest): Pick<ShardQueryRequest, 'version' | 'seqNoPrimaryTerm'> {
-  return { ...(req.version ? { version: true } : {}), ...(req.seqNoPrimaryTerm ? { seqNoPrimaryTerm: true } : {}) };
+type HitOptions = 'version' | 'seqNoPrimaryTerm' | 'namedQueriesScore' | 'docvalueFields' | 'fields' | 'storedFields' | 'collapse' | 'rescore';
+
+/** What each hit carries, asked of the shards: metadata (`_routing` comes whenever a doc has one), fields, collapsing, rescoring. */
+function hitMetaWanted(req: SearchRequest): Pick<ShardQueryRequest, HitOptions> {
+  return {
+    ...(req.version ? { version: true } : {}),
+    ...(req.seqNoPrimaryTerm ? { seqNoPrimaryTerm: true } : {}),
+    ...(req.namedQueriesScore ? { namedQueriesScore: true } : {}),
+    ...(req.docvalueFields ? { docvalueFields: req.docvalueFields } : {}),
+    ...(req.fields ? { fields: req.fields } : {}),
+    ...(req.storedFields ? { storedFields: req.storedFields } : {}),
+    ...(req.collapse ? { collapse: { field: req.collapse.field } } : {}),
+    ...(req.rescore ? { rescore: req.rescore } : {}),
+  };
 }
 
 /**
  * The reduce and fetch phases over the shards' page replies (pure but for `fetch`): merges the
  * hits, fetches the winners' sources the replies did not carry, reduces totals and aggregations.
  */
-export async function assembleSearch(req: SearchRequest, targets: ShardTarget[], answers: Answer[], node: string, fetch: SourceFetcher): Promise<SearchOutcome> {
+export async function assembleSearch(
+  req: SearchRequest, targets: ShardTarget[], answers: Answer[], node: string, fetch: SourceFetcher, budget: SearchBudget = UNLIMITED_BUDGET,
+): Promise<SearchOutcome> {
   const single = targets.length === 1;
   const failures: ShardFailure[] = [];
   const errors: EsError[] = [];
@@ -194,7 +227,8 @@ export async function assembleSearch(req: SearchRequest, targets: ShardTarget[],
   if (!ok.length && targets.length && !timedOut) {
     throw allShardsFailed(errors, 'query', failures.map((f) => ({ ...f })));
   }
-  mergePages(list, ok, { sort: req.sort, from: single ? 0 : req.from, size: req.size });
+  budget.reserve(ok.reduce((n, o) => n + o.page.b.length, 0), PAGES_LABEL);
+  mergePages(list, ok, { sort: req.sort, from: single ? 0 : req.from, size: req.size }, req.collapse ? collapseGroupOf(req.collapse.field) : undefined);
   // Fetch phase: sources of the winners the query replies did not carry, grouped by shard.
   const byPage = new Map<number, { docs: number[]; pos: number[] }>();
   for (let i = 0; i < list.length; i++) {
@@ -210,7 +244,9 @@ export async function assembleSearch(req: SearchRequest, targets: ShardTarget[],
       const o = ok.find((x) => x.p === p)!;
       // The fetch may reach another copy than the query did: it waits until it applied the query's searcher.
       let at = 0;
-      for (const page of await fetch(o.t, g.docs, o.page.head.searcher)) {
+      const pages = await fetch(o.t, g.docs, o.page.head.searcher);
+      budget.reserve(pages.reduce((n, x) => n + x.b.length, 0), PAGES_LABEL);
+      for (const page of pages) {
         const fp = list.addPage(page, o.t.shardIndex);
         for (let r = 0; r < page.fetched; r++) list.setSource(g.pos[at++], fp, r);
       }
@@ -219,8 +255,10 @@ export async function assembleSearch(req: SearchRequest, targets: ShardTarget[],
   const shardResults = ok.map((o) => ({ shardIndex: o.t.shardIndex, result: { ...o.page.head, hits: [] } }));
   let aggregations: Record<string, unknown> | undefined;
   if (req.aggs) {
+    // ES's QueryPhaseResultConsumer estimate: the partials' serialized size, half again for the reduce
+    budget.reserve(1.5 * ok.reduce((n, o) => n + o.page.b.readUInt32LE(12), 0), REDUCE_LABEL);
     const reduced = reduceAggs(ok.map((o) => o.page.head.aggs), req.aggs);
-    aggregations = renderAggs(reduced, req.aggs, req.typedKeys ?? false);
+    aggregations = renderAggs(reduced, req.aggs, req.typedKeys ?? false, budget.maxBuckets);
   }
   return outcome({
     searchers,
@@ -263,7 +301,7 @@ function isShardDocWalk(req: SearchRequest): boolean {
   return first?.field === '_shard_doc' && first.order === 'asc' && req.trackTotalHits === false && !req.aggs && req.from === 0 && req.size > 0;
 }
 
-async function walkShardDocOrder(s: SearchServices, req: SearchRequest, targets: ShardTarget[]): Promise<SearchOutcome> {
+async function walkShardDocOrder(s: SearchServices, req: SearchRequest, targets: ShardTarget[], budget: SearchBudget): Promise<SearchOutcome> {
   const start = Date.now();
   const after = req.searchAfter?.[0];
   const fromShard = after === undefined || after === null ? -1 : Number(BigInt(after as number | bigint | string) >> 32n);
@@ -297,6 +335,7 @@ async function walkShardDocOrder(s: SearchServices, req: SearchRequest, targets:
     const t0 = Date.now();
     try {
       const page = await s.shards.query(t.ref, { req: shardReq, searcher: t.searcher, fetch: true });
+      budget.reserve(page.b.length, PAGES_LABEL);
       searchers[targets.indexOf(t)] = page.head.searcher;
       const p = list.addPage(page, t.shardIndex);
       const first = list.length;
@@ -305,7 +344,9 @@ async function walkShardDocOrder(s: SearchServices, req: SearchRequest, targets:
         const docs: number[] = [];
         for (let r = page.fetched; r < page.n; r++) docs.push(page.doc(r));
         let at = first + page.fetched;
-        for (const fp of await s.shards.fetch(t.ref, docs, page.head.searcher)) {
+        const fetched = await s.shards.fetch(t.ref, docs, page.head.searcher);
+        budget.reserve(fetched.reduce((n, x) => n + x.b.length, 0), PAGES_LABEL);
+        for (const fp of fetched) {
           const q = list.addPage(fp, t.shardIndex);
           for (let r = 0; r < fp.fetched; r++) list.setSource(at++, q, r);
         }
@@ -330,6 +371,12 @@ async function walkShardDocOrder(s: SearchServices, req: SearchRequest, targets:
     shards: { total: targets.length, successful: targets.length - failures.length, skipped: 0, failed: failures.length, ...(failures.length ? { failures } : {}) },
     tookMs: Date.now() - start,
   });
+}
+
+/** Index name of a hit's shard, by the shard's rank (`shardIndex`), whatever subset `targets` holds. */
+export function indexNames(targets: readonly { ref: { index: string }; shardIndex: number }[]): (shardIndex: number) => string {
+  const names = new Map(targets.map((t) => [t.shardIndex, t.ref.index]));
+  return (i) => names.get(i) ?? '';
 }
 
 /**

@@ -23,6 +23,7 @@ export class HitList {
   private sPage: number[] = [];
   private sRow: number[] = [];
   private objects?: OutcomeHit[];
+  private extras?: Map<number, string>;
 
   get length(): number {
     return this.qRow.length;
@@ -61,6 +62,11 @@ export class HitList {
   /** The query page hit `i` comes from. */
   pageOf(i: number): number {
     return this.qPage[i];
+  }
+
+  /** Row of hit `i` in its query page. */
+  row(i: number): number {
+    return this.qRow[i];
   }
 
   hasSource(i: number): boolean {
@@ -170,6 +176,13 @@ export class HitList {
         }
       }
     }
+    if (q.hasExtra) {
+      const [a, e] = q.fieldsRange(r);
+      if (a !== e) {
+        w.ascii(',"fields":');
+        w.bytes(q.b, a, e);
+      }
+    }
     if (q.hasSort) {
       if (docSortValues) {
         w.ascii(',"sort":[');
@@ -188,7 +201,21 @@ export class HitList {
         }
       }
     }
+    if (q.hasExtra) {
+      const [a, e] = q.tailRange(r);
+      if (a !== e) {
+        w.u8(0x2c);
+        w.bytes(q.b, a, e);
+      }
+    }
+    const more = this.extras?.get(i);
+    if (more) w.utf8(`,${more}`);
     w.u8(0x7d);
+  }
+
+  /** Members the coordinator adds to hit `i` after everything else (`inner_hits`), as JSON text. */
+  addExtra(i: number, members: string): void {
+    (this.extras ??= new Map()).set(i, members);
   }
 
   /** Bytes of sources and ids referenced (a size estimate for the response buffer). */
@@ -211,7 +238,10 @@ interface Cursor {
  * SearchPhaseController: sort values (or score desc), then shard index, then doc id. The same order
  * as {@link reduceHits} (engine/reduce.ts), reading the columns in place.
  */
-export function mergePages(list: HitList, shards: Array<{ p: number }>, req: { sort?: SortSpec[]; from: number; size: number }): void {
+export function mergePages(
+  list: HitList, shards: Array<{ p: number }>, req: { sort?: SortSpec[]; from: number; size: number },
+  groupOf?: (page: ShardPage, row: number) => string,
+): void {
   const from = Math.max(0, req.from);
   const sort = req.sort && req.sort.length ? req.sort : undefined;
   const cmp = (a: Cursor, b: Cursor): number => {
@@ -240,9 +270,26 @@ export function mergePages(list: HitList, shards: Array<{ p: number }>, req: { s
     const page = list.pages[p];
     if (page.n > 0) heap.push({ p, page, shardIndex: list.shardOfPage(p), row: 0 });
   }
-  for (let n = 0; n < from + req.size && heap.size > 0; n++) {
+  // collapsing: only the best hit of each group counts (ES's CollapseTopFieldDocs.merge)
+  const seen = groupOf ? new Set<string>() : null;
+  for (let n = 0; n < from + req.size && heap.size > 0; ) {
     const c = heap.pop()!;
-    if (n >= from) list.push(c.p, c.row);
+    const g = seen ? groupOf!(c.page, c.row) : '';
+    if (!seen || !seen.has(g)) {
+      seen?.add(g);
+      if (n >= from) list.push(c.p, c.row);
+      n++;
+    }
     if (++c.row < c.page.n) heap.push(c);
   }
+}
+
+/** The collapse value of a page row (what its `fields` carry for the collapse field), as a group key. */
+export function collapseGroupOf(field: string): (page: ShardPage, row: number) => string {
+  return (page, row) => {
+    const [a, e] = page.fieldsRange(row);
+    if (a === e) return 'null';
+    const fields = JSON.parse(page.b.toString('utf8', a, e)) as Record<string, unknown[]>;
+    return JSON.stringify(fields[field]?.[0] ?? null);
+  };
 }

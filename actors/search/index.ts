@@ -9,13 +9,13 @@ export { startScroll, openScroll, scrollPage, scrollFromFact, clearScrolls, clea
 export { openPit, closePit } from './pitService';
 export { contextMissing, useContext, mayUse, isSuperuser, requireLog } from './contextUse';
 export { keepAliveLimits, keepAliveOrThrow, checkKeepAlive, keepAliveTooLarge, parseKeepAlive, formatKeepAlive } from './keepAlive';
-export { resolveOptions, orderedTargets, indexNames, searchIndices, withAliasFilters, refuseFilteredAliases } from './indices';
-export { executeSearch, renderSearch, sliceTargets, targetQuery } from './coordinator';
+export { resolveOptions, orderedTargets, searchIndices, withAliasFilters, refuseFilteredAliases } from './indices';
+export { executeSearch, renderSearch, indexNames, sliceTargets, targetQuery } from './coordinator';
 export { ShardClient, checkMaxPayload } from './shardClient';
 export { IdCodec } from './ids';
 export { newSearchStats } from './services';
 export type { ScrollStart, ScrollPage } from './scrollService';
 export type { PitOpened } from './pitService';
 export type { SearchOutcome, ShardTarget, RenderExtra } from './coordinator';
-export type { SearchServices, PagingServices, SearchCall, SearchStats, SecurityHooks } from './services';
+export type { SearchServices, PagingServices, SearchCall, SearchStats, SecurityHooks, WriteGate } from './services';
 export type { ScrollPosition, SigningKey } from './ids';

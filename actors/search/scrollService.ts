@@ -6,7 +6,9 @@ import type { SortSpec } from '../shard/engine/types';
 import type { ContextHandle, ContextRecord } from '../contexts';
 import { executeSearch, renderSearch, sliceTargets, type SearchOutcome, type ShardTarget } from './coordinator';
 import { contextMissing, mayUse, requireLog, useContext } from './contextUse';
-import { indexNames, orderedTargets, refuseFilteredAliases, searchIndices } from './indices';
+import { orderedTargets, refuseFilteredAliases, searchIndices } from './indices';
+import { indexNames } from './coordinator';
+import { checkMaxTermsCount, withIndexBoosts } from './searchRewrite';
 import { keepAliveLimits, keepAliveOrThrow, keepAliveTooLarge, parseKeepAlive } from './keepAlive';
 import type { PagingServices, SearchCall } from './services';
 
@@ -68,7 +70,8 @@ export async function startScroll(s: PagingServices, req: SearchCall, sr: Search
   const keepAliveMs = keepAliveOrThrow(s, sr.scrollKeepAliveMs!);
   const indices = await searchIndices(s, req);
   refuseFilteredAliases(s, req.params.index, indices, 'scroll');
-  const all = orderedTargets(indices, sr.routing);
+  checkMaxTermsCount(sr, indices);
+  const all = withIndexBoosts(s, sr, orderedTargets(indices, sr.routing), req.query.ignore_unavailable === 'true');
   const targets = sliceTargets(all, sr.slice, 'scroll');
   const { maxOpenScroll } = keepAliveLimits(s);
   if (s.contexts.shardContexts('scroll') + targets.length > maxOpenScroll) {

@@ -3,10 +3,13 @@ import type { EsRequest, EsResponse } from '../wire/rest';
 import { parseSearchRequest, withImplicitShardDoc, type SearchRequest } from '../shard/engine';
 import { executeSearch, renderSearch, sliceTargets, targetQuery } from './coordinator';
 import { contextMissing, mayUse, useContext } from './contextUse';
-import { indexNames, orderedTargets, searchIndices, withAliasFilters } from './indices';
+import { orderedTargets, searchIndices, withAliasFilters } from './indices';
+import { indexNames } from './coordinator';
 import { keepAliveOrThrow } from './keepAlive';
 import { openScroll } from './scrollService';
 import type { PagingServices, SearchCall } from './services';
+import { checkMaxTermsCount, rewriteTermsLookups, withIndexBoosts } from './searchRewrite';
+import { expandCollapse } from './collapseExpand';
 
 /**
  * The search service (ES `TransportSearchAction`): one search, whatever asked for it (a REST
@@ -33,7 +36,8 @@ export function parseSearchCall(call: SearchCall, path?: string): SearchRequest 
 }
 
 /** Runs one parsed search: a PIT search, the first page of a scroll, or a plain search. */
-export async function runSearch(s: PagingServices, call: SearchCall, sr: SearchRequest): Promise<EsResponse> {
+export async function runSearch(s: PagingServices, call: SearchCall, parsed: SearchRequest): Promise<EsResponse> {
+  const sr = await rewriteTermsLookups(s, parsed, call.auth);
   if (sr.pit) return pitSearch(s, call, sr);
   if (sr.scrollKeepAliveMs !== undefined) return openScroll(s, call, sr);
   return plainSearch(s, call, sr);
@@ -41,8 +45,10 @@ export async function runSearch(s: PagingServices, call: SearchCall, sr: SearchR
 
 async function plainSearch(s: PagingServices, req: SearchCall, sr: SearchRequest): Promise<EsResponse> {
   const indices = await searchIndices(s, req);
-  const targets = withAliasFilters(s, req.params.index, orderedTargets(indices, sr.routing));
+  checkMaxTermsCount(sr, indices);
+  const targets = withIndexBoosts(s, sr, withAliasFilters(s, req.params.index, orderedTargets(indices, sr.routing)), req.query.ignore_unavailable === 'true');
   const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs });
+  await expandCollapse(s, sr, out, targets);
   return {
     body: renderSearch(out, sr, indexNames(targets), { restTotalHitsAsInt: sr.restTotalHitsAsInt, noTotal: sr.trackTotalHits === false }),
   };
@@ -59,12 +65,14 @@ async function pitSearch(s: PagingServices, req: SearchCall, sr: SearchRequest):
   const h = await useContext(s, req, contextId, 'pit', keepAliveMs);
   try {
     const sort = withImplicitShardDoc(sr.sort, sr.searchAfter);
-    const targets = sliceTargets(
+    const targets = withIndexBoosts(s, sr, sliceTargets(
       h.shards.map((p) => ({ ref: { index: p.index, indexUuid: p.indexUuid, n: p.n }, shardIndex: p.shardIndex, searcher: p.searcher })),
       sr.slice,
       'pit',
-    );
+    ), false);
+    checkMaxTermsCount(sr, [...new Set(h.shards.map((p) => p.index))].map((n) => s.cluster.get(n)).filter((i): i is NonNullable<typeof i> => !!i));
     const out = await executeSearch(s, { ...sr, sort, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs });
+    await expandCollapse(s, sr, out, targets);
     await h.ready; // the extension is logged before the answer
     return {
       body: renderSearch(out, sr, indexNames(targets), {
@@ -82,6 +90,17 @@ async function pitSearch(s: PagingServices, req: SearchCall, sr: SearchRequest):
 export async function runCount(s: PagingServices, req: Pick<EsRequest, 'params' | 'query' | 'auth'>, sr: SearchRequest): Promise<EsResponse> {
   const indices = await searchIndices(s, req);
   const targets = withAliasFilters(s, req.params.index, orderedTargets(indices, req.query.routing));
+  if (sr.minScore !== undefined || sr.terminateAfter !== undefined) {
+    // scores or early termination: the count is a size-0 search's exact total (ES counts through a search too)
+    const out = await executeSearch(s, { ...sr, size: 0, from: 0, trackTotalHits: true, checkWindow: 'search' }, targets, {});
+    const { total, successful, skipped, failed } = out.shards;
+    return {
+      body: {
+        count: out.total?.value ?? 0,
+        _shards: { total, successful, skipped, failed, ...(out.shards.failures ? { failures: out.shards.failures } : {}) },
+      },
+    };
+  }
   const res = await Promise.allSettled(targets.map((t) => s.shards.call<number>(t.ref, 'count', { query: targetQuery(sr.query, t) })));
   const ok = res.filter((r) => r.status === 'fulfilled') as PromiseFulfilledResult<number>[];
   if (!ok.length && targets.length) throw allShardsFailed(res.map((r) => (r as PromiseRejectedResult).reason));

@@ -5,13 +5,14 @@ import type { Membership } from '../cluster/membership';
 import type { ContextDirectory, ContextRegistry, ContextService } from '../contexts';
 import type { IdCodec } from './ids';
 import type { EsRequest } from '../wire/rest';
+import type { Authentication } from '../wire/security';
 
 /** Security hooks the search side needs (implemented by actors/security; absent when disabled). */
 export interface SecurityHooks {
-  allowedIndices(auth: unknown, action: string, indices: string[]): string[];
-  ownerOf(auth: unknown): { username: string; realm: string } | undefined;
+  allowedIndices(auth: Authentication | undefined, action: string, indices: string[]): string[];
+  ownerOf(auth: Authentication | undefined): { username: string; realm: string } | undefined;
   sameOwner(a: { username: string; realm: string } | undefined, b: { username: string; realm: string } | undefined): boolean;
-  authorize(auth: unknown, action: string, indices?: string[]): void | Promise<void>;
+  authorize(auth: Authentication | undefined, action: string, indices?: string[]): void | Promise<void>;
 }
 
 /**
@@ -32,6 +33,26 @@ export interface SearchServices {
    * node stats, its open contexts): route modules add handlers, the system serves them.
    */
   nodeOps: Record<string, (body: unknown) => unknown>;
+  /** The flood-stage block on writes (actors/cluster/floodStage.ts); absent: never blocked. */
+  flood?: WriteGate;
+  /** Updates this node found to be no-ops, by `<index uuid>/<shard>` (`indexing.noop_update_total`). */
+  noopUpdates?: Map<string, number>;
+}
+
+/** ES's read-only-allow-delete block as the write paths see it. */
+export interface WriteGate {
+  /** Throws ES's 429 `cluster_block_exception` when writes (not deletes) to these indices are refused. */
+  checkWrite(...indices: string[]): void;
+  /** The store refused an append for lack of room (look at it again now). */
+  noteFull(): void;
+  /** Bytes written to the log through this node (counted as used until the next look). */
+  noteWritten(bytes: number): void;
+  /** The log has no room for a deletion that would free some: lend it some of the lifecycle reserve. */
+  borrowRoom(): Promise<boolean>;
+  /** Room was freed (an index deleted): look at the store again now. */
+  poll(): Promise<void>;
+  /** The room the document log has, for `_nodes/stats` `fs`. */
+  room(): { level: string; blocked: boolean; readings: Array<{ source: string; totalBytes: number; freeBytes: number; from: string; level: string }> };
 }
 
 /** What the paging services add: the contexts (this node's, the cluster's) and the id codec. */

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { TimeoutError, type NatsConnection } from '@nats-io/transport-node';
-import { PRIMARY_OPS, subjects, type ShardOp } from '../../streams';
+import { Connectivity, PRIMARY_OPS, subjects, type ShardOp } from '../../streams';
 import { EsError, errorFromWire } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { encodeBatch } from '../shard/opCodec';
@@ -42,6 +42,10 @@ export interface ShardClientOptions {
    */
   writeWaitMs?: number;
   readWaitMs?: number;
+  /** A primary said the store has no room left (a write refused with the flood-stage 429). */
+  onStoreFull?: () => void;
+  /** Bytes of a write request that was applied (the log grew by about as much). */
+  onWritten?: (bytes: number) => void;
 }
 
 /** A shard that did not answer within the request's own `timeout` (the search reports `timed_out`). */
@@ -91,9 +95,13 @@ export class ShardClient {
   private readonly mux: RequestMux;
   private readonly writeWaitMs: number;
   private readonly readWaitMs: number;
+  private readonly onStoreFull?: () => void;
+  private readonly onWritten?: (bytes: number) => void;
 
   constructor(private readonly nc: NatsConnection, opts: ShardClientOptions | number = {}) {
     const o = typeof opts === 'number' ? { timeoutMs: opts } : opts;
+    this.onStoreFull = o.onStoreFull;
+    this.onWritten = o.onWritten;
     this.timeoutMs = o.timeoutMs ?? DEFAULT_SHARD_TIMEOUT_MS;
     this.writeWaitMs = o.writeWaitMs ?? 60_000;
     this.readWaitMs = o.readWaitMs ?? 5_000;
@@ -126,7 +134,7 @@ export class ShardClient {
 
   /** One request, failing at once when the connection drops under it. */
   private async once(ref: ShardRef, subject: string, payload: Uint8Array, timeout: number): Promise<Uint8Array> {
-    if (!this.connected) throw unavailable(ref, 'the node is not connected to NATS');
+    if (!this.connected && !(await Connectivity.of(this.nc).waitUp())) throw unavailable(ref, 'the node is not connected to NATS');
     let fail!: (e: unknown) => void;
     const lost = new Promise<never>((_, reject) => (fail = reject));
     this.inFlight.add(fail);
@@ -177,9 +185,10 @@ export class ShardClient {
           if (op === 'write' ? Date.now() < deadline : timeouts++ < 1) continue;
         }
         if (e instanceof ConnectionLost) {
-          // Sent, then the connection dropped (our NATS server died): ask again once reconnected,
-          // as a write that did land is applied again as the same documents.
-          if (await this.reconnected(op === 'write' ? deadline : Date.now() + this.readWaitMs)) continue;
+          // Sent, then the connection dropped (our NATS server died): ask again if it is back within
+          // a failover's time (a write that did land is applied again as the same documents), else
+          // ES's 503 at once: a node cut off answers fast.
+          if (await Connectivity.of(this.nc).waitUp()) continue;
           throw unavailable(ref, `${e.message} and did not get it back in time; the request may have been applied`);
         }
         if (e instanceof EsError) throw e;
@@ -235,19 +244,34 @@ export class ShardClient {
       size += s;
     }
     if (cur.length) chunks.push(cur);
-    // Chunks go in order: a later chunk may depend on an earlier one (same id twice).
+    // Chunks go in order: a later chunk may depend on an earlier one (same id twice). Each chunk is
+    // one write request, applied or refused as a whole: a chunk that fails fails its own writes and,
+    // as they are never sent, the ones after it; the chunks before it keep their outcomes (they are
+    // in the log and visible). A failure of the first chunk is thrown (nothing was written).
     const sent: WriteOutcome[] = [];
     const out: WriteReply = { outcomes: [], refreshed: false, maxSeqNo: -1 };
     for (const c of chunks) {
-      const data = await this.raw(ref, 'write', enc.encode(`${head}\n${encodeBatch(c, (w) => w.source)}`));
-      const reply = parseJson<ShardReply<WriteReply>>(dec.decode(data));
-      if (!reply.ok) throw errorFromWire(reply.error);
+      let reply: ShardReply<WriteReply>;
+      try {
+        const payload = enc.encode(`${head}\n${encodeBatch(c, (w) => w.source)}`);
+        reply = parseJson<ShardReply<WriteReply>>(dec.decode(await this.raw(ref, 'write', payload)));
+        if (!reply.ok) throw errorFromWire(reply.error);
+        this.onWritten?.(payload.length);
+      } catch (e) {
+        if (e instanceof EsError && e.status === 429 && e.type === 'cluster_block_exception') this.onStoreFull?.();
+        if (!sent.length && !refused.size) throw e;
+        const err = e instanceof EsError ? e : unavailable(ref, (e as Error).message ?? String(e));
+        const failed: WriteOutcome = { ok: false, status: err.status, error: { type: err.type, reason: err.message } };
+        while (sent.length < writes.length - refused.size) sent.push(failed);
+        break;
+      }
       sent.push(...reply.result.outcomes);
       out.refreshed ||= reply.result.refreshed;
       out.maxSeqNo = Math.max(out.maxSeqNo, reply.result.maxSeqNo);
     }
     let next = 0;
     out.outcomes = refused.size ? writes.map((_, i) => refused.get(i) ?? sent[next++]) : sent;
+    if (out.outcomes.some((o) => !o.ok && o.status === 429 && o.error.type === 'cluster_block_exception')) this.onStoreFull?.();
     return out;
   }
 

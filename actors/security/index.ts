@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { aggregateOf, Aggregate, type Envelope } from '../../streams';
-import type { SecurityGate } from '../wire/rest';
-import type { Routes } from '../wire/rest';
+import type { Routes, SecurityGate } from '../wire/rest';
 import type { NodeContext } from '../nodeContext';
 import { ApiKeyService } from './apiKeys';
 import { AuthenticatorChain } from './authenticatorChain';
@@ -28,12 +27,14 @@ import { ServiceAccountService } from './serviceAccounts';
 import { FileServiceTokens } from './serviceTokenFile';
 import { authOf, type SecurityServices } from './services';
 import { parseTimeValue } from '../wire/timeValue';
-import type { Principal } from './types';
+import type { Authentication, Principal } from '../wire/security';
 import { UserStore } from './userStore';
+import { tokenServiceDefault } from '../tls/httpSsl';
 
 export { ownerOf, sameOwner } from './ownership';
 export { authorize, allowedIndices, authorizeScroll, checkContextOwner, mayFreeContext, actionDenied } from './authorization';
-export type { Authentication, AuthResult, Principal, RoleDescriptor, User } from './types';
+export type { AuthResult } from './types';
+export type { Authentication, Principal, RoleDescriptor, User } from '../wire/security';
 export type { SecurityServices } from './services';
 
 /** What actors/system.ts gets from {@link startSecurity}. */
@@ -42,8 +43,8 @@ export interface SecurityModule {
   /** From actors/edge/httpEdge.ts; when !enabled, undefined is passed to the edge instead. */
   gate: SecurityGate;
   /** Filters concrete index names to those `auth` may run `action` on (for wildcard expansion, as ES does). */
-  allowedIndices(auth: unknown, action: string, indices: string[]): string[];
-  ownerOf(auth: unknown): Principal | undefined;
+  allowedIndices(auth: Authentication | undefined, action: string, indices: string[]): string[];
+  ownerOf(auth: Authentication | undefined): Principal | undefined;
   sameOwner(a: Principal | undefined, b: Principal | undefined): boolean;
   stop(): Promise<void>;
 }
@@ -106,8 +107,9 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   const digest = new CacheDigest();
   const users = new UserStore();
   const roles = new RoleStore();
-  // No HTTP TLS here, so the token service is on unless disabled (ES ties its default to TLS).
-  const tokensEnabled = st.bool(`${PREFIX}token.enabled`, true);
+  // ES ties the token service's default to HTTP TLS: on with HTTPS, off with ssl.enabled: false; on
+  // with the loopback default (plain HTTP on 127.0.0.1, README Differences).
+  const tokensEnabled = st.bool(`${PREFIX}token.enabled`, tokenServiceDefault(st));
   const apiKeysEnabled = st.bool(`${PREFIX}api_key.enabled`, true);
   // Unknown names stop the start (as ES refuses to start); ES's default for passwords is bcrypt, ours
   // PBKDF2 (native, on the libuv pool; bcrypt here is pure JavaScript on a worker thread).

@@ -15,9 +15,10 @@ import { oauth2Error, tokenExpired } from './errors';
 import { LostRace, type FactLog } from './factLog';
 import { sha256Url } from './hashing';
 import { ownerOf, sameOwner } from './ownership';
-import type { Permission } from './permission';
+import type { Permission } from '../wire/security';
 import type { RoleStore } from './roleStore';
-import type { Authentication, AuthResult } from './types';
+import type { AuthResult } from './types';
+import type { Authentication } from '../wire/security';
 
 /** Refresh tokens live 24h from their document's creation (ES ExpiredTokenRemover.MAXIMUM_TOKEN_LIFETIME_HOURS). */
 export const REFRESH_LIFE_MS = 24 * 3_600_000;

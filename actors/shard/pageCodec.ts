@@ -15,6 +15,8 @@
  *   [ids: u32 offset × (n+1) + the `_id`s as JSON strings]
  *   [routing: u32 offset × (n+1) + `_routing` as JSON strings, empty for a doc without one]
  *   [version: u32 × n] [seq_no: f64 × n, then primary term: u32 × n]
+ *   [extras (flag 128): u32 offset × (n+1) + `fields` objects as JSON text, empty for none;
+ *    u32 offset × (n+1) + trailing hit members (`"matched_queries":[…]`) as JSON text]
  *   u32 offset × (fetched+1) + the sources
  *
  * Hit metadata travels only when needed: `_routing` when some hit of the page has one, `_version`
@@ -41,7 +43,9 @@ const F_IDS = 8;
 const F_ROUTING = 16;
 const F_VERSION = 32;
 const F_SEQ_NO = 64;
-const F_META = F_ROUTING | F_VERSION | F_SEQ_NO;
+/** Hit extras computed by the shard: `fields` (docvalue_fields, fields) and trailing members (matched_queries). */
+const F_EXTRA = 128;
+const F_META = F_ROUTING | F_VERSION | F_SEQ_NO | F_EXTRA;
 const K_TAGGED = 0;
 const K_F64 = 1;
 const K_I64 = 2;
@@ -250,7 +254,8 @@ export function encodeQueryPage(searcher: SearcherRef, result: ShardQueryResult,
   const hasSort = n > 0 && hits[0].sort !== undefined;
   let scored = false;
   for (let i = 0; i < n && !scored; i++) scored = hits[i].score !== null;
-  const metaFlags = !meta ? 0 : (meta.routing ? F_ROUTING : 0) | (meta.version ? F_VERSION : 0) | (meta.seqNo ? F_SEQ_NO : 0);
+  const extra = hits.some((h) => h.fields !== undefined || h.tail !== undefined);
+  const metaFlags = (!meta ? 0 : (meta.routing ? F_ROUTING : 0) | (meta.version ? F_VERSION : 0) | (meta.seqNo ? F_SEQ_NO : 0)) | (extra ? F_EXTRA : 0);
   const flags = F_DOCS | F_IDS | (scored ? F_SCORES : 0) | (hasSort ? F_SORT : 0) | metaFlags;
   const head: QueryPageHead = { searcher, totalHits: result.totalHits, totalRelation: result.totalRelation, maxScore: result.maxScore };
   if (result.aggs !== undefined) head.aggs = result.aggs;
@@ -275,7 +280,11 @@ export function encodeQueryPage(searcher: SearcherRef, result: ShardQueryResult,
   }
   for (let j = 0; j < keys; j++) writeSortColumn(w, hits, j, shardIndex);
   writeStrings(w, ids);
-  if (metaFlags) writeMeta(w, meta!, n);
+  if (metaFlags) writeMeta(w, meta ?? {}, n);
+  if (extra) {
+    writeStrings(w, hits.map((h) => h.fields ?? ''));
+    writeStrings(w, hits.map((h) => h.tail ?? ''));
+  }
   writeStrings(w, sources);
   return w.take();
 }
@@ -348,6 +357,8 @@ export class ShardPage<H = unknown> {
   readonly hasRouting: boolean;
   readonly hasVersion: boolean;
   readonly hasSeqNo: boolean;
+  /** Whether hits carry shard-computed extras (`fields`, trailing members). */
+  readonly hasExtra: boolean;
   /** The reply's bytes. */
   readonly b: Buffer;
   private readonly dv: DataView;
@@ -362,6 +373,8 @@ export class ShardPage<H = unknown> {
   private readonly versionAt: number = 0;
   private readonly seqNoAt: number = 0;
   private readonly termAt: number = 0;
+  private readonly fieldsTable: number = 0;
+  private readonly tailTable: number = 0;
   private readonly srcTable: number;
   private readonly srcData: number;
 
@@ -376,6 +389,7 @@ export class ShardPage<H = unknown> {
     this.hasRouting = (flags & F_ROUTING) !== 0;
     this.hasVersion = (flags & F_VERSION) !== 0;
     this.hasSeqNo = (flags & F_SEQ_NO) !== 0;
+    this.hasExtra = (flags & F_EXTRA) !== 0;
     const n = (this.n = this.dv.getUint32(4, true));
     this.fetched = this.dv.getUint32(8, true);
     const headLen = this.dv.getUint32(12, true);
@@ -411,6 +425,12 @@ export class ShardPage<H = unknown> {
       this.seqNoAt = p;
       this.termAt = p + 8 * n;
       p += 12 * n;
+    }
+    if (this.hasExtra) {
+      this.fieldsTable = p;
+      p = p + 4 * (n + 1) + this.dv.getUint32(p + 4 * n, true);
+      this.tailTable = p;
+      p = p + 4 * (n + 1) + this.dv.getUint32(p + 4 * n, true);
     }
     this.srcTable = p;
     this.srcData = p + 4 * (this.fetched + 1);
@@ -560,6 +580,21 @@ export class ShardPage<H = unknown> {
   /** `_primary_term` of hit `i`, with its `_seq_no`. */
   primaryTerm(i: number): number | undefined {
     return this.hasSeqNo ? this.dv.getUint32(this.termAt + 4 * i, true) : undefined;
+  }
+
+  /** Byte range of hit `i`'s `fields` object (empty: none). */
+  fieldsRange(i: number): [number, number] {
+    return this.hasExtra ? this.stringAt(this.fieldsTable, i) : [0, 0];
+  }
+
+  /** Byte range of hit `i`'s trailing members (`"matched_queries":[…]`; empty: none). */
+  tailRange(i: number): [number, number] {
+    return this.hasExtra ? this.stringAt(this.tailTable, i) : [0, 0];
+  }
+
+  private stringAt(table: number, i: number): [number, number] {
+    const data = table + 4 * (this.n + 1);
+    return [data + this.dv.getUint32(table + 4 * i, true), data + this.dv.getUint32(table + 4 * i + 4, true)];
   }
 
   /** Byte range of source `i` (i < fetched). */

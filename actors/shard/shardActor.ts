@@ -3,7 +3,7 @@ import type { NatsConnection, Msg, Subscription } from '@nats-io/transport-node'
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import { AppendUncertain, DATA_STREAM, Fenced, READ_MAX_BYTES, fencedAppend, readStream, subjects, type LoggedMessage } from '../../streams';
-import { asEsError, EsError, errorToWire, type EsErrorBody } from '../wire/esErrors';
+import { asEsError, EsError, errorToWire, fromJetStream, type EsErrorBody } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
 import { ChunkedResponder } from './replyChunks';
@@ -14,6 +14,7 @@ import type { PreparedBatch } from './engine/store/shardStore';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';
 import { RecordingView } from './mappingProposal';
 import type { ForceMergeOptions, SegmentMaintenance } from './maintenance';
+import type { SearchScope } from '../wire/circuitBreaker';
 
 /** Address of one shard (any of its copies). */
 export interface ShardRef {
@@ -69,9 +70,14 @@ export interface CopyDeps {
   indexSettings?: () => Record<string, string>;
   /** A commit of this copy is durable (the node may trim the log behind it). */
   onCommit?: (copy: ShardActor) => void;
+  /** A query or fetch op's budget on the node's request breaker (closed when its reply is built). */
+  searchScope?: () => SearchScope;
 }
 
 const enc = new TextEncoder();
+/** Label of the sources a reply copies (request breaker). */
+const FETCH_LABEL = '<fetch_source>';
+const charsOf = (xs: string[]) => xs.reduce((n, x) => n + x.length, 0);
 const dec = new TextDecoder();
 /** A primary refuses to wait longer than this for a replica-lag or mapping round trip. */
 const WAIT_MS = 10_000;
@@ -432,7 +438,8 @@ export class ShardActor implements LocalCopy {
   }
 
   private errorReply(e: unknown, op: string): Uint8Array {
-    const err = asEsError(e);
+    // JetStream refusals as ES says them (no room: the flood-stage 429), never a 500
+    const err = fromJetStream(e, [this.ref.index]) ?? asEsError(e);
     if (err.status >= 500 && !(e instanceof EsError)) this.deps.log.error({ err: e, shard: this.ref, op }, 'shard op failed');
     return enc.encode(JSON.stringify({ ok: false, error: errorToWire(err) }));
   }
@@ -620,14 +627,27 @@ export class ShardActor implements LocalCopy {
 
   /** The query phase, replied as a page (actors/shard/pageCodec.ts); sources inline when asked, within the message size. */
   private query(m: QueryMessage): Uint8Array {
-    const searcher = m.searcher ?? this.store.acquireSearcher();
-    const result = this.store.query(searcher, m.req);
-    const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => this.store.source(d), this.maxPayload) : [];
-    return encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(this.store, result.hits, m.req));
+    const scope = this.deps.searchScope?.();
+    try {
+      const searcher = m.searcher ?? this.store.acquireSearcher();
+      const result = this.store.query(searcher, m.req, scope ? { budget: scope } : undefined);
+      const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => this.store.source(d), this.maxPayload) : [];
+      scope?.reserve(charsOf(sources), FETCH_LABEL); // the reply's copy of the sources
+      return encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(this.store, result.hits, m.req));
+    } finally {
+      scope?.close();
+    }
   }
 
   /** Sources of docs, in order, as many as fit a message (at least one). */
   private fetch(m: FetchMessage): Uint8Array {
-    return encodeFetchPage(replySources(m.docs, (d) => this.store.source(d), this.maxPayload));
+    const scope = this.deps.searchScope?.();
+    try {
+      const sources = replySources(m.docs, (d) => this.store.source(d), this.maxPayload);
+      scope?.reserve(charsOf(sources), FETCH_LABEL);
+      return encodeFetchPage(sources);
+    } finally {
+      scope?.close();
+    }
   }
 }

@@ -78,6 +78,19 @@ export const indexNotFound = (index: string) =>
     meta: { 'resource.type': 'index_or_alias', 'resource.id': index, index_uuid: '_na_', index },
   });
 
+/** A write with `require_alias=true` to a name that is no alias (IndexNotFoundException(message, index)). */
+export const requireAliasMissing = (index: string) =>
+  new EsError('index_not_found_exception', 404, `no such index [${index}] and [require_alias] request flag is [true] and [${index}] is not an alias`, {
+    meta: { 'resource.type': 'index_or_alias', 'resource.id': index, index_uuid: '_na_', index },
+  });
+
+/** IndexRequest.validate: an `_id` longer than 512 UTF-8 bytes (null when it is fine). */
+export function idTooLong(id: string | undefined): string | null {
+  if (id === undefined) return null;
+  const bytes = Buffer.byteLength(id, 'utf8');
+  return bytes > 512 ? `id [${id}] is too long, must be no longer than 512 bytes but was: ${bytes}` : null;
+}
+
 export const searchContextMissing = (id: string | number, why?: string) =>
   new EsError('search_context_missing_exception', 404, `No search context found for id [${id}]${why ? ` (${why})` : ''}`);
 
@@ -136,3 +149,45 @@ export const errorFromWire = (b: EsErrorBody): EsError => {
     causedBy: x.causedBy && errorFromWire(x.causedBy as unknown as EsErrorBody),
   });
 };
+
+// ---- a full store (flood stage) and JetStream's own refusals ----
+
+/** ES's flood-stage block (IndexMetadata.INDEX_READ_ONLY_ALLOW_DELETE_BLOCK), as ClusterBlockException prints it. */
+export const FLOOD_STAGE_BLOCK = 'TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block';
+
+/**
+ * ES's 429 `cluster_block_exception` for writes to indices under the flood-stage block:
+ * `index [a] blocked by: [TOO_MANY_REQUESTS/12/…];` per index, or the global form without indices.
+ */
+export function floodStageBlocked(indices: string[]): EsError {
+  const reason = indices.length ? indices.map((i) => `index [${i}] blocked by: [${FLOOD_STAGE_BLOCK}];`).join('') : `blocked by: [${FLOOD_STAGE_BLOCK}];`;
+  return new EsError('cluster_block_exception', 429, reason);
+}
+
+/** JetStream's API error code of `e` (a `JetStreamApiError` of the NATS client), matched by shape. */
+export function jetStreamApiCode(e: unknown): number | undefined {
+  const err = e as { name?: unknown; code?: unknown } | undefined;
+  return err?.name === 'JetStreamApiError' && typeof err.code === 'number' ? err.code : undefined;
+}
+
+/** The store refused the append for lack of room (server, account or stream limits). */
+export function isJetStreamFull(e: unknown): boolean {
+  const code = jetStreamApiCode(e);
+  if (code === 10002 /* account resource limits */ || code === 10023 /* insufficient resources */) return true;
+  // 10077 (stream store failed) carries the store's reason: a limit reached, or something else
+  return code === 10077 && /maximum (bytes|messages)|insufficient|resource/i.test((e as Error).message);
+}
+
+/**
+ * What a JetStream refusal means to a client, as ES would say it: no room left is the flood-stage
+ * 429 (naming `indices` when the append was for them), a message over the stream's size 413,
+ * anything else from the store a 503 (never a 500: the store, not the request, failed).
+ * Undefined when `e` is not a JetStream API error.
+ */
+export function fromJetStream(e: unknown, indices: string[] = []): EsError | undefined {
+  const code = jetStreamApiCode(e);
+  if (code === undefined) return undefined;
+  if (isJetStreamFull(e)) return floodStageBlocked(indices);
+  if (code === 10054) return new EsError('content_too_long_exception', 413, `the message is larger than the log accepts: ${(e as Error).message}`);
+  return new EsError('unavailable_shards_exception', 503, `the log refused the append: ${(e as Error).message} (JetStream error ${code})`);
+}

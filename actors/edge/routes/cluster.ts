@@ -1,8 +1,11 @@
 import { flatten } from '../../config';
-import { illegalArgument } from '../../wire/esErrors';
+import { checkValue, NODE_SETTINGS } from '../../knownSettings';
+import { EsError, illegalArgument } from '../../wire/esErrors';
+import { CHILD_BREAKERS, MAX_BUCKETS_SETTING, TOTAL_LIMIT, USE_REAL_MEMORY } from '../../wire/circuitBreaker';
 import { parseTimeValue } from '../../wire/timeValue';
 import type { Router } from '../router';
 import type { PagingServices } from '../../search';
+import { checkDiskSettings, INFO_INTERVAL_KEY, WATERMARK_KEYS } from '../../cluster/diskThreshold';
 
 export const VERSION = {
   number: '8.15.0',
@@ -16,8 +19,26 @@ export const VERSION = {
   minimum_index_compatibility_version: '7.0.0',
 };
 
+/** Breaker limits and overheads and `search.max_buckets`: dynamic in ES, checked by their type here. */
+const TYPED_DYNAMIC = new Set([
+  MAX_BUCKETS_SETTING, TOTAL_LIMIT, USE_REAL_MEMORY, ...CHILD_BREAKERS.flatMap((b) => [b.limitKey, b.overheadKey]),
+]);
+
 /** Dynamic cluster settings this node accepts. */
-const DYNAMIC = new Set(['search.max_open_scroll_context', 'search.default_keep_alive', 'search.max_keep_alive', 'search.keep_alive_interval', 'action.destructive_requires_name']);
+const DYNAMIC = new Set([
+  'search.max_open_scroll_context', 'search.default_keep_alive', 'search.max_keep_alive', 'search.keep_alive_interval', 'action.destructive_requires_name',
+  ...TYPED_DYNAMIC,
+  ...Object.values(WATERMARK_KEYS), INFO_INTERVAL_KEY,
+]);
+
+/** ES's 400 for a bad value (Setting.get: the parser's message, its parse exception as the cause). */
+function checkTyped(key: string, v: unknown): void {
+  if (v === null) return;
+  const bad = typeof v === 'object' || typeof v === 'bigint' ? `Failed to parse value [${String(v)}] for setting [${key}]` : checkValue(key, v, NODE_SETTINGS[key]);
+  if (!bad) return;
+  const def = NODE_SETTINGS[key];
+  throw illegalArgument(bad, def.type === 'memory' && !bad.startsWith('Failed') ? { causedBy: new EsError('parse_exception', 400, bad) } : undefined);
+}
 
 function nestedSettings(flat: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -53,6 +74,7 @@ export function clusterRoutes(r: Router, s: PagingServices): void {
     const changes = { ...flatten(body.persistent ?? {}), ...flatten(body.transient ?? {}) };
     for (const [k, v] of Object.entries(changes)) {
       if (!DYNAMIC.has(k)) throw illegalArgument(`${s.ctx.settings.get(k, undefined) === undefined ? 'persistent' : 'persistent'} setting [${k}], not recognized`);
+      if (TYPED_DYNAMIC.has(k)) checkTyped(k, v);
       if (k === 'search.max_open_scroll_context' && v !== null && !(Number.isInteger(Number(v)) && Number(v) >= 0)) {
         throw illegalArgument(`Failed to parse value [${String(v)}] for setting [${k}] must be >= 0`);
       }
@@ -68,6 +90,9 @@ export function clusterRoutes(r: Router, s: PagingServices): void {
         throw illegalArgument(`Failed to parse value [${String(v)}] as only [true] or [false] are allowed.`);
       }
     }
+    // the watermarks are checked together, against the values they would join (ES's validators)
+    checkDiskSettings((k) => s.ctx.settings.get<unknown>(k, undefined), changes);
+    if (Object.hasOwn(changes, INFO_INTERVAL_KEY) && changes[INFO_INTERVAL_KEY] !== null) parseTimeValue(String(changes[INFO_INTERVAL_KEY]), INFO_INTERVAL_KEY);
     await s.cluster.putClusterSettings(changes);
     return {
       body: {

@@ -1,11 +1,36 @@
 import { randomBytes } from 'node:crypto';
-import { EsError, validationFailed, illegalArgument } from '../../wire/esErrors';
+import { EsError, validationFailed, illegalArgument, idTooLong, requireAliasMissing } from '../../wire/esErrors';
+import { parseBool } from '../../wire/rest';
 import { type Router } from '../router';
 import { RawJson, type EsRequest, type EsResponse } from '../../wire/rest';
 import type { SearchServices } from '../../search/services';
 import { docShard, type IndexState } from '../../cluster';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
 import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite } from './writeAuthz';
+import { writeVersion } from './versioning';
+import { getDoc, getSourceFilter, renderFound, type GetOptions } from './getDoc';
+import { filterSource, parseSourceParams, type SourceFilter } from '../../shard/engine';
+
+const splitComma = (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean);
+
+/** `_source`, `_source_includes`, `_source_excludes` of a get. */
+function sourceParams(req: EsRequest): SourceFilter | undefined {
+  const q = req.query;
+  return parseSourceParams({ _source: q._source, _source_includes: q._source_includes, _source_excludes: q._source_excludes });
+}
+
+/** routing, realtime, refresh, version of a get (realtime=false reads what the last refresh made searchable). */
+function getOptions(s: SearchServices, req: EsRequest, index: IndexState): GetOptions {
+  const q = req.query;
+  const flag = (v: string | undefined) => (v === undefined ? undefined : v === '' || v === 'true');
+  return {
+    routing: q.routing ?? aliasIndexRouting(s, req.params.index, index),
+    realtime: flag(q.realtime),
+    refresh: flag(q.refresh),
+    version: q.version,
+    versionType: q.version_type,
+  };
+}
 
 /** ES-style auto ids: 20 URL-safe base64 characters. */
 export const autoId = () => randomBytes(15).toString('base64url');
@@ -73,6 +98,12 @@ async function writeOne(s: SearchServices, req: EsRequest, op: DocWrite['op'], i
   const source = op === 'delete' ? undefined : req.body?.toString('utf8');
   if (op !== 'delete' && !source?.trim()) throw validationFailed(['source is missing', 'content type is missing']);
   if (op !== 'delete' && source) req.json(); // malformed JSON -> ES's parse error before anything is written
+  const { fields: versioned, errors } = writeVersion(op, { version: req.query.version, versionType: req.query.version_type, ifSeqNo: req.query.if_seq_no });
+  const long = op === 'delete' ? null : idTooLong(id);
+  if (long) errors.push(long);
+  if (errors.length) throw validationFailed(errors);
+  // TransportBulkAction: a require_alias write goes to an alias only (no auto-creation either)
+  if (op !== 'delete' && parseBool(req.query.require_alias, false) && !s.cluster.metadata.aliases.has(req.params.index)) throw requireAliasMissing(req.params.index);
   // ES order: auto-create (its own action), then the shard-level bulk[s] and the op's implied action
   let idx: IndexState;
   if (op === 'delete') idx = s.cluster.writeIndex(req.params.index) ?? s.cluster.require(req.params.index);
@@ -81,12 +112,14 @@ async function writeOne(s: SearchServices, req: EsRequest, op: DocWrite['op'], i
     idx = await writeTarget(s, req.params.index);
   }
   await authorizeWrite(s, req.auth, op, req.params.index);
+  if (op !== 'delete') s.flood?.checkWrite(idx.name); // flood stage: read-only, deletes allowed
   const docId = id ?? autoId();
   const routing = req.query.routing ?? aliasIndexRouting(s, req.params.index, idx);
   const n = docShard(idx, docId, routing, op !== 'delete');
   const w: DocWrite = { op, id: docId, ...(source !== undefined ? { source } : {}), ...(routing ? { routing } : {}) };
   if (req.query.if_seq_no !== undefined) w.ifSeqNo = Number(req.query.if_seq_no);
   if (req.query.if_primary_term !== undefined) w.ifPrimaryTerm = Number(req.query.if_primary_term);
+  Object.assign(w, versioned);
   const { outcomes, refreshed, maxSeqNo } = await s.shards.write(idx.shards[n].ref, [w], refresh);
   if (refresh === 'true' || refresh === 'wait_for') await refreshReplicas(s, idx, n, maxSeqNo);
   const o = outcomes[0];
@@ -125,19 +158,18 @@ export function documentRoutes(r: Router, s: SearchServices): void {
   r.add(['GET', 'HEAD'], '/{index}/_doc/{id}', async (req) => {
     const index = s.cluster.single(req.params.index);
     const id = req.params.id;
-    const n = docShard(index, id, req.query.routing ?? aliasIndexRouting(s, req.params.index, index));
-    const doc = await s.shards.call<{ source: string; version: number; seqNo: number; primaryTerm?: number; routing?: string } | null>(index.shards[n].ref, 'get', { id });
+    const doc = await getDoc(s, index, id, getOptions(s, req, index));
     if (!doc) return { status: 404, body: { _index: index.name, _id: id, found: false } };
-    // ES GetResult: metadata fields (`_routing`) between `_primary_term` and `found`
-    const head = JSON.stringify({ _index: index.name, _id: id, _version: doc.version, _seq_no: doc.seqNo, _primary_term: doc.primaryTerm ?? 1, ...(doc.routing !== undefined ? { _routing: doc.routing } : {}), found: true });
-    return { body: new RawJson([head.slice(0, -1), ',"_source":', doc.source, '}']) };
+    const storedFields = req.query.stored_fields !== undefined ? splitComma(req.query.stored_fields) : undefined;
+    return { body: new RawJson(renderFound(index, id, doc, getSourceFilter(sourceParams(req), storedFields), storedFields)) };
   }, { kind: 'indices', action: 'indices:data/read/get', indices: idx });
   r.add(['GET', 'HEAD'], '/{index}/_source/{id}', async (req) => {
     const index = s.cluster.single(req.params.index);
     const id = req.params.id;
-    const n = docShard(index, id, req.query.routing ?? aliasIndexRouting(s, req.params.index, index));
-    const doc = await s.shards.call<{ source: string } | null>(index.shards[n].ref, 'get', { id });
+    const doc = await getDoc(s, index, id, getOptions(s, req, index));
     if (!doc) throw new EsError('resource_not_found_exception', 404, `Document not found [${index.name}]/[${id}]`);
-    return { body: new RawJson([doc.source]) };
+    const filter = sourceParams(req);
+    const src = filter ? filterSource(doc.source, { ...filter, fetch: true }) : doc.source;
+    return { body: new RawJson([src ?? '{}']) };
   }, { kind: 'indices', action: 'indices:data/read/get', indices: idx });
 }

@@ -1,13 +1,12 @@
-import { docShard } from '../../cluster';
 import { EsError, asEsError, illegalArgument, parseException, parsingException, toErrorBody, validationFailed } from '../../wire/esErrors';
 import { stringify } from '../../wire/json';
 import { type Router } from '../router';
 import { RawJson, type EsRequest, type EsResponse } from '../../wire/rest';
 import type { SearchServices } from '../../search/services';
 import type { IndexState } from '../../cluster';
-import { filterSource, parseSourceBody, parseSourceParams, type SourceFilter } from '../../shard/engine';
-import type { GetResult } from '../../shard/engine';
+import { parseSourceBody, parseSourceParams, type SourceFilter } from '../../shard/engine';
 import { refreshIndices } from './indices';
+import { getDoc, getSourceFilter, renderFound } from './getDoc';
 import { aliasIndexRouting } from './documents';
 
 /** One document to get. */
@@ -18,6 +17,8 @@ export interface MgetItem {
   storedFields?: string[];
   /** undefined = the request's default (URL `_source*`, else the whole source). */
   source?: SourceFilter;
+  version?: string;
+  versionType?: string;
 }
 
 const SHARD_ACTION = 'indices:data/read/mget[shard]';
@@ -67,36 +68,12 @@ function parseDoc(d: unknown, defaults: { index?: string; routing?: string; stor
     else if (k === 'fields') throw parsingException('Unsupported field [fields] used, expected [stored_fields] instead');
     else if (k === 'stored_fields') it.storedFields = Array.isArray(v) ? v.map(String) : [String(v)];
     else if (k === '_source') it.source = parseSourceBody(v);
-    else if ((k === 'version' || k === 'version_type') && scalar) continue; // accepted; the get is by id
+    else if (k === 'version' && scalar) it.version = String(v);
+    else if (k === 'version_type' && scalar) it.versionType = String(v);
     else if (scalar) throw new EsError('parse_exception', 400, `failed to parse multi get request. unknown field [${k}]`);
     // ES skips unknown object/array fields in a doc
   }
   return it;
-}
-
-/**
- * Whether `_source` comes back (ShardGetService.normalizeFetchSourceContent): an explicit `_source`
- * decides; stored_fields without `_source` among them turn it off.
- */
-function sourceFilterOf(it: MgetItem, urlSource: SourceFilter | undefined): SourceFilter | undefined {
-  if (it.source) return it.source;
-  if (urlSource) return urlSource;
-  if (it.storedFields && !it.storedFields.includes('_source')) return { fetch: false, includes: [], excludes: [] };
-  return undefined;
-}
-
-function renderFound(index: string, id: string, g: GetResult, filter: SourceFilter | undefined): string[] {
-  const head = stringify({
-    _index: index,
-    _id: id,
-    _version: g.version,
-    _seq_no: g.seqNo,
-    _primary_term: g.primaryTerm ?? 1,
-    ...(g.routing !== undefined ? { _routing: g.routing } : {}),
-    found: true,
-  });
-  const src = filter ? filterSource(g.source, filter) : g.source;
-  return src === undefined ? [head] : [head.slice(0, -1), ',"_source":', src, '}'];
 }
 
 /** Runs `fn` over `xs` with at most `limit` in flight; results in order. */
@@ -141,10 +118,14 @@ async function mget(s: SearchServices, req: EsRequest): Promise<EsResponse> {
     const failed = (e: EsError) => [stringify({ _index: it.index, _id: it.id, error: toErrorBody(e).error })];
     if (t instanceof Error) return failed(t);
     try {
-      const n = docShard(t, it.id!, it.routing ?? aliasIndexRouting(s, it.index!, t));
-      const g = await s.shards.call<GetResult | null>(t.shards[n].ref, 'get', { id: it.id });
+      const g = await getDoc(s, t, it.id!, {
+        routing: it.routing ?? aliasIndexRouting(s, it.index!, t),
+        realtime: q.realtime === undefined ? undefined : q.realtime === '' || q.realtime === 'true',
+        version: it.version,
+        versionType: it.versionType,
+      });
       if (!g) return [stringify({ _index: t.name, _id: it.id, found: false })];
-      return renderFound(t.name, it.id!, g, sourceFilterOf(it, urlSource));
+      return renderFound(t, it.id!, g, getSourceFilter(it.source ?? urlSource, it.storedFields), it.storedFields);
     } catch (e) {
       return failed(asEsError(e));
     }

@@ -1,3 +1,4 @@
+import { AGGREGATION_TYPES } from '../../shard/engine';
 import { type Router } from '../router';
 import { RawJson, type EsRequest, type EsResponse } from '../../wire/rest';
 import type { PagingServices } from '../../search';
@@ -7,6 +8,7 @@ import { callNodes } from '../../cluster/nodeRpc';
 import { collectShardStats, commonStats, INDEX_METRICS, parseMetrics, type IndexMetric, type ShardStat } from '../views/indexStats';
 import { illegalArgument } from '../../wire/esErrors';
 import { uptimeMs } from '../views/runtime';
+import { CircuitBreakerService } from '../../wire/circuitBreaker';
 
 /** `GET /_nodes` metrics (NodesInfoMetrics). */
 const INFO_METRICS = ['settings', 'os', 'process', 'jvm', 'thread_pool', 'transport', 'http', 'remote_cluster_server', 'plugins', 'ingest', 'aggregations', 'indices'] as const;
@@ -22,7 +24,7 @@ type StatsMetric = (typeof STATS_METRICS)[number];
 const THREAD_POOLS = ['analyze', 'fetch_shard_started', 'fetch_shard_store', 'flush', 'force_merge', 'generic', 'get', 'management', 'refresh', 'search', 'search_coordination', 'snapshot', 'warmer', 'write'];
 
 /** ES AggregationInfo: the aggregations this node runs (what `_nodes` `aggregations` lists). */
-const AGGREGATIONS = ['terms', 'min', 'max', 'avg', 'sum', 'value_count', 'date_histogram', 'composite', 'percentiles', 'cardinality'];
+const AGGREGATIONS = Object.keys(AGGREGATION_TYPES);
 
 /** `_nodes/<x>`: metrics when every part is a known metric, node ids otherwise (RestNodesInfoAction). */
 function splitNodesPath(first: string | undefined, second: string | undefined): { nodes?: string; metrics?: string } {
@@ -116,22 +118,10 @@ function searchSection(s: PagingServices): Record<string, number> {
   };
 }
 
-function breakers(heapMax: number, heapUsed: number): Record<string, unknown> {
-  const b = (limit: number, est: number, overhead: number) => ({
-    limit_size_in_bytes: Math.floor(limit),
-    limit_size: `${Math.floor(limit)}b`,
-    estimated_size_in_bytes: Math.floor(est),
-    estimated_size: `${Math.floor(est)}b`,
-    overhead,
-    tripped: 0,
-  });
-  return {
-    fielddata: b(heapMax * 0.4, 0, 1.03),
-    request: b(heapMax * 0.6, 0, 1),
-    inflight_requests: b(heapMax, 0, 2),
-    accounting: b(heapMax, 0, 1),
-    parent: b(heapMax * 0.95, heapUsed, 1),
-  };
+/** `breakers`: the node's breakers as they stand (CircuitBreakerService.stats). */
+function breakers(s: PagingServices): Record<string, unknown> {
+  if (s.ctx.breakers) return s.ctx.breakers.stats();
+  return new CircuitBreakerService(() => undefined).stats(); // a harness without breakers: ES's defaults, nothing used
 }
 
 async function nodeStats(s: PagingServices, n: NodeDescriptor, metrics: Set<StatsMetric>, indexMetrics: Set<IndexMetric>, level: string, shards: ShardStat[]): Promise<Record<string, unknown>> {
@@ -174,7 +164,7 @@ async function nodeStats(s: PagingServices, n: NodeDescriptor, metrics: Set<Stat
       actions: {},
     }),
     http: () => ({ ...rt.http, clients: [], routes: {} }),
-    breaker: () => breakers(jvm.mem.heap_max_in_bytes, jvm.mem.heap_used_in_bytes),
+    breaker: () => breakers(s),
     script: () => ({ compilations: 0, cache_evictions: 0, compilation_limit_triggered: 0 }),
     discovery: () => ({
       cluster_state_queue: { total: 0, pending: 0, committed: 0 },

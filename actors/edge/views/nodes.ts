@@ -51,7 +51,28 @@ export const NODE_ROLES = ['data', 'ingest', 'master'];
 
 /** This node's own runtime figures (what it answers to `es.v1.node.<id>.runtime`). */
 export async function localRuntime(s: PagingServices): Promise<NodeRuntime> {
-  return { os: osStats(), process: processStats(), jvm: jvmStats(), fs: fsStats(s.ctx.dataDir), http: await httpStats() };
+  return { os: osStats(), process: processStats(), jvm: jvmStats(), fs: withStore(fsStats(s.ctx.dataDir), s), http: await httpStats() };
+}
+
+/**
+ * The `fs` section with the document log's store in it: its room as the disk watermarks see it (a
+ * `data` entry of type `jetstream`, and `total` from it when its size is known) and the flood-stage
+ * decision (`fs.document_log`: level, read-only-allow-delete block).
+ */
+function withStore(fs: Record<string, unknown>, s: PagingServices): Record<string, unknown> {
+  const room = s.flood?.room();
+  if (!room) return fs;
+  const entries = room.readings.map((r) => ({
+    path: r.source === 'jetstream' ? 'jetstream' : r.from, mount: r.from, type: r.source,
+    total_in_bytes: r.totalBytes, free_in_bytes: r.freeBytes, available_in_bytes: r.freeBytes,
+  }));
+  const js = entries.find((e) => e.type === 'jetstream');
+  return {
+    ...fs,
+    ...(js ? { total: { total_in_bytes: js.total_in_bytes, free_in_bytes: js.free_in_bytes, available_in_bytes: js.available_in_bytes } } : {}),
+    data: [...((fs.data as unknown[]) ?? []), ...entries],
+    document_log: { watermark_level: room.level, read_only_allow_delete: room.blocked },
+  };
 }
 
 /** This node's static facts (kept in its membership record for the others' `GET /_nodes`). */

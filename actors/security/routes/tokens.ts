@@ -5,7 +5,7 @@ import { renderAuthentication } from '../authView';
 import { featureNotEnabled, forbidden, oauth2Error, unauthorized } from '../errors';
 import type { IssuedPair } from '../oauth2Tokens';
 import { authOf, bodyOf, type SecurityServices } from '../services';
-import type { AuthenticationType } from '../types';
+import type { AuthenticationType } from '../../wire/security';
 
 const A = 'cluster:admin/xpack/security/token/';
 const GRANTS = ['password', '_kerberos', 'refresh_token', 'client_credentials'];

@@ -75,6 +75,18 @@ export interface ShardQueryRequest {
   version?: boolean;
   /** Hits carry `_seq_no` and `_primary_term` (search `seq_no_primary_term: true`). */
   seqNoPrimaryTerm?: boolean;
+  /** `matched_queries` with each named clause's score (`include_named_queries_score`). */
+  namedQueriesScore?: boolean;
+  /** `docvalue_fields` entries: `{field, format?}` (wildcards allowed in field). */
+  docvalueFields?: Array<{ field: string; format?: string }>;
+  /** `fields` entries: `{field, format?, include_unmapped?}`. */
+  fields?: Array<{ field: string; format?: string; include_unmapped?: boolean }>;
+  /** `stored_fields` (non-metadata ones come back under `fields` when stored). */
+  storedFields?: string[];
+  /** Field collapsing: the shard returns the best hit of each of the top groups. */
+  collapse?: { field: string };
+  /** Rescorers, applied in order to the top `windowSize` hits. */
+  rescore?: Array<{ windowSize: number; query: unknown; queryWeight: number; rescoreQueryWeight: number; scoreMode: 'total' | 'multiply' | 'avg' | 'max' | 'min' }>;
 }
 
 export interface ShardHit {
@@ -83,6 +95,10 @@ export interface ShardHit {
   _id: string;
   score: number | null;
   sort?: SortValue[];
+  /** `fields` of the hit as a JSON object text (docvalue_fields, fields), when asked. */
+  fields?: string;
+  /** Hit members rendered after `sort`, as JSON text without braces (`"matched_queries":["a"]`). */
+  tail?: string;
 }
 
 export interface ShardQueryResult {
@@ -103,6 +119,9 @@ export interface DocWrite {
   routing?: string;
   ifSeqNo?: number;
   ifPrimaryTerm?: number;
+  /** External versioning: the version the write sets, checked against the current one. */
+  version?: number;
+  versionType?: 'external' | 'external_gte';
 }
 
 /** The normalized, sequenced op appended to the document log. Replaying it reproduces the shard exactly. */

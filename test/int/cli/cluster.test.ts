@@ -16,6 +16,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { alive, freePort, killGroup, spawnGroup, type GroupProcess } from '../../support/processGroup';
 import { DATA_STREAM, EVENT_STREAM } from '../../../streams';
+import { connectBus } from '../../../streams/busConnection';
 
 jest.setTimeout(300_000);
 
@@ -114,7 +115,7 @@ describe('npm run cluster -- --nodes 2', () => {
   it('prints both URLs, the NATS_URL of three servers and the generated password exactly once', () => {
     expect(g.out()).toContain(`node-1   ${url(0)}`);
     expect(g.out()).toContain(`node-2   ${url(1)}`);
-    expect(g.out()).toMatch(/NATS_URL=nats:\/\/127\.0\.0\.1:\d+,nats:\/\/127\.0\.0\.1:\d+,nats:\/\/127\.0\.0\.1:\d+ /);
+    expect(g.out()).toMatch(/NATS_URL=tls:\/\/127\.0\.0\.1:\d+,tls:\/\/127\.0\.0\.1:\d+,tls:\/\/127\.0\.0\.1:\d+ /);
     expect(password).toMatch(/^\S{20}$/);
     expect(g.out().split(password)).toHaveLength(3); // the banner line and the curl example below it
     expect(g.out()).toMatch(/cluster \[elasticsearch\] is (green|yellow) with 2 nodes/);
@@ -161,9 +162,30 @@ describe('npm run cluster -- --nodes 2', () => {
     expect((await get(`${url(0)}/`)).status).toBe(401);
   });
 
+  it('secures every nats-server: TLS with the generated CA, no anonymous client, the subscriber printed', async () => {
+    const natsUrl = /NATS_URL=(\S+)/.exec(g.out())![1];
+    const ca = readFileSync(join(dir, 'nats', 'bus', 'certs', 'ca.crt'), 'utf8');
+    for (const server of natsUrl.split(',')) {
+      expect(server).toMatch(/^tls:\/\/127\.0\.0\.1:\d+$/);
+      await expect(connect({ servers: server, tls: { ca }, reconnect: false })).rejects.toThrow('Authorization Violation');
+    }
+    const [, nkeyFile, caFile] = /NATS_NKEY=(\S+) NATS_CA=(\S+)/.exec(g.out())!;
+    const creds = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/events.ts', 'credentials', '--json'], {
+      env: { ...process.env, NATS_URL: natsUrl, NATS_NKEY: nkeyFile, NATS_CA: caFile }, encoding: 'utf8',
+    });
+    const c = JSON.parse(creds.stdout) as { servers: string[]; nkey_seed: string; inbox_prefix: string; tls: { ca: string } };
+    expect(c.servers).toEqual(natsUrl.split(','));
+    expect(c.tls.ca).toBe(ca);
+    const sub = await connectBus({ servers: c.servers, nkeySeed: c.nkey_seed, inboxPrefix: c.inbox_prefix, tls: { ca: c.tls.ca } });
+    const jsm = await jetstreamManager(sub);
+    expect((await jsm.streams.info(EVENT_STREAM)).state.messages).toBeGreaterThan(0);
+    await expect(jsm.streams.info(DATA_STREAM)).rejects.toThrow('Permissions Violation');
+    await sub.close();
+  });
+
   it('keeps the document and lifecycle streams with 3 replicas', async () => {
     const natsUrl = /NATS_URL=(\S+)/.exec(g.out())![1];
-    const nc = await connect({ servers: natsUrl.split(',') });
+    const nc = await connectBus({ servers: natsUrl.split(','), nkeySeed: readFileSync(join(dir, 'nats', 'bus', 'auth', 'node.nk'), 'utf8'), tls: { ca: readFileSync(join(dir, 'nats', 'bus', 'certs', 'ca.crt'), 'utf8') } });
     try {
       const jsm = await jetstreamManager(nc);
       for (const s of [DATA_STREAM, EVENT_STREAM]) expect((await jsm.streams.info(s)).config.num_replicas).toBe(3);

@@ -106,11 +106,11 @@ describe('start-up checks (as ES refuses to start)', () => {
   });
 
   it('warns about, and ignores, the ES settings this node does not use', () => {
-    const r = readNodeSettings({ CONFIG: undefined, ES_SETTING_DISCOVERY_TYPE: 'single-node', ES_SETTING_XPACK_SECURITY_HTTP_SSL_ENABLED: 'false' });
+    const r = readNodeSettings({ CONFIG: undefined, ES_SETTING_DISCOVERY_TYPE: 'single-node', ES_SETTING_XPACK_SECURITY_TRANSPORT_SSL_ENABLED: 'false' });
     expect(r.errors).toEqual([]);
     expect(r.warnings).toEqual([
       'setting [discovery.type] (from ES_SETTING_DISCOVERY_TYPE) is not used by this node and is ignored: single node',
-      'setting [xpack.security.http.ssl.enabled] (from ES_SETTING_XPACK_SECURITY_HTTP_SSL_ENABLED) is not used by this node and is ignored: no TLS on the HTTP edge here',
+      'setting [xpack.security.transport.ssl.enabled] (from ES_SETTING_XPACK_SECURITY_TRANSPORT_SSL_ENABLED) is not used by this node and is ignored: no transport layer here',
     ]);
   });
 });
@@ -137,6 +137,25 @@ describe('known settings', () => {
     for (const d of ['actors', 'streams', 'scripts']) walk(join(ROOT, d));
     return out;
   }
+
+  it('check breaker limits, overheads and search.max_buckets with ES texts', () => {
+    const r = readNodeSettings({
+      CONFIG: undefined,
+      ES_SETTING_INDICES_BREAKER_REQUEST_LIMIT: '150%',
+      ES_SETTING_INDICES_BREAKER_TOTAL_LIMIT: '12',
+      ES_SETTING_NETWORK_BREAKER_INFLIGHT__REQUESTS_OVERHEAD: '-1',
+      ES_SETTING_SEARCH_MAX__BUCKETS: '-1',
+      ES_SETTING_INDICES_BREAKER_FIELDDATA_LIMIT: '512mb',
+      ES_SETTING_INDICES_BREAKER_TOTAL_USE__REAL__MEMORY: 'false',
+    });
+    expect(r.errors).toEqual([
+      'percentage should be in [0-100], got [150] (from ES_SETTING_INDICES_BREAKER_REQUEST_LIMIT)',
+      'failed to parse setting [indices.breaker.total.limit] with value [12] as a size in bytes: unit is missing or unrecognized (from ES_SETTING_INDICES_BREAKER_TOTAL_LIMIT)',
+      'Failed to parse value [-1] for setting [network.breaker.inflight_requests.overhead] must be >= 0.0 (from ES_SETTING_NETWORK_BREAKER_INFLIGHT__REQUESTS_OVERHEAD)',
+      'Failed to parse value [-1] for setting [search.max_buckets] must be >= 0 (from ES_SETTING_SEARCH_MAX__BUCKETS)',
+    ]);
+    expect([r.settings.str('indices.breaker.fielddata.limit', ''), r.settings.bool('indices.breaker.total.use_real_memory', true)]).toEqual(['512mb', false]);
+  });
 
   it('include every setting the sources read', () => {
     const reads = keysReadBySources();

@@ -3,7 +3,7 @@ import { CALENDAR_UNITS, formatDate, histogramRounding, parseDateValue, type Rou
 import { compareCodePoints } from '../base/sortValues';
 import { parseTimeValue } from '../../../wire/timeValue';
 import type { AggregationType, AggSpec } from './aggTypes';
-import { MAX_BUCKETS, tooManyBuckets } from './bucketing';
+import { BUCKET_BYTES, compositeTooLarge, subsBytes, type AggBudget } from './aggBudget';
 import type { CompositeBucket, CompositeKey, CompositePartial, PartialMap } from './aggPartials';
 
 export type { CompositeBucket, CompositeKey, CompositePartial } from './aggPartials';
@@ -205,14 +205,15 @@ interface Live {
 }
 
 /** The shard collector of a composite spec; `subs` builds the sub-aggregators of one bucket. */
-export function compositeCollector(spec: AggSpec, reader: DocValuesReader, subs: () => { collect(doc: number): void; partial(): PartialMap }) {
+export function compositeCollector(spec: AggSpec, reader: DocValuesReader, subs: () => { collect(doc: number): void; partial(): PartialMap }, budget: AggBudget, top = true) {
   const sources = compositeSources(spec.name, spec.params);
   const size = spec.params.size === undefined ? 10 : Number(spec.params.size);
   const after = spec.params.after !== undefined ? afterKey(sources, spec.params.after) : undefined;
-  if (size > MAX_BUCKETS) {
+  if (size > budget.maxBuckets) {
     // ES sizes its queue up front and trips search.max_buckets at once.
-    throw tooManyBuckets(size);
+    throw compositeTooLarge(budget.maxBuckets, size);
   }
+  const meter = budget.meter(spec.name);
   const cmp = keyComparator(sources);
   const readers = sources.map((s) => valuesOf(s, reader));
   return () => {
@@ -234,6 +235,11 @@ export function compositeCollector(spec: AggSpec, reader: DocValuesReader, subs:
         order.splice(lo, 0, key);
         byId.set(id, (b = { key, count: 0, subs: subs() }));
         if (order.length > size) byId.delete(keyId(order.pop()!));
+        else {
+          // the queue grew: one more bucket that will be returned (ES counts its queue's size)
+          if (top) budget.consume(1);
+          meter.add(BUCKET_BYTES + subsBytes(spec.subs.length) + id.length);
+        }
       }
       b.count++;
       b.subs.collect(doc);
@@ -294,7 +300,7 @@ export function renderComposite(spec: AggSpec, p: CompositePartial | undefined, 
 export const compositeAgg: AggregationType = {
   params: ['sources', 'size', 'after'],
   check: (spec) => void compositeSources(spec.name, spec.params),
-  factory: (spec, ctx) => compositeCollector(spec, ctx.reader, ctx.subs(spec.subs)),
+  factory: (spec, ctx) => compositeCollector(spec, ctx.reader, ctx.subs(spec.subs), ctx.budget, ctx.top),
   merge: (a, b, spec, reduceSubs) => mergeComposite(a as CompositePartial, b as CompositePartial, spec, reduceSubs),
   render: (spec, p, ctx) => renderComposite(spec, p as CompositePartial | undefined, (subs) => ctx.renderSubs(subs, spec.subs), ctx.countBuckets),
 };

@@ -4,6 +4,7 @@ import { formatDate, parseDateValue } from './aggDates';
 import type { FieldType } from '../types';
 import type { AggregationType } from './aggTypes';
 import { fieldValues } from './values';
+import { VALUE_BYTES } from './aggBudget';
 import type { CardinalityPartial, PercentilesPartial, ValueKind } from './aggPartials';
 
 export type { CardinalityPartial, PercentilesPartial } from './aggPartials';
@@ -104,6 +105,7 @@ export function percentilesCollector(field: string, type: FieldType | undefined,
       collect(doc: number) {
         for (const v of read(doc)) values.push(toNumber(v, type));
       },
+      size: () => values.length,
       partial(compression: number): PercentilesPartial {
         values.sort((a, b) => a - b);
         return fromSorted(values, kind, compression);
@@ -342,13 +344,21 @@ export const percentilesAgg: AggregationType = {
   metric: true,
   typedName: () => 'tdigest_percentiles',
   check: (spec) => checkPercentilesParams(spec.name, spec.params),
-  factory(spec, { reader }) {
+  factory(spec, { reader, budget }) {
     const v = fieldValues(spec, reader);
     const make = percentilesCollector(v.field, v.type, v.read, v.hasMissing);
     const compression = compressionOf(spec.params);
     return () => {
       const c = make();
-      return { collect: c.collect, partial: () => c.partial(compression) };
+      const meter = budget.meter(spec.name); // every value is kept until the partial: 1 double each
+      return {
+        collect(doc) {
+          const before = c.size();
+          c.collect(doc);
+          meter.add(VALUE_BYTES * (c.size() - before));
+        },
+        partial: () => c.partial(compression),
+      };
     };
   },
   merge: (a, b, spec) => mergePercentiles(a as PercentilesPartial, b as PercentilesPartial, compressionOf(spec.params)),

@@ -1,7 +1,8 @@
 import type { AggPartial, PartialMap } from './aggPartials';
 import { aggSpecs } from './aggSpec';
 import type { AggSpec, RenderContext } from './aggTypes';
-import { MAX_BUCKETS, tooManyBuckets } from './bucketing';
+import { tooManyBuckets } from './aggBudget';
+import { DEFAULT_MAX_BUCKETS } from '../../../wire/circuitBreaker';
 import { aggregationType } from './registry';
 
 /**
@@ -9,8 +10,6 @@ import { aggregationType } from './registry';
  * run incrementally) and render ES's response shapes (`renderAggs`), each type through its
  * registry entry.
  */
-
-export { MAX_BUCKETS } from './bucketing';
 
 /**
  * Merges partial aggregation states (`Aggregators.partial()` results, or earlier reductions).
@@ -36,14 +35,15 @@ function reduceMaps(maps: PartialMap[], specs: AggSpec[]): PartialMap {
  * The response `aggregations` object, in request order; with `typed_keys` names become
  * `<type>#<name>` (`sterms#tags`, `lterms#years`, `date_histogram#per_day`, `min#low`).
  */
-export function renderAggs(reduced: unknown, aggsJson: unknown, typedKeys: boolean): Record<string, unknown> {
+export function renderAggs(reduced: unknown, aggsJson: unknown, typedKeys: boolean, maxBuckets = DEFAULT_MAX_BUCKETS): Record<string, unknown> {
   let buckets = 0;
   const ctx: RenderContext = {
     renderSubs: (subs, specs) => renderMap(subs, specs, typedKeys, ctx),
     countBuckets(n) {
       buckets += n;
-      if (buckets > MAX_BUCKETS) throw tooManyBuckets(buckets);
+      if (buckets > maxBuckets) throw tooManyBuckets(maxBuckets);
     },
+    maxBuckets,
   };
   return renderMap((reduced ?? {}) as PartialMap, aggSpecs(aggsJson), typedKeys, ctx);
 }

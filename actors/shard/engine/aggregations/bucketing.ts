@@ -1,6 +1,6 @@
-import { EsError } from '../../../wire/esErrors';
 import type { BucketPartial, PartialMap, TermKey } from './aggPartials';
 import type { Aggregators } from './aggTypes';
+import { BUCKET_BYTES, BUCKET_PARTIAL_BYTES, subsBytes, type AggBudget } from './aggBudget';
 
 /** Keyed buckets with sub-aggregations, shared by the bucket aggregations (terms, histograms). */
 
@@ -12,9 +12,30 @@ interface LiveBucket {
   subs: Aggregators;
 }
 
-/** Collects docs into keyed buckets, each with its own sub-aggregators. */
-export function bucketing(keysOf: (doc: number) => TermKey[], subs: () => Aggregators): { collect(doc: number): void; buckets(): BucketPartial[] } {
+/** How a bucketing aggregation accounts for its buckets (aggBudget.ts). */
+export interface BucketLimits {
+  budget: AggBudget;
+  /** The aggregation's name (its breaker label). */
+  name: string;
+  /** Count new buckets against `search.max_buckets` while collecting (top level), up to `cap` of them. */
+  count: boolean;
+  /** Buckets beyond this many are not returned (terms' shard_size), so they are not counted. */
+  cap?: number;
+  /** How many sub-aggregations each bucket holds (their memory comes with the bucket). */
+  subs: number;
+}
+
+/**
+ * Collects docs into keyed buckets, each with its own sub-aggregators. Each new bucket's memory is
+ * reserved as it is created; at the top level it also counts against `search.max_buckets`.
+ */
+export function bucketing(
+  keysOf: (doc: number) => TermKey[], subs: () => Aggregators, limits: BucketLimits,
+): { collect(doc: number): void; buckets(): BucketPartial[] } {
   const map = new Map<string, LiveBucket>();
+  const meter = limits.budget.meter(limits.name);
+  const cap = limits.count ? (limits.cap ?? Infinity) : 0;
+  const perBucket = BUCKET_BYTES + subsBytes(limits.subs);
   return {
     collect(doc) {
       const keys = keysOf(doc);
@@ -26,12 +47,19 @@ export function bucketing(keysOf: (doc: number) => TermKey[], subs: () => Aggreg
           seen.add(id);
         }
         let b = map.get(id);
-        if (!b) map.set(id, (b = { key: k, count: 0, subs: subs() }));
+        if (!b) {
+          if (map.size < cap) limits.budget.consume(1);
+          meter.add(perBucket + id.length);
+          map.set(id, (b = { key: k, count: 0, subs: subs() }));
+        }
         b.count++;
         b.subs.collect(doc);
       }
     },
-    buckets: () => [...map.values()].map((b) => ({ key: b.key, count: b.count, subs: b.subs.partial() })),
+    buckets: () => {
+      limits.budget.reserve(map.size * BUCKET_PARTIAL_BYTES, limits.name);
+      return [...map.values()].map((b) => ({ key: b.key, count: b.count, subs: b.subs.partial() }));
+    },
   };
 }
 
@@ -52,15 +80,4 @@ export function mergeBuckets(a: BucketPartial[], b: BucketPartial[], reduceSubs:
     }
   }
   return [...byKey.values()];
-}
-
-/** `search.max_buckets` default. */
-export const MAX_BUCKETS = 65_536;
-
-/** ES's error when a response would hold more than `search.max_buckets` buckets. */
-export function tooManyBuckets(n: number, max = MAX_BUCKETS): EsError {
-  return new EsError('too_many_buckets_exception', 400,
-    `Trying to create too many buckets. Must be less than or equal to: [${max}] but was [${n}]. ` +
-      'This limit can be set by changing the [search.max_buckets] cluster level setting.',
-    { meta: { max_buckets: max } });
 }

@@ -3,7 +3,7 @@ import { DEFAULT_DATE_FORMAT, formatDate, histogramRounding, parseDateValue } fr
 import { compareKeys, orderComparator } from './aggOrder';
 import type { BucketPartial, HistogramPartial } from './aggPartials';
 import type { AggregationType, AggSpec, RenderContext } from './aggTypes';
-import { bucketing, MAX_BUCKETS, mergeBuckets } from './bucketing';
+import { bucketing, mergeBuckets } from './bucketing';
 import { DATES, fieldValues, NUMERIC, toNumber } from './values';
 import type { FieldType } from '../types';
 
@@ -23,7 +23,7 @@ export const dateHistogramAgg: AggregationType = {
     const dateType: FieldType = type ?? 'date';
     const subs = ctx.subs(spec.subs);
     return () => {
-      const b = bucketing((doc) => read(doc).map((v) => rounding.round(toNumber(v, dateType))), subs);
+      const b = bucketing((doc) => read(doc).map((v) => rounding.round(toNumber(v, dateType))), subs, { budget: ctx.budget, name: spec.name, count: ctx.top, subs: spec.subs.length });
       return {
         collect: b.collect,
         partial: (): HistogramPartial => ({ t: 'date_histogram', buckets: b.buckets().sort((x, y) => compareKeys(x.key, y.key)) }),
@@ -80,7 +80,7 @@ function fillEmpty(s: AggSpec, buckets: BucketPartial[], ctx: RenderContext): Bu
   const out: BucketPartial[] = [];
   for (let k = first; k <= last; k = rounding.next(k)) {
     out.push(byKey.get(k) ?? { key: k, count: 0, subs: {} });
-    if (out.length > MAX_BUCKETS) ctx.countBuckets(out.length); // throws: stop filling early
+    if (out.length > ctx.maxBuckets) ctx.countBuckets(out.length); // throws: stop filling early
   }
   return out;
 }

@@ -35,4 +35,6 @@ export interface StoreView extends DocValuesReader {
   visible(s: SearcherRef, doc: number): boolean;
   /** The doc of `id` that s sees, if any. */
   lookup(s: SearcherRef, id: string): number | undefined;
+  /** Raw `_source` JSON text of a doc (the `fields` option reads values from it). */
+  source(doc: number): string;
 }

@@ -4,9 +4,9 @@
  * postings into one float64 array (Lucene sums clause scores in double, then casts to float).
  */
 import { Bitset } from '../base/bits';
-import { bm25, idf, lengthToNorm, normCache } from '../index/analysis';
+import { bm25, bm25Weight, idf, lengthToNorm, normCache } from '../index/analysis';
 import { docFreq, forEachPosting } from '../index/columnViews';
-import { statsOf, type QNode, type QueryContext } from './query';
+import { statsOf, type QNode, type QueryContext } from './qnode';
 
 const f = Math.fround;
 
@@ -71,7 +71,7 @@ function evalNode(node: QNode, ctx: QueryContext, acc: Float64Array | null, mult
       const ref = node.col.postings(node.term);
       if (docFreq(ref, n) === 0) return bits;
       const stats = statsOf(ctx).field(node.path);
-      const weight = f(f(mult * node.boost) * idf(statsOf(ctx).docFreq(node.path, node.term), stats.docCount));
+      const weight = bm25Weight(f(mult * node.boost), idf(statsOf(ctx).docFreq(node.path, node.term), stats.docCount));
       const cache = normCache(stats);
       const lens = node.col.lens;
       forEachPosting(ref, n, (d, tf) => {
@@ -82,7 +82,30 @@ function evalNode(node: QNode, ctx: QueryContext, acc: Float64Array | null, mult
     }
     case 'bool':
       return evalBool(node, ctx, acc, mult);
+    case 'scored': {
+      const r = node.run(acc !== null, mult);
+      if (acc && r.score) {
+        const score = r.score;
+        if (r.bits === null) for (let d = 0; d < n; d++) acc[d] += score(d);
+        else r.bits.forEach((d) => (acc[d] += score(d)));
+      }
+      return r.bits;
+    }
   }
+}
+
+/**
+ * A child's matches and its own scores (each cast to float, as a Lucene scorer returns them), with
+ * the enclosing boosts `mult` applied inside: what compound nodes (dis_max, function_score…)
+ * combine.
+ */
+export function evaluateChild(node: QNode, ctx: QueryContext, scoring: boolean, mult: number): Evaluated {
+  if (!scoring) return { bits: evalNode(node, ctx, null, 1) };
+  const c = node.k === 'all' || node.k === 'wrap' ? f(mult * node.boost) : node.k === 'const' ? (node.score ? node.score(mult) : f(mult * node.boost)) : null;
+  if (c !== null) return { bits: evalNode(node, ctx, null, 1), score: () => c };
+  const acc = new Float64Array(ctx.s.maxDoc);
+  const bits = evalNode(node, ctx, acc, mult);
+  return { bits, score: (d) => f(acc[d]) };
 }
 
 type BoolNode = Extract<QNode, { k: 'bool' }>;

@@ -1,45 +1,32 @@
 /**
  * Query DSL -> a small node tree bound to one searcher (fields resolved, values parsed, stats
- * read), evaluated by evaluate.ts. Supported: match_all, match_none, match, term, terms, range,
- * exists, ids, bool, constant_score, prefix, wildcard, regexp.
+ * read), evaluated by evaluate.ts. Here: match_all, match_none, match, term, terms, range, exists,
+ * ids, bool, constant_score, prefix, wildcard, regexp; the full-text and compound queries are
+ * compiled by their own modules (fullText.ts, multiMatch.ts, compound.ts, queryString.ts), which
+ * compile their clauses back through `ctx.compile`.
  */
 import { EsError, illegalArgument, parsingException } from '../../../wire/esErrors';
 import { compileRegExp, compileWildcard, RegExpFlag, type Matcher } from '../../../automaton';
-import type { SearcherRef } from '../types';
 import type { FieldDef } from '../index/mapping';
-import type { StoreView } from '../index/storeView';
 import { Bitset } from '../base/bits';
-import { analyze, bm25, idf, normCache } from '../index/analysis';
-import { docFreq, forEachPosting, type KeywordView, type NumericView, type NumVal, type PostingRef, type TextView } from '../index/columnViews';
+import { analyze, bm25, bm25Weight, idf, normCache } from '../index/analysis';
+import { docFreq, forEachPosting, type KeywordView, type NumericView, type NumVal, type PostingRef } from '../index/columnViews';
 import { DateParseError, dateFormatter } from '../base/dates';
 import { parseDateMath } from '../base/dateMath';
 import { halfRound } from '../index/docParser';
 import { numericRange, keywordRange, type Bound } from './ranges';
-import { segmentTermStats, type TermStatistics } from './termStats';
+import { statsOf, type QNode, type QueryContext } from './qnode';
+import { compileFieldText, compileFuzzy } from './fullText';
+import { compileCombinedFields, compileMultiMatch } from './multiMatch';
+import { compileBoosting, compileDisMax, compileFunctionScore } from './compound';
+import { compileQueryString, compileSimpleQueryString } from './queryString';
+import { minimumShouldMatchOf as minimumShouldMatch } from './msm';
 
-/** What a query needs from its surroundings. */
-export interface QueryContext {
-  /** The segment the query runs on. */
-  store: StoreView;
-  /** The searcher, bounded to that segment (its maxDoc is the segment's). */
-  s: SearcherRef;
-  /** Epoch millis used for `now` in date math. */
-  now: number;
-  /** Shard-wide statistics for scoring (default: the segment's own, termStats.ts). */
-  stats?: TermStatistics;
-}
+export { minimumShouldMatchOf as minimumShouldMatch } from './msm';
 
-/** The statistics a query scores with. */
-export const statsOf = (ctx: QueryContext): TermStatistics => (ctx.stats ??= segmentTermStats(ctx.store, ctx.s));
+export type { QNode, QueryContext } from './qnode';
 
-/** A compiled query node. `bits(ctx)` returns null for "every doc < maxDoc". */
-export type QNode =
-  | { k: 'all'; boost: number }
-  | { k: 'none' }
-  | { k: 'const'; boost: number; bits: () => Bitset | null; score?: (mult: number) => number }
-  | { k: 'text'; col: TextView; path: string; term: string; field: string; boost: number }
-  | { k: 'bool'; must: QNode[]; filter: QNode[]; should: QNode[]; mustNot: QNode[]; msm: number; boost: number }
-  | { k: 'wrap'; inner: QNode; boost: number };
+export { statsOf } from './qnode';
 
 const NONE: QNode = { k: 'none' };
 
@@ -54,8 +41,12 @@ export function compileQuery(q: unknown, ctx: QueryContext): QNode {
   if (keys.length !== 1) throw parsingException(keys.length ? `[${keys[0]}] malformed query, expected [END_OBJECT] but found [FIELD_NAME]` : 'query malformed, empty clause found');
   const name = keys[0];
   const body = q[name];
+  ctx.compile ??= (c) => compileQuery(c, ctx);
   try {
-    return compileNamed(name, body, ctx);
+    const node = compileNamed(name, body, ctx);
+    const qn = queryName(body);
+    if (qn !== undefined) (ctx.named ??= []).push({ name: qn, node });
+    return node;
   } catch (e) {
     if (e instanceof EsError) throw e;
     // mirrors SearchExecutionContext.toQuery: anything unexpected becomes a query_shard_exception
@@ -95,10 +86,21 @@ function compileNamed(name: string, body: unknown, ctx: QueryContext): QNode {
       const fields = Object.keys(b).filter((k) => k !== 'boost' && k !== '_name');
       if (fields.length !== 1) throw parsingException(`[terms] query does not support multiple fields`);
       const vals = b[fields[0]];
-      if (!Array.isArray(vals)) throw parsingException('[terms] query does not support terms lookup in this engine');
+      if (!Array.isArray(vals)) throw illegalArgument('query must be rewritten first'); // the coordinator resolves terms lookups
       return termNode(fields[0], vals, boostOf(b), ctx, true, false);
     }
     case 'match': return compileMatch(body, ctx);
+    case 'multi_match': return compileMultiMatch(asObj(name, body), ctx);
+    case 'combined_fields': return compileCombinedFields(asObj(name, body), ctx);
+    case 'match_bool_prefix':
+    case 'match_phrase':
+    case 'match_phrase_prefix': return compileFieldText(name, asObj(name, body), ctx);
+    case 'fuzzy': return compileFuzzy(asObj(name, body), ctx);
+    case 'dis_max': return compileDisMax(asObj(name, body), ctx);
+    case 'boosting': return compileBoosting(asObj(name, body), ctx);
+    case 'function_score': return compileFunctionScore(asObj(name, body), ctx);
+    case 'query_string': return compileQueryString(asObj(name, body), ctx);
+    case 'simple_query_string': return compileSimpleQueryString(asObj(name, body), ctx);
     case 'prefix':
     case 'wildcard':
     case 'regexp': {
@@ -112,6 +114,16 @@ function compileNamed(name: string, body: unknown, ctx: QueryContext): QNode {
     }
   }
   throw parsingException(`unknown query [${name}]`);
+}
+
+/** The `_name` of a clause: on its body, or inside its one field's options (`match: {f: {query, _name}}`). */
+function queryName(body: unknown): string | undefined {
+  if (!isObj(body)) return undefined;
+  if (typeof body._name === 'string') return body._name;
+  const fields = Object.keys(body).filter((k) => k !== 'boost');
+  if (fields.length !== 1) return undefined;
+  const inner = body[fields[0]];
+  return isObj(inner) && typeof inner._name === 'string' ? inner._name : undefined;
 }
 
 function asObj(name: string, body: unknown): Obj {
@@ -147,30 +159,6 @@ function compileBool(b: Obj, ctx: QueryContext): QNode {
     : minimumShouldMatch(should.length, String(b.minimum_should_match));
   if (pureShould && msm === 0) msm = 1; // a pure disjunction needs one hit
   return { k: 'bool', must, filter, should, mustNot, msm, boost: boostOf(b) };
-}
-
-/** ES `minimum_should_match`: `3`, `-1`, `75%`, `-25%`, `2<75%`, `3<-1 5<50%`. */
-export function minimumShouldMatch(count: number, spec: string): number {
-  spec = spec.trim();
-  if (spec.includes('<')) {
-    let result = count;
-    for (const part of spec.split(/\s+/)) {
-      const [ub, rest] = part.split('<');
-      if (count <= Number(ub)) return result;
-      result = minimumShouldMatch(count, rest);
-    }
-    return result;
-  }
-  let result: number;
-  if (spec.endsWith('%')) {
-    const calc = Math.fround((count * Number(spec.slice(0, -1))) * Math.fround(1 / 100));
-    result = calc < 0 ? count + Math.trunc(calc) : Math.trunc(calc);
-  } else {
-    const n = Number(spec);
-    if (!Number.isInteger(n)) throw new Error(`For input string: "${spec}"`);
-    result = n < 0 ? count + n : n;
-  }
-  return result < 0 ? 0 : result;
 }
 
 // ---- leaves ----
@@ -343,7 +331,7 @@ function keywordTerm(ctx: QueryContext, col: KeywordView, path: string, ord: num
       forEachPosting(ref, ctx.s.maxDoc, (d) => bits.set(d));
       return bits;
     },
-    score: (mult) => bm25(Math.fround(Math.fround(mult * boost) * termIdf), 1, normInv),
+    score: (mult) => bm25(bm25Weight(Math.fround(mult * boost), termIdf), 1, normInv),
   };
 }
 
@@ -355,7 +343,7 @@ function booleanTerm(ctx: QueryContext, col: NumericView | undefined, path: stri
   const { df, stats } = statsOf(ctx).booleanTerm(path, value);
   const termIdf = idf(df, stats.docCount);
   const normInv = normCache(stats)[1];
-  return { k: 'const', boost, bits: () => bits, score: (mult) => bm25(Math.fround(Math.fround(mult * boost) * termIdf), 1, normInv) };
+  return { k: 'const', boost, bits: () => bits, score: (mult) => bm25(bm25Weight(Math.fround(mult * boost), termIdf), 1, normInv) };
 }
 
 /** [lo, hi] of one term value on a numeric/date/boolean field, or null when it can match nothing. */
@@ -445,6 +433,9 @@ function compileMatch(body: unknown, ctx: QueryContext): QNode {
   if (o.query === undefined || o.query === null) throw parsingException('No text specified for text query');
   const boost = boostOf(o);
   const def = field === '_id' || field === '_index' ? undefined : ctx.store.mapping.field(field);
+  if (def && (def.type === 'text' || def.type === 'keyword') && (o.fuzziness !== undefined || o.analyzer !== undefined)) {
+    return compileFieldText('match', { [field]: o }, ctx);
+  }
   if (def && def.type !== 'text') {
     try {
       return termNode(field, [o.query], boost, ctx, false, false);

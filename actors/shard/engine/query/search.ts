@@ -18,7 +18,13 @@ import { sliceFilter } from './slice';
 import { floatValue } from '../index/analysis';
 import { topK } from '../../../wire/heap';
 import { createAggregators } from '../aggregations/aggs';
+import { UNLIMITED_BUDGET, type SearchBudget } from '../../../wire/circuitBreaker';
+import { bitsetBytes, hitsBytes, HITS_LABEL, BITSET_LABEL } from './queryBudget';
 import type { TermStatistics } from './termStats';
+import { finishHits } from './hitExtras';
+import { aggHooks, aggsNeedScores, type AggSegment } from './aggHooks';
+import { applyRescore, rescoreDepth } from './rescore';
+import { addCollapseField, collapseKey, collapseTop } from './collapse';
 
 /** Extra hooks of a query phase. */
 export interface QueryOptions {
@@ -30,6 +36,8 @@ export interface QueryOptions {
   collectAggs?: (docs: Int32Array, reader: DocValuesReader) => unknown;
   /** Score every match even when the top-k path could skip (tests compare the two paths). */
   exhaustive?: boolean;
+  /** The request breaker and `search.max_buckets` of this search (queryBudget.ts); default: no accounting. */
+  budget?: SearchBudget;
   /**
    * Collects `req.aggs` elsewhere: called for each matching doc (as `collectAggs` is), the result
    * then has no `aggs` (a shard spanning several segments aggregates them into one partial).
@@ -37,6 +45,8 @@ export interface QueryOptions {
   aggregate?: (doc: number) => void;
   /** Shard-wide scoring statistics (several segments); default: the segment's own. */
   stats?: TermStatistics;
+  /** Points the aggregators' hooks (filter, top_hits) at this segment before it is collected. */
+  aggBind?: (seg: AggSegment) => void;
 }
 
 /** Shards at least this large walk a cached sorted order for numeric sorts. */
@@ -87,19 +97,33 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
   }
   const slice = sliceFilter(store, s, req.slice);
   checkWindow(store, req, from, size);
-  const aggregators = req.aggs && !opts.collectAggs && !opts.aggregate ? createAggregators(req.aggs, store) : null;
+  // SearchService.parseSource / DefaultSearchContext.preProcess: shard-level checks, in ES's order
+  if (req.collapse && req.rescore?.length) throw illegalArgument('cannot use `collapse` in conjunction with `rescore`');
+  if (req.collapse && after && !(req.sort?.length === 1 && req.sort[0].field === req.collapse.field)) {
+    throw illegalArgument('Cannot use [collapse] in conjunction with [search_after] unless the search is sorted on the same field. Multiple sort fields are not allowed.');
+  }
+  const groupKey = req.collapse ? collapseKey(ctx, req.collapse.field) : null;
+  if (req.rescore?.length && keys) throw illegalArgument('Cannot use [sort] option in conjunction with [rescore].');
+  const depth = req.rescore ? rescoreDepth(req, k, store.settings().maxResultWindow) : k;
+  const budget = opts.budget ?? UNLIMITED_BUDGET;
+  // the hits this phase will hold: the top candidates (the rescore window if larger) and the page's hit objects
+  budget.reserve(hitsBytes(Math.max(k, depth), size, keys?.length ?? 0), HITS_LABEL);
+  const own = aggHooks();
+  const aggregators = req.aggs && !opts.collectAggs && !opts.aggregate ? createAggregators(req.aggs, store, budget, own.hooks) : null;
 
-  const plan = !keys && !req.aggs && req.trackTotalHits !== true && !opts.exhaustive ? planTopScore(compiled, ctx) : null;
-  if (plan) return topScoreQuery(store, s, req, plan, ctx, slice, from, k);
+  const plan = !keys && !req.aggs && !groupKey && req.trackTotalHits !== true && !opts.exhaustive ? planTopScore(compiled, ctx) : null;
+  if (plan) return topScoreQuery(store, s, req, plan, ctx, slice, from, k, depth);
   const tracksScores = !keys || keys.some((x) => x.kind === 'score') || req.trackScores === true;
-  const ev = evaluate(compiled, ctx, tracksScores || req.minScore !== undefined);
+  const ev = evaluate(compiled, ctx, tracksScores || req.minScore !== undefined || aggsNeedScores(req.aggs));
   if (ev.score) scoreOf = ev.score;
   let bits = ev.bits;
+  if (bits) budget.reserve(bitsetBytes(s.maxDoc), BITSET_LABEL); // the matching docs, one bit per doc
   if (slice?.bits) bits = bits ? bits.clone().and(slice.bits) : slice.bits;
   const range: [number, number] = slice?.range ?? [0, s.maxDoc];
   const minScore = req.minScore !== undefined ? (d: number) => scoreOf(d) >= req.minScore! : null;
 
   let aggs: unknown;
+  if (req.aggs) (opts.aggBind ?? own.bind)({ store, ctx, scoreOf, shardIndex: req.shardIndex ?? 0 });
   if (aggregators) {
     candidates(store, s, bits, range, minScore).forEach((d) => aggregators.collect(d));
     aggs = aggregators.partial();
@@ -112,13 +136,25 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
   }
   if (req.postFilter !== undefined) {
     const pf = evaluate(compileQuery(req.postFilter, ctx), ctx, false).bits;
+    if (pf) budget.reserve(2 * bitsetBytes(s.maxDoc), BITSET_LABEL); // its bits and their AND
     if (pf) bits = bits ? bits.clone().and(pf) : pf;
   }
   const cand = candidates(store, s, bits, range, minScore);
   const { totalHits, totalRelation } = countTotal(store, s, cand, req.trackTotalHits, minScore !== null);
 
   const afterOk = after ? afterTest(keys!) : null;
-  const top = k === 0 ? [] : collect(store, s, cand, keys, afterOk, k, scoreOf);
+  let top: number[];
+  if (k === 0) top = [];
+  else if (groupKey) {
+    const cmp = keys ? fullComparator(keys) : (a: number, b: number) => scoreOf(b) - scoreOf(a) || a - b;
+    top = collapseTop(k, cmp, groupKey, (push) => cand.forEach(afterOk ? (d) => afterOk(d) && push(d) : push));
+  } else top = collect(store, s, cand, keys, afterOk, depth, scoreOf);
+  if (req.rescore && top.length) {
+    const r = applyRescore(ctx, req.rescore, top, scoreOf);
+    const base = scoreOf;
+    top = r.docs.slice(0, k);
+    scoreOf = (d) => r.scores.get(d) ?? base(d);
+  }
   const docs = from > 0 ? top.slice(from) : top;
   const hits: ShardHit[] = docs.map((d) => ({
     doc: d,
@@ -126,6 +162,8 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
     score: tracksScores ? floatValue(scoreOf(d)) : null,
     ...(keys ? { sort: keys.map((x): SortValue => x.value(d)) } : {}),
   }));
+  finishHits(ctx, req, hits);
+  if (groupKey) addCollapseField(req.collapse!.field, groupKey, hits);
   let maxScore: number | null = null;
   if (!keys) maxScore = top.length ? floatValue(scoreOf(top[0])) : null;
   else if (tracksScores) {
@@ -142,7 +180,7 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
  */
 function topScoreQuery(
   store: StoreView, s: SearcherRef, req: ShardQueryRequest, plan: TopPlan, ctx: QueryContext,
-  slice: ReturnType<typeof sliceFilter>, from: number, k: number,
+  slice: ReturnType<typeof sliceFilter>, from: number, k: number, depth: number,
 ): ShardQueryResult {
   let allowed = slice?.bits ?? null;
   if (req.postFilter !== undefined) {
@@ -151,7 +189,7 @@ function topScoreQuery(
   }
   const track = req.trackTotalHits;
   const r = runTopScore(plan, {
-    k,
+    k: depth,
     countUpTo: track === false || (track as number) < 0 ? -1 : (track as number),
     range: slice?.range ?? [0, s.maxDoc],
     whole: !slice?.range,
@@ -159,9 +197,18 @@ function topScoreQuery(
     visible: store.deletedCount(s) > 0 ? (d) => store.visible(s, d) : null,
     minScore: req.minScore,
   });
+  let docs = Array.from(r.docs);
+  let scores = Array.from(r.scores);
+  if (req.rescore && docs.length) {
+    const byDoc = new Map(docs.map((d, i) => [d, scores[i]]));
+    const rs = applyRescore(ctx, req.rescore, docs, (d) => byDoc.get(d)!);
+    docs = rs.docs.slice(0, k);
+    scores = docs.map((d) => rs.scores.get(d)!);
+  }
   const hits: ShardHit[] = [];
-  for (let i = from; i < r.docs.length; i++) hits.push({ doc: r.docs[i], _id: store.idOf(r.docs[i]), score: floatValue(r.scores[i]) });
-  const maxScore = r.docs.length ? floatValue(r.scores[0]) : null;
+  for (let i = from; i < docs.length; i++) hits.push({ doc: docs[i], _id: store.idOf(docs[i]), score: floatValue(scores[i]) });
+  finishHits(ctx, req, hits);
+  const maxScore = docs.length ? floatValue(scores[0]) : null;
   return { totalHits: r.totalHits, totalRelation: r.totalRelation, maxScore, hits };
 }
 

@@ -14,7 +14,7 @@ import type { Bitset } from '../base/bits';
 import { filterLeads, flatPlan, rarestRequired, type FlatPlan } from './flatPlan';
 import { runFlat } from './flatRun';
 import { runTwo } from './flatTwo';
-import type { QNode, QueryContext } from './query';
+import type { QNode, QueryContext } from './qnode';
 import type { TopScoreParams, TopScoreResult } from './flatPlan';
 
 export type { TopScoreParams, TopScoreResult } from './flatPlan';

@@ -6,6 +6,7 @@ import { NO_SOURCE, parseSourceParams, splitComma, type SourceFilter } from './s
 import { parseTimeValue } from '../../../wire/timeValue';
 import type { ShardQueryRequest } from '../types';
 import { closest, Locator } from '../base/xcontent';
+import type { CollapseSpec, RescoreSpec } from './searchOptions';
 
 /**
  * A `_search` request after parsing and validation: what the coordinator needs to fan out,
@@ -27,6 +28,10 @@ export interface SearchRequest extends Omit<ShardQueryRequest, 'slice' | 'shardI
   version?: boolean;
   seqNoPrimaryTerm?: boolean;
   storedFields?: string[];
+  /** `indices_boost` entries (index expressions), resolved by the coordinator. */
+  indicesBoost?: Array<[string, number]>;
+  collapse?: CollapseSpec;
+  rescore?: RescoreSpec[];
   timeoutMs?: number;
   terminateAfter?: number;
   routing?: string;
@@ -62,7 +67,7 @@ const KNOWN_PARAMS = [
   'suggest_size', 'rest_total_hits_as_int', 'typed_keys', 'index', 'include_named_queries_score', 'min_compatible_shard_node',
   'format', 'filter_path', 'pretty', 'human', 'error_trace',
 ];
-const UNSUPPORTED_PARAMS = ['docvalue_fields', 'suggest_field', 'suggest_text', 'suggest_mode', 'suggest_size'];
+const UNSUPPORTED_PARAMS = ['suggest_field', 'suggest_text', 'suggest_mode', 'suggest_size'];
 
 /**
  * Parses a `_search` request (body + URL params; URL `from`/`size`/`track_total_hits`/`q`/`_source`
@@ -86,9 +91,9 @@ export function parseSearchRequest(body: unknown, params: Record<string, string>
   const df = p.str('df');
   const defaultOperator = p.str('default_operator');
   const lenient = p.bool('lenient');
-  p.str('analyzer');
-  p.bool('analyze_wildcard');
-  if (q !== undefined) b.query = queryFromQ(q, { df, defaultOperator, lenient });
+  const analyzer = p.str('analyzer');
+  const analyzeWildcard = p.bool('analyze_wildcard');
+  if (q !== undefined) b.query = queryFromQ(q, { df, defaultOperator, lenient, analyzer, analyzeWildcard });
   const fromParam = p.int('from');
   if (fromParam !== undefined) b.from = fromParam;
   const sizeParam = p.int('size');
@@ -108,6 +113,8 @@ export function parseSearchRequest(body: unknown, params: Record<string, string>
   }
   const storedFields = p.str('stored_fields');
   if (storedFields !== undefined) b.storedFields = splitComma(storedFields);
+  const docvalueFields = p.str('docvalue_fields');
+  if (docvalueFields !== undefined) b.docvalueFields = [...(b.docvalueFields ?? []), ...splitComma(docvalueFields).map((field) => ({ field }))];
   for (const u of UNSUPPORTED_PARAMS) if (p.str(u) !== undefined) throw notSupported(u);
   const sourceParam = parseSourceParams({ _source: p.str('_source'), _source_includes: p.str('_source_includes'), _source_excludes: p.str('_source_excludes') });
   if (sourceParam) b.source = sourceParam;
@@ -118,7 +125,7 @@ export function parseSearchRequest(body: unknown, params: Record<string, string>
   const sortParam = p.str('sort');
   if (sortParam !== undefined) b.sort = [...(b.sort ?? []), ...parseSortParam(sortParam)];
   p.str('stats');
-  p.bool('include_named_queries_score');
+  const namedQueriesScore = p.bool('include_named_queries_score');
 
   const requestCache = p.bool('request_cache');
   const scrollParam = p.str('scroll');
@@ -162,13 +169,11 @@ export function parseSearchRequest(body: unknown, params: Record<string, string>
   }
   const errs = validate(b, { scroll, requestCache });
   if (errs.length > 0) throw validationFailed(errs);
-  if (b.collapse !== undefined) throw notSupported('collapse');
-  if (b.rescore !== undefined) throw notSupported('rescore');
   if (b.explain) throw notSupported('explain');
 
   return build(b, {
     scroll, scrollKeepAliveMs, restTotalHitsAsInt, typedKeys, routing, preference, searchType, requestCache,
-    allowPartialSearchResults, indicesOptions,
+    allowPartialSearchResults, indicesOptions, namedQueriesScore,
   });
 }
 
@@ -198,14 +203,14 @@ function validate(b: SearchBody, r: { scroll: boolean; requestCache?: boolean })
 }
 
 type Extra = Pick<SearchRequest, 'restTotalHitsAsInt' | 'typedKeys' | 'searchType' | 'indicesOptions'> &
-  Partial<Pick<SearchRequest, 'scrollKeepAliveMs' | 'routing' | 'preference' | 'requestCache' | 'allowPartialSearchResults'>> & { scroll: boolean };
+  Partial<Pick<SearchRequest, 'scrollKeepAliveMs' | 'routing' | 'preference' | 'requestCache' | 'allowPartialSearchResults' | 'namedQueriesScore'>> & { scroll: boolean };
 
 function build(b: SearchBody, x: Extra): SearchRequest {
   const explicit = b.trackTotalHits !== undefined;
   // Scroll always counts exactly; rest_total_hits_as_int without a value forces exact too (checkRestTotalHits).
   const trackTotalHits = x.scroll ? true : explicit ? b.trackTotalHits! : x.restTotalHitsAsInt ? true : DEFAULT_TRACK_TOTAL_HITS;
   // stored_fields without an explicit _source returns no _source (ES fetch phase).
-  const source = b.source ?? (b.storedFields !== undefined ? NO_SOURCE : undefined);
+  const source = b.source ?? (b.storedFields !== undefined && !b.storedFields.includes('_source') ? NO_SOURCE : undefined);
   return compact({
     query: b.query, postFilter: b.postFilter, sort: b.sort,
     from: Math.max(0, b.from ?? 0), size: b.size ?? 10, searchAfter: b.searchAfter,
@@ -213,6 +218,8 @@ function build(b: SearchBody, x: Extra): SearchRequest {
     pit: b.pit, slice: b.slice, scrollKeepAliveMs: x.scrollKeepAliveMs, source,
     restTotalHitsAsInt: x.restTotalHitsAsInt, typedKeys: x.typedKeys,
     version: b.version, seqNoPrimaryTerm: b.seqNoPrimaryTerm, storedFields: b.storedFields,
+    docvalueFields: b.docvalueFields, fields: b.fields, indicesBoost: b.indicesBoost, collapse: b.collapse, rescore: b.rescore,
+    namedQueriesScore: x.namedQueriesScore,
     timeoutMs: b.timeoutMs, terminateAfter: b.terminateAfter,
     routing: x.routing, preference: x.preference, searchType: x.searchType, requestCache: x.requestCache,
     allowPartialSearchResults: x.allowPartialSearchResults, indicesOptions: compact(x.indicesOptions),

@@ -1,4 +1,5 @@
 import { EsError, illegalArgument } from '../../../wire/esErrors';
+import { compoundParsers } from './compoundDsl';
 import { didYouMean, isObject, Locator, tokenName, unknownField, type JsonPath } from '../base/xcontent';
 
 /**
@@ -20,14 +21,13 @@ export type Query = Record<string, Record<string, unknown>>;
 /** Queries the engine executes. */
 export const SUPPORTED_QUERIES = [
   'match_all', 'match_none', 'match', 'multi_match', 'term', 'terms', 'range', 'exists', 'ids', 'bool', 'constant_score',
-  'prefix', 'wildcard', 'regexp',
+  'prefix', 'wildcard', 'regexp', 'dis_max', 'boosting', 'function_score', 'combined_fields', 'query_string',
+  'simple_query_string', 'match_bool_prefix', 'match_phrase', 'match_phrase_prefix', 'fuzzy',
 ] as const;
 
 /** Other query names ES registers: valid there, a clear 400 here (also the "did you mean" candidates). */
 const OTHER_ES_QUERIES = [
-  'match_phrase', 'match_phrase_prefix', 'match_bool_prefix', 'combined_fields', 'query_string', 'simple_query_string',
-  'terms_set', 'fuzzy', 'boosting', 'dis_max', 'function_score',
-  'script_score', 'script', 'nested', 'has_child', 'has_parent', 'parent_id', 'geo_bounding_box', 'geo_distance',
+  'terms_set', 'script_score', 'script', 'nested', 'has_child', 'has_parent', 'parent_id', 'geo_bounding_box', 'geo_distance',
   'geo_polygon', 'geo_shape', 'shape', 'more_like_this', 'percolate', 'rank_feature', 'distance_feature', 'wrapper',
   'pinned', 'intervals', 'span_term', 'span_first', 'span_near', 'span_or', 'span_not', 'span_containing',
   'span_within', 'span_multi', 'field_masking_span', 'knn', 'text_expansion', 'sparse_vector', 'semantic', 'rule',
@@ -146,18 +146,6 @@ const match: Parser = (body, loc, path) => {
   return { [field]: spec };
 };
 
-const multiMatch: Parser = (body, loc, path) => {
-  const known = ['query', 'fields', 'type', 'operator', 'minimum_should_match', 'lenient', 'boost', 'analyzer', 'tie_breaker', 'fuzziness', '_name'];
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) {
-    if (!known.includes(k)) throw loc.parsing([...path, k], `[multi_match] query does not support [${k}]`);
-    out[k] = k === 'fields' ? (Array.isArray(v) ? v.map(String) : [String(v)]) : k === 'operator' ? parseOperator(v) : v;
-  }
-  if (out.query === undefined) throw illegalArgument('[multi_match] requires query value');
-  out.fields ??= ['*'];
-  return out;
-};
-
 const term: Parser = (body, loc, path) => {
   let field: string | undefined;
   let spec: Record<string, unknown> = {};
@@ -194,7 +182,11 @@ const terms: Parser = (body, loc, path) => {
         if (!isValue(x)) throw illegalArgument(`[terms] query does not support values of type [${tokenName(x)}]`);
         return x;
       });
-    } else if (isObject(v)) throw illegalArgument('[terms] query with a terms lookup is not supported');
+    } else if (isObject(v)) {
+      if (field !== undefined) throw loc.parsing([...path, f], '[terms] query does not support more than one field. Already got: [' + field + '] but also found [' + f + ']');
+      field = f;
+      out[f] = termsLookup(v, loc, [...path, f]);
+    }
     else if (f === 'boost') out.boost = boostOf(v, 'terms');
     else if (f === '_name') out._name = v;
     else if (isValue(v)) throw loc.parsing([...path, f], `[terms] query does not support [${f}]`);
@@ -205,6 +197,20 @@ const terms: Parser = (body, loc, path) => {
   }
   return out;
 };
+
+/** TermsLookup.parseTermsLookup: `{index, id, path, routing}`, all but routing required. */
+function termsLookup(v: Record<string, unknown>, loc: Locator, path: JsonPath): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (!['index', 'id', 'path', 'routing'].includes(k)) throw unknownField(loc, [...path, k], 'terms_lookup', k, ['index', 'id', 'path', 'routing']);
+    if (!isValue(x)) throw loc.parsing([...path, k], `[terms] unknown token [${tokenName(x)}] after [${k}]`);
+    out[k] = String(x);
+  }
+  if (out.id === undefined) throw illegalArgument('[terms] query lookup element requires specifying the id.');
+  if (out.path === undefined) throw illegalArgument('[terms] query lookup element requires specifying the path.');
+  if (out.index === undefined) throw illegalArgument('[terms] query lookup element requires specifying the index.');
+  return out;
+}
 
 const RANGE_KEYS = ['from', 'to', 'include_lower', 'include_upper', 'gt', 'gte', 'lt', 'lte', 'boost', 'format', 'time_zone', 'relation', '_name'];
 
@@ -340,37 +346,29 @@ const PARSERS: Record<string, Parser> = {
   match_all: objectParser('match_all', COMMON),
   match_none: objectParser('match_none', COMMON),
   match,
-  multi_match: multiMatch,
   term,
   terms,
   range,
   exists,
   ids,
   bool,
+  ...compoundParsers((v, loc, path) => parseQuery(v, loc, path)),
 };
 
 /**
- * The URL `q` parameter, minimally (RestActions.urlParamsToQueryBuilder builds a query_string):
- * `*` or `*:*` → match_all; `field:value` → match; a bare value → match on `df`, else
- * multi_match over all fields (`["*"]`, lenient).
+ * The URL `q` parameter as ES reads it (RestActions.urlParamsToQueryBuilder): a `query_string`
+ * query with `df` as its default field (else every field, leniently), `default_operator`,
+ * `lenient`, `analyzer` and `analyze_wildcard` from the URL.
  */
-export function queryFromQ(q: string, opts: { df?: string; defaultOperator?: string; lenient?: boolean } = {}): Query {
-  const text = q.trim();
-  if (text === '*' || text === '*:*' || text === '') return { match_all: {} };
-  const operator = opts.defaultOperator ? { operator: parseOperator(opts.defaultOperator) } : {};
-  const colon = text.search(/(?<!\\):/);
-  if (colon > 0) {
-    const field = text.slice(0, colon);
-    const value = unquote(text.slice(colon + 1));
-    if (value === '*') return { exists: { field } };
-    return { match: { [field]: { query: value, ...operator } } };
-  }
-  const value = unquote(text);
-  if (opts.df) return { match: { [opts.df]: { query: value, ...operator } } };
-  return { multi_match: { query: value, fields: ['*'], lenient: opts.lenient ?? true, ...operator } };
-}
-
-function unquote(s: string): string {
-  const t = s.trim();
-  return t.length >= 2 && t.startsWith('"') && t.endsWith('"') ? t.slice(1, -1) : t.replace(/\\(.)/g, '$1');
+export function queryFromQ(q: string, opts: { df?: string; defaultOperator?: string; lenient?: boolean; analyzer?: string; analyzeWildcard?: boolean } = {}): Query {
+  return {
+    query_string: {
+      query: q,
+      ...(opts.df !== undefined ? { default_field: opts.df } : {}),
+      ...(opts.defaultOperator !== undefined ? { default_operator: parseOperator(opts.defaultOperator) } : {}),
+      ...(opts.lenient !== undefined ? { lenient: opts.lenient } : {}),
+      ...(opts.analyzer !== undefined ? { analyzer: opts.analyzer } : {}),
+      ...(opts.analyzeWildcard !== undefined ? { analyze_wildcard: opts.analyzeWildcard } : {}),
+    },
+  };
 }

@@ -3,6 +3,7 @@ import { parseAggs } from '../aggregations/aggSpec';
 import { parseQuery, type Query } from './queryDsl';
 import { parseSort } from './searchSort';
 import { parseSourceBody, type SourceFilter } from './sourceFilter';
+import { parseCollapse, parseFieldAndFormats, parseIndicesBoost, parseRescore, type CollapseSpec, type FieldAndFormat, type RescoreSpec } from './searchOptions';
 import { parseTimeValue } from '../../../wire/timeValue';
 import type { SortSpec, SortValue } from '../types';
 import { failedToParseField, isObject, Locator, tokenName, unknownField, type JsonPath } from '../base/xcontent';
@@ -31,8 +32,11 @@ export interface SearchBody {
   version?: boolean;
   seqNoPrimaryTerm?: boolean;
   explain?: boolean;
-  collapse?: unknown;
-  rescore?: unknown[];
+  collapse?: CollapseSpec;
+  rescore?: RescoreSpec[];
+  docvalueFields?: FieldAndFormat[];
+  fields?: FieldAndFormat[];
+  indicesBoost?: Array<[string, number]>;
 }
 
 const V = ['VALUE_STRING', 'VALUE_NUMBER', 'VALUE_BOOLEAN'];
@@ -50,7 +54,7 @@ const KEYS: Record<string, string[]> = {
 };
 
 /** Known ES features this engine does not implement: a clear 400 rather than a silently different answer. */
-const UNSUPPORTED = ['knn', 'rank', 'script_fields', 'highlight', 'suggest', 'runtime_mappings', 'retriever', 'docvalue_fields', 'fields', 'indices_boost', 'sub_searches'];
+const UNSUPPORTED = ['knn', 'rank', 'script_fields', 'highlight', 'suggest', 'runtime_mappings', 'retriever', 'sub_searches'];
 
 /** A 400 for a known ES feature the engine lacks. */
 export const notSupported = (what: string) => illegalArgument(`[${what}] is not supported`);
@@ -79,7 +83,7 @@ export function parseSearchBody(body: unknown, loc: Locator): SearchBody {
       case '_source': out.source = parseSourceBody(v, loc, at); break;
       case 'stored_fields': out.storedFields = Array.isArray(v) ? v.map(String) : [String(v)]; break;
       case 'aggs':
-      case 'aggregations': out.aggs = parseAggs(v, loc, at); break;
+      case 'aggregations': out.aggs = parseAggs(v, loc, at, parseQuery); break;
       case 'min_score': out.minScore = numberValue(v); break;
       case 'timeout':
       case 'shard_timeout': out.timeoutMs = parseTimeValue(String(v), 'timeout'); break;
@@ -87,8 +91,11 @@ export function parseSearchBody(body: unknown, loc: Locator): SearchBody {
       case 'version': out.version = boolValue(v); break;
       case 'seq_no_primary_term': out.seqNoPrimaryTerm = boolValue(v); break;
       case 'explain': out.explain = boolValue(v); break;
-      case 'collapse': out.collapse = v; break;
-      case 'rescore': out.rescore = Array.isArray(v) ? v : [v]; break;
+      case 'collapse': out.collapse = parseCollapse(v, loc); break;
+      case 'rescore': out.rescore = parseRescore(v, loc, parseQuery); break;
+      case 'docvalue_fields': out.docvalueFields = parseFieldAndFormats(v, key, loc, at); break;
+      case 'fields': out.fields = parseFieldAndFormats(v, key, loc, at); break;
+      case 'indices_boost': out.indicesBoost = parseIndicesBoost(v as unknown[], loc); break;
       default: break; // profile, stats, ext: accepted, no effect on results
     }
   }

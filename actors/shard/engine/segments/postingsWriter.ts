@@ -50,6 +50,11 @@ export class PostingsWriter {
     this.postOff[0] = w.offset;
   }
 
+  /** Postings of the term being assembled. */
+  get size(): number {
+    return this.len;
+  }
+
   /** Starts a term. */
   reset(): void {
     this.len = 0;

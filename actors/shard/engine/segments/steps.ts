@@ -8,14 +8,16 @@
 /** Yields `undefined` to pause, or a Promise to wait for. */
 export type Steps<T> = Generator<Promise<unknown> | undefined, T, void>;
 
-/** Checks the clock every 256 calls; `due()` once the slice's time is used up. */
+/** Checks the clock every 256 units of work; `due()` once the slice's time is used up. */
 export class Slicer {
   private t0 = performance.now();
   private n = 0;
   constructor(readonly ms: number) {}
 
-  due(): boolean {
-    if ((++this.n & 255) !== 0 || this.ms === Infinity) return false;
+  /** @param work units done since the last call (a doc: 1; a term: its postings) */
+  due(work = 1): boolean {
+    if ((this.n += work) < 256 || this.ms === Infinity) return false;
+    this.n = 0;
     return performance.now() - this.t0 >= this.ms;
   }
 
@@ -27,6 +29,14 @@ export class Slicer {
   /** A new slice starts (after a yield). */
   reset(): void {
     this.t0 = performance.now();
+  }
+}
+
+/** A pause point between two pieces of work: yields when the slice's time is used up. */
+export function* pause(sl: Slicer): Steps<void> {
+  if (sl.dueNow()) {
+    yield;
+    sl.reset();
   }
 }
 

@@ -4,6 +4,7 @@
  * cannot carry). Plus the id hashes behind the on-disk id hash table and the bloom filter.
  */
 import { compareStrings, grow } from '../base/bits';
+import type { Slicer, Steps } from './steps';
 
 // String.prototype.isWellFormed is in Node 20; the project's TS lib predates it.
 const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
@@ -72,7 +73,7 @@ export class StringTableBuilder {
  * many slots as entries, linear probing. Entries are inserted in order, so equal keys are met in
  * ascending entry order on a probe.
  */
-export function buildHashSlots(hashes: Uint32Array, n: number): Int32Array {
+export function* buildHashSlots(hashes: Uint32Array, n: number, sl: Slicer): Steps<Int32Array> {
   let cap = 16;
   while (cap < n * 2) cap *= 2;
   const slots = new Int32Array(cap).fill(-1);
@@ -81,6 +82,10 @@ export function buildHashSlots(hashes: Uint32Array, n: number): Int32Array {
     let s = hashes[i] & mask;
     while (slots[s] !== -1) s = (s + 1) & mask;
     slots[s] = i;
+    if (sl.due()) {
+      yield;
+      sl.reset();
+    }
   }
   return slots;
 }

@@ -71,10 +71,10 @@ export interface TermGroup {
 }
 
 /**
- * Yields every distinct term of the sources in code point order (the group object is reused:
- * read it before the next step).
+ * Calls onGroup for every distinct term of the sources in code point order (the group object is
+ * reused); onGroup returns the work it did (postings written), for time slicing.
  */
-export function* mergeTerms(sources: Array<TermSource | undefined>, sl: Slicer, onGroup: (g: TermGroup) => void): Steps<void> {
+export function* mergeTerms(sources: Array<TermSource | undefined>, sl: Slicer, onGroup: (g: TermGroup) => number): Steps<void> {
   const runs: Run[] = [];
   for (let s = 0; s < sources.length; s++) {
     const src = sources[s];
@@ -110,8 +110,7 @@ export function* mergeTerms(sources: Array<TermSource | undefined>, sl: Slicer, 
       if (r.at < r.order.length) heap.replaceTop(r);
       else heap.pop();
     }
-    onGroup(group);
-    if (sl.due()) {
+    if (sl.due(1 + onGroup(group))) {
       yield;
       sl.reset();
     }

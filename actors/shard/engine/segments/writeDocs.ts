@@ -5,7 +5,7 @@
 import { Sec } from './format';
 import type { SegmentFileWriter } from './fileWriter';
 import { hasBulkSources, type LeafPlan, type TombstoneRec, type WriteInput } from './leaf';
-import { Slicer, type Steps } from './steps';
+import { pause, Slicer, type Steps } from './steps';
 import { bloomAdd, bloomWords, buildHashSlots, hashString, SEED1, StringTableBuilder } from './strings';
 
 /** What the per-doc part tells the footer and the meta. */
@@ -27,7 +27,7 @@ export function* writeDocs(w: SegmentFileWriter, plans: LeafPlan[], maxDoc: numb
   const routingDocs: number[] = [];
   const routings = new StringTableBuilder();
   let bigVersion = false;
-  const tombs = keptTombstones(plans, input);
+  const tombs = yield* keptTombstones(plans, input, sl);
   const bloom = new Uint32Array(bloomWords(maxDoc + tombs.length));
   let minSeqNo = Infinity, maxSeqNo = -Infinity;
   for (const p of plans) {
@@ -57,14 +57,17 @@ export function* writeDocs(w: SegmentFileWriter, plans: LeafPlan[], maxDoc: numb
     }
   }
   const utf16: string[] = [];
+  yield* pause(sl);
   w.section(Sec.seqNos, 'f64', seqNos);
   if (bigVersion) w.section(Sec.versions, 'f64', versions);
   else w.section(Sec.versions, 'u32', Uint32Array.from(versions));
+  yield* pause(sl);
   const idt = ids.finish();
   w.section(Sec.idOffs, 'u32', idt.offs);
   w.section(Sec.idBytes, 'bytes', idt.bytes);
   if (ids.utf16) utf16.push(Sec.idOffs);
-  w.section(Sec.idHash, 'i32', buildHashSlots(hashes, maxDoc));
+  yield* pause(sl);
+  w.section(Sec.idHash, 'i32', yield* buildHashSlots(hashes, maxDoc, sl));
   if (routingDocs.length > 0) {
     const rt = routings.finish();
     w.section(Sec.routingDocs, 'i32', Int32Array.from(routingDocs));
@@ -75,7 +78,12 @@ export function* writeDocs(w: SegmentFileWriter, plans: LeafPlan[], maxDoc: numb
   yield;
   sl.reset();
   const sourceBytes = yield* writeSources(w, plans, maxDoc, sl);
+  yield* pause(sl);
   for (const t of tombs) {
+    if (sl.due()) {
+      yield;
+      sl.reset();
+    }
     bloomAdd(bloom, t.id);
     if (t.seqNo < minSeqNo) minSeqNo = t.seqNo;
     if (t.seqNo > maxSeqNo) maxSeqNo = t.seqNo;
@@ -84,15 +92,19 @@ export function* writeDocs(w: SegmentFileWriter, plans: LeafPlan[], maxDoc: numb
   if (tombs.length > 0) {
     const tt = new StringTableBuilder();
     const th = new Uint32Array(tombs.length);
-    tombs.forEach((t, i) => {
-      tt.add(t.id);
-      th[i] = hashString(t.id, SEED1);
-    });
+    for (let i = 0; i < tombs.length; i++) {
+      tt.add(tombs[i].id);
+      th[i] = hashString(tombs[i].id, SEED1);
+      if (sl.due()) {
+        yield;
+        sl.reset();
+      }
+    }
     const tb = tt.finish();
     w.section(Sec.tombOffs, 'u32', tb.offs);
     w.section(Sec.tombBytes, 'bytes', tb.bytes);
     if (tt.utf16) utf16.push(Sec.tombOffs);
-    w.section(Sec.tombHash, 'i32', buildHashSlots(th, tombs.length));
+    w.section(Sec.tombHash, 'i32', yield* buildHashSlots(th, tombs.length, sl));
     w.section(Sec.tombSeqNos, 'f64', Float64Array.from(tombs, (t) => t.seqNo));
     w.section(Sec.tombVersions, 'f64', Float64Array.from(tombs, (t) => t.version));
   }
@@ -151,16 +163,21 @@ function* writeSources(w: SegmentFileWriter, plans: LeafPlan[], maxDoc: number, 
     }
   }
   const [, len] = w.end();
+  yield* pause(sl);
   if (len <= 0xffffffff) w.section(Sec.srcOffs, 'u32', Uint32Array.from(offs));
   else w.section(Sec.srcOffs, 'f64', offs);
   return len;
 }
 
 /** The tombstones of every leaf the input keeps, the latest per id, in id order of first appearance. */
-function keptTombstones(plans: LeafPlan[], input: WriteInput): TombstoneRec[] {
+function* keptTombstones(plans: LeafPlan[], input: WriteInput, sl: Slicer): Steps<TombstoneRec[]> {
   const byId = new Map<string, TombstoneRec>();
   for (const p of plans) {
     for (const t of p.leaf.tombstones()) {
+      if (sl.due()) {
+        yield;
+        sl.reset();
+      }
       if (input.tombstones && !input.tombstones(t)) continue;
       const had = byId.get(t.id);
       if (!had || had.seqNo < t.seqNo) byId.set(t.id, { id: t.id, seqNo: t.seqNo, version: t.version });

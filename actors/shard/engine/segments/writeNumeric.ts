@@ -11,7 +11,7 @@ import type { FieldType } from '../types';
 import type { SegmentFileWriter } from './fileWriter';
 import { Sec, type SegmentFieldMeta } from './format';
 import type { LeafPlan } from './leaf';
-import { Slicer, type Steps } from './steps';
+import { pause, Slicer, type Steps } from './steps';
 
 const U64 = 1n << 64n;
 
@@ -79,7 +79,9 @@ export function* writeNumeric(
   }
   if (docCount === 0) return undefined;
   const sec = (part: string) => Sec.field(field, part);
+  yield* pause(sl);
   w.section(sec('hi'), 'f64', hi);
+  yield* pause(sl);
   if (lo) w.section(sec('lo'), 'i32', lo);
   if (exDocs.length) {
     w.section(sec('ex.docs'), 'i32', Int32Array.from(exDocs));

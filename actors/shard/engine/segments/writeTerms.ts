@@ -12,7 +12,7 @@ import { Sec, type SegmentFieldMeta } from './format';
 import type { LeafPlan } from './leaf';
 import { cumulative, PostingsWriter } from './postingsWriter';
 import { keywordSource, mergeTerms, textSource, type TermSource } from './termMerge';
-import { Slicer, type Steps } from './steps';
+import { pause, Slicer, type Steps } from './steps';
 
 /** A written field: its meta, and whether its dictionary is UTF-16. */
 export interface WrittenField {
@@ -35,8 +35,10 @@ export function* writeKeyword(
     }
     const t = pw.finishTerm(g.term);
     if (t >= 0) for (let l = 0; l < plans.length; l++) if (g.keys[l] >= 0) ordMaps[l]![g.keys[l]] = t;
+    return pw.size;
   });
   const utf16 = pw.finish();
+  yield* pause(sl);
   const ords = new Int32Array(maxDoc).fill(-1);
   const mDocs: number[] = [];
   const mStart: number[] = [0];
@@ -65,12 +67,14 @@ export function* writeKeyword(
     }
   }
   const sec = (part: string) => Sec.field(field, part);
+  yield* pause(sl);
   w.section(sec('ords'), 'i32', ords);
   if (mDocs.length) {
     w.section(sec('m.docs'), 'i32', Int32Array.from(mDocs));
     w.section(sec('m.start'), 'u32', Uint32Array.from(mStart));
     w.section(sec('m.ords'), 'i32', Int32Array.from(mOrds));
   }
+  yield* pause(sl);
   const perDoc = new Uint32Array(maxDoc);
   for (let d = 0; d < maxDoc; d++) perDoc[d] = ords[d] >= 0 ? 1 : 0;
   for (let i = 0; i < mDocs.length; i++) perDoc[mDocs[i]] = mStart[i + 1] - mStart[i];
@@ -78,6 +82,7 @@ export function* writeKeyword(
   const sum = cumulative(maxDoc, (d) => perDoc[d]);
   w.section(sec('cum.docs'), 'f64', docs);
   w.section(sec('cum.sum'), 'f64', sum);
+  yield* pause(sl);
   let docCount = 0, sumAll = 0;
   for (let d = 0; d < maxDoc; d++) {
     docCount += ords[d] >= 0 ? 1 : 0;
@@ -100,11 +105,17 @@ export function* writeText(
       if (nd < 0 || !col.has(d)) continue;
       lens[nd] = col.lens[d];
       present = true;
+      if (sl.due()) {
+        yield;
+        sl.reset();
+      }
     }
   }
   if (!present) return undefined;
   const sec = (part: string) => Sec.field(field, part);
+  yield* pause(sl);
   w.section(sec('lens'), 'u32', lens);
+  yield* pause(sl);
   const sources: Array<TermSource | undefined> = cols.map((c) => (c ? textSource(c) : undefined));
   const positions = sources.every((s) => !s || s.terms.length === 0 || (s.pos !== undefined && s.pos(s.keys[0]) !== undefined))
     && sources.some((s) => s && s.terms.length > 0);
@@ -121,10 +132,13 @@ export function* writeText(
       if (ref !== undefined) pw.append(ref, plans[l], positions ? src.pos!(k) : undefined);
     }
     pw.finishTerm(g.term);
+    return pw.size;
   });
   const utf16 = pw.finish();
+  yield* pause(sl);
   w.section(sec('cum.docs'), 'f64', cumulative(maxDoc, (d) => (lens[d] > 1 ? 1 : 0)));
   w.section(sec('cum.sum'), 'f64', cumulative(maxDoc, (d) => (lens[d] > 0 ? lens[d] - 1 : 0)));
+  yield* pause(sl);
   let docCount = 0, sum = 0;
   for (let d = 0; d < maxDoc; d++) {
     if (lens[d] > 1) docCount++;

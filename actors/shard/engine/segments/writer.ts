@@ -58,6 +58,8 @@ function* writeCore(dir: string, name: string, input: WriteInput, opts: WriteOpt
   let published = false;
   try {
     const { plans, maxDoc } = planLeaves(input);
+    yield;
+    sl.reset();
     const docs = yield* writeDocs(w, plans, maxDoc, input, sl);
     const utf16 = [...docs.utf16];
     const paths = unionPaths(input);

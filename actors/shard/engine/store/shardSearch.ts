@@ -14,6 +14,8 @@ import { reduceHits } from '../query/reduce';
 import { docRange } from '../query/slice';
 import { createAggregators } from '../aggregations/aggs';
 import type { Leaf } from './leaf';
+import { finishLeafHits, leafRequest } from './leafOptions';
+import { aggHooks } from '../query/aggHooks';
 
 /** A segment as one searcher sees it: its docs with seqNo <= the searcher's, its deletions up to it. */
 export interface LeafSearcher {
@@ -172,21 +174,30 @@ export function queryLeaves(leaves: readonly LeafSearcher[], req: ShardQueryRequ
     slice = { ...slice, docIdRange: docRange(Math.max(0, Math.floor(seqNo) + 1), slice.id, slice.max) };
   }
   const reader = new SegmentSwitch(leaves[0]?.leaf as Leaf);
-  const aggregators = req.aggs && !opts.collectAggs ? createAggregators(req.aggs, reader) : null;
+  const ah = aggHooks();
+  const aggregators = req.aggs && !opts.collectAggs ? createAggregators(req.aggs, reader, opts.budget, ah.hooks) : null;
   const fill = docOrderAsc(req);
   let got = 0;
   const results: Array<{ shardIndex: number; result: ShardQueryResult }> = [];
+  // collapse and rescore apply to the shard's merged hits (leafOptions.ts)
+  const leafReq = leafRequest(req, leaves.length, leaves[0]?.leaf.settings().maxResultWindow ?? 10_000);
+  const depth = Math.max(k, leafReq.size ?? 0);
+  const local = new Map<string, number>();
   leaves.forEach(({ leaf, s }, i) => {
     reader.leaf = leaf;
     // doc order: once the page is full, later segments only count
-    const want = fill ? Math.max(0, k - got) : k;
+    const want = fill ? Math.max(0, k - got) : depth;
     // the window is checked once, on the first segment (in ES's order: after the query, sort and slice)
-    const r = executeQuery(leaf, s, { ...req, from: 0, size: want, checkWindow: i === 0 ? req.checkWindow : undefined, ...(slice ? { slice } : {}) }, {
+    const r = executeQuery(leaf, s, { ...leafReq, from: 0, size: want, checkWindow: i === 0 ? req.checkWindow : undefined, ...(slice ? { slice } : {}) }, {
       ...opts,
       stats,
-      ...(aggregators ? { aggregate: (d: number) => aggregators.collect(d) } : {}),
+      ...(aggregators ? { aggregate: (d: number) => aggregators.collect(d), aggBind: ah.bind } : {}),
     });
-    for (const h of r.hits) h.doc = leaf.docId(h.doc);
+    for (const h of r.hits) {
+      const d = leaf.docId(h.doc);
+      if (leafReq !== req) local.set(`${i}:${d}`, h.doc);
+      h.doc = d;
+    }
     got += r.hits.length;
     results.push({ shardIndex: i, result: r });
   });
@@ -197,12 +208,17 @@ export function queryLeaves(leaves: readonly LeafSearcher[], req: ShardQueryRequ
     if (aggregators) r.aggs = aggregators.partial();
     return r;
   }
-  const merged = reduceHits(results, { sort: req.sort, from, size, trackTotalHits: req.trackTotalHits });
+  const whole = !!req.collapse || !!req.rescore?.length;
+  const all = results.reduce((n, r) => n + r.result.hits.length, 0);
+  const merged = reduceHits(results, { sort: req.sort, from: whole ? 0 : from, size: whole ? all : size, trackTotalHits: req.trackTotalHits });
+  const page = whole
+    ? finishLeafHits(merged.hits, (h) => local.get(`${h.shardIndex}:${h.doc}`)!, leaves, req, stats)
+    : { hits: merged.hits.map(({ shardIndex: _s, ...h }) => h) };
   const out: ShardQueryResult = {
     totalHits: merged.total ? merged.total.value : null,
     totalRelation: merged.total?.relation ?? 'eq',
-    maxScore: merged.maxScore,
-    hits: merged.hits.map(({ shardIndex: _s, ...h }) => h),
+    maxScore: page.maxScore !== undefined ? page.maxScore : merged.maxScore,
+    hits: page.hits,
   };
   if (aggregators) out.aggs = aggregators.partial();
   else if (opts.collectAggs && req.aggs) out.aggs = results[results.length - 1]?.result.aggs;

@@ -206,7 +206,7 @@ export class ShardStore {
         outcomes.push(refused);
         continue;
       }
-      const version = (cur.version ?? 0) + 1;
+      const version = w.versionType ? w.version! : (cur.version ?? 0) + 1;
       let doc: ParsedDoc | undefined;
       if (w.op !== 'delete') {
         try {
@@ -301,6 +301,13 @@ export class ShardStore {
   /** The version-conflict outcome of a write, if it is refused (mirrors InternalEngine's checks). */
   private refusal(w: DocWrite, cur: IdState): WriteOutcome | undefined {
     if (w.op === 'create' && cur.live) return conflict(`[${w.id}]: version conflict, document already exists (current version [${cur.version}])`);
+    if (w.versionType && cur.version !== undefined) {
+      // VersionType.EXTERNAL / EXTERNAL_GTE: a deleted doc's tombstone still holds its version
+      const gte = w.versionType === 'external_gte';
+      if (gte ? cur.version > w.version! : cur.version >= w.version!) {
+        return conflict(`[${w.id}]: version conflict, current version [${cur.version}] is ${gte ? 'higher than' : 'higher or equal to'} the one provided [${w.version}]`);
+      }
+    }
     if (w.ifSeqNo === undefined && w.ifPrimaryTerm === undefined) return undefined;
     const want = `required seqNo [${w.ifSeqNo ?? -2}], primary term [${w.ifPrimaryTerm ?? 0}]`;
     if (!cur.live) return conflict(`[${w.id}]: version conflict, ${want}. but no document was found`);

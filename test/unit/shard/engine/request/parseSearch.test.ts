@@ -30,7 +30,7 @@ describe('parseSearchRequest: defaults and overrides', () => {
   it('lets URL from/size/track_total_hits/q overwrite the body', () => {
     const r = parseSearchRequest({ from: 1, size: 2, track_total_hits: false, query: { match_all: {} } },
       { from: '3', size: '4', track_total_hits: '100', q: 'title:foo' }, plain);
-    expect(r).toMatchObject({ from: 3, size: 4, trackTotalHits: 100, trackTotalHitsExplicit: true, query: { match: { title: { query: 'foo' } } } });
+    expect(r).toMatchObject({ from: 3, size: 4, trackTotalHits: 100, trackTotalHitsExplicit: true, query: { query_string: { query: 'title:foo' } } });
   });
 
   it('appends URL sort to the body sort, as ES does', () => {
@@ -122,7 +122,6 @@ describe('parseSearchRequest: ES error texts', () => {
     ['empty search_after', { search_after: [] }, {}, plain, 'illegal_argument_exception', 'Values cannot be empty.'],
     ['highlight', { highlight: { fields: {} } }, {}, plain, 'illegal_argument_exception', '[highlight] is not supported'],
     ['runtime_mappings', { runtime_mappings: {} }, {}, plain, 'illegal_argument_exception', '[runtime_mappings] is not supported'],
-    ['collapse outside a scroll', { collapse: { field: 'f' } }, {}, plain, 'illegal_argument_exception', '[collapse] is not supported'],
   ])('%s', (_name, body, params, ctx, type, reason) => {
     const e = parseFail(body, params, ctx);
     expect([e.type, e.message]).toEqual([type, reason]);
@@ -131,7 +130,7 @@ describe('parseSearchRequest: ES error texts', () => {
 
   it('accumulates every scroll validation error in ES order', () => {
     const e = parseFail(
-      { from: 5, size: 0, track_total_hits: false, rescore: { query: {} }, sort: ['n'], search_after: [1], collapse: { field: 'f' }, pit: { id: 'x' } },
+      { from: 5, size: 0, track_total_hits: false, rescore: { query: { rescore_query: { match_all: {} } } }, sort: ['n'], search_after: [1], collapse: { field: 'f' }, pit: { id: 'x' } },
       { scroll: '1m', request_cache: 'true' },
       pitCtx,
     );
@@ -272,7 +271,7 @@ describe('query DSL', () => {
     [{ bool: { must: 'x' } }, 'x_content_parse_exception', "[1:1] [bool] must doesn't support values of type: VALUE_STRING"],
     [{ bool: { shuld: [] } }, 'x_content_parse_exception', '[1:1] [bool] unknown field [shuld] did you mean [should]?'],
     [{ bool: { filter: [{ nope: {} }] } }, 'parsing_exception', 'unknown query [nope]'],
-    [{ fuzzy: { f: 'x' } }, 'illegal_argument_exception', '[fuzzy] query is not supported'],
+    [{ script_score: { query: {} } }, 'illegal_argument_exception', '[script_score] query is not supported'],
     [{ constant_score: {} }, 'parsing_exception', "[constant_score] requires a 'filter' element"],
   ])('rejects %j', (q, type, reason) => {
     const e = fail(() => parseQuery(q));
@@ -288,13 +287,10 @@ describe('query DSL', () => {
   });
 
   it.each<[string, Record<string, string>, unknown]>([
-    ['*', {}, { match_all: {} }],
-    ['title:foo', {}, { match: { title: { query: 'foo' } } }],
-    ['title:"quick fox"', { defaultOperator: 'AND' }, { match: { title: { query: 'quick fox', operator: 'and' } } }],
-    ['foo', {}, { multi_match: { query: 'foo', fields: ['*'], lenient: true } }],
-    ['foo', { df: 'body' }, { match: { body: { query: 'foo' } } }],
-    ['f:*', {}, { exists: { field: 'f' } }],
-  ])('maps q=%s', (q, opts, expected) => {
+    ['*', {}, { query_string: { query: '*' } }],
+    ['title:"quick fox"', { defaultOperator: 'AND' }, { query_string: { query: 'title:"quick fox"', default_operator: 'and' } }],
+    ['foo', { df: 'body' }, { query_string: { query: 'foo', default_field: 'body' } }],
+  ])('maps q=%s to a query_string query, as RestActions.urlParamsToQueryBuilder', (q, opts, expected) => {
     expect(queryFromQ(q, opts)).toEqual(expected);
   });
 });

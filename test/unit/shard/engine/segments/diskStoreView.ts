@@ -16,6 +16,10 @@ export function diskStoreView(seg: DiskSegment, store: IndexBuffer): StoreView {
     settings: store.settings,
     caches: new SearchCaches(),
     idOf: (d) => seg.idOf(d),
+    source: (d) => {
+      const src = seg.sourceOf(d);
+      return typeof src === 'string' ? src : Buffer.from(src).toString('utf8');
+    },
     docId: (d) => seg.seqNoOf(d), // the shard's _doc order is the seqNo (store/leaf.ts)
     column: (p) => seg.column(p),
     deletedCount: (s) => store.deletedCount(s),
