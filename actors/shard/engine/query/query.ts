@@ -5,6 +5,8 @@
  * compiled by their own modules (fullText.ts, multiMatch.ts, compound.ts, queryString.ts), which
  * compile their clauses back through `ctx.compile`.
  */
+import { compileIntervals } from './intervals';
+import { compileSpan, spanNode } from './spans';
 import { EsError, illegalArgument, parsingException } from '../../../wire/esErrors';
 import { compileRegExp, compileWildcard, RegExpFlag, type Matcher } from '../../../automaton';
 import type { FieldDef } from '../index/mapping';
@@ -96,6 +98,14 @@ function compileNamed(name: string, body: unknown, ctx: QueryContext): QNode {
     case 'match_phrase':
     case 'match_phrase_prefix': return compileFieldText(name, asObj(name, body), ctx);
     case 'fuzzy': return compileFuzzy(asObj(name, body), ctx);
+    case 'intervals': return compileIntervals(asObj(name, body), ctx);
+    case 'span_term': case 'span_near': case 'span_or': case 'span_not': case 'span_first': case 'span_multi':
+    case 'span_containing': case 'span_within': case 'field_masking_span': {
+      const b = asObj(name, body);
+      const inner = name === 'span_term' ? Object.entries(b).find(([k]) => k !== 'boost' && k !== '_name')?.[1] : undefined;
+      const boost = Math.fround(boostOf(b) * (isObj(inner) ? boostOf(inner) : 1));
+      return spanNode(compileSpan({ [name]: b }, ctx), boost, ctx);
+    }
     case 'dis_max': return compileDisMax(asObj(name, body), ctx);
     case 'boosting': return compileBoosting(asObj(name, body), ctx);
     case 'function_score': return compileFunctionScore(asObj(name, body), ctx);

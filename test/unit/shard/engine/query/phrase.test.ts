@@ -50,12 +50,12 @@ describe('match_phrase', () => {
     const idf = f(Math.log(1 + 0.5 / 5.5));
     const weight = f(f(2.2) * f(idf + idf));
     const norm = 1.2 * (0.25 + (0.75 * 4) / 3.2);
-    expect(scores(run({ match_phrase: { t: 'quick brown' } }))['1']).toBeCloseTo(weight / (1 + norm), 6);
+    expect(scores(run({ match_phrase: { t: 'quick brown' } }))['1']!).toBeCloseTo(weight / (1 + norm), 6);
   });
   it('slop lets terms move apart, or swap with slop 2', () => {
     expect(ids(run({ match_phrase: { t: { query: 'quick brown', slop: 1 } } }))).toEqual(['1', '4', '2', '5']);
     const s2 = scores(run({ match_phrase: { t: { query: 'quick brown', slop: 2 } } }));
-    expect(s2['4']).toBeGreaterThan(s2['1']); // doc 4: the exact match and the swapped one (1 + 1/3)
+    expect(s2['4']!).toBeGreaterThan(s2['1']!); // doc 4: the exact match and the swapped one (1 + 1/3)
   });
   it('values of a multi-valued field stand 100 positions apart', () => {
     expect(ids(run({ match_phrase: { t: { query: 'quick brown', slop: 99 } } }))).not.toContain('3');
