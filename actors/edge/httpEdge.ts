@@ -261,7 +261,7 @@ function answerClientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, 
 }
 
 /** Errors of the NATS client itself (a request or a JetStream append that got no answer, a closed connection). */
-const NATS_ERRORS = new Set(['TimeoutError', 'ConnectionError', 'ClosedConnectionError', 'DrainingConnectionError', 'RequestError', 'NoResponders']);
+const NATS_ERRORS = new Set(['TimeoutError', 'ConnectionError', 'ClosedConnectionError', 'DrainingConnectionError', 'RequestError', 'NoResponders', 'NatsUnavailable', 'AppendUncertain']);
 
 /**
  * The node lost its NATS connection (or JetStream did not answer): ES's 503 for a node cut off from

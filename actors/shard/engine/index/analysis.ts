@@ -168,7 +168,16 @@ export function normCache(stats: FieldStats): Float32Array {
   return c;
 }
 
-/** `weight - weight / (1 + freq * normInverse)`, weight = boost * idf. */
+/**
+ * A term's BM25 weight as ES computes it: ES 8 scores with LegacyBM25Similarity, which hands
+ * Lucene's BM25 the boost times (1 + k1), so weight = boost * 2.2 * idf (float32 at each step).
+ */
+export function bm25Weight(boost: number, termIdf: number): number {
+  return f(f(boost * K1_PLUS_1) * termIdf);
+}
+const K1_PLUS_1 = f(1 + K1);
+
+/** `weight - weight / (1 + freq * normInverse)`, weight = bm25Weight(boost, idf). */
 export function bm25(weight: number, freq: number, normInverse: number): number {
   return f(weight - f(weight / f(1 + f(freq * normInverse))));
 }

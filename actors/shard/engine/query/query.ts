@@ -9,7 +9,7 @@ import { EsError, illegalArgument, parsingException } from '../../../wire/esErro
 import { compileRegExp, compileWildcard, RegExpFlag, type Matcher } from '../../../automaton';
 import type { FieldDef } from '../index/mapping';
 import { Bitset } from '../base/bits';
-import { analyze, bm25, idf, normCache } from '../index/analysis';
+import { analyze, bm25, bm25Weight, idf, normCache } from '../index/analysis';
 import { docFreq, forEachPosting, type KeywordView, type NumericView, type NumVal, type PostingRef } from '../index/columnViews';
 import { DateParseError, dateFormatter } from '../base/dates';
 import { parseDateMath } from '../base/dateMath';
@@ -331,7 +331,7 @@ function keywordTerm(ctx: QueryContext, col: KeywordView, path: string, ord: num
       forEachPosting(ref, ctx.s.maxDoc, (d) => bits.set(d));
       return bits;
     },
-    score: (mult) => bm25(Math.fround(Math.fround(mult * boost) * termIdf), 1, normInv),
+    score: (mult) => bm25(bm25Weight(Math.fround(mult * boost), termIdf), 1, normInv),
   };
 }
 
@@ -343,7 +343,7 @@ function booleanTerm(ctx: QueryContext, col: NumericView | undefined, path: stri
   const { df, stats } = statsOf(ctx).booleanTerm(path, value);
   const termIdf = idf(df, stats.docCount);
   const normInv = normCache(stats)[1];
-  return { k: 'const', boost, bits: () => bits, score: (mult) => bm25(Math.fround(Math.fround(mult * boost) * termIdf), 1, normInv) };
+  return { k: 'const', boost, bits: () => bits, score: (mult) => bm25(bm25Weight(Math.fround(mult * boost), termIdf), 1, normInv) };
 }
 
 /** [lo, hi] of one term value on a numeric/date/boolean field, or null when it can match nothing. */
