@@ -31,7 +31,7 @@ const total = async (rule: Rule, index = 'test') => {
   const r = await t.es.search({ index, query: { intervals: { text: rule } } as never });
   return (r.hits.total as { value: number }).value;
 };
-const idsOf = (r: { hits: { hits: Array<{ _id?: string | null }> } }) => r.hits.hits.map((h) => h._id);
+const idsOf = (r: { hits: { hits: Array<{ _id?: string | null }> } }) => r.hits.hits.map((h) => h._id ?? '');
 const cold = { match: { query: 'cold' } };
 const outside = { match: { query: 'outside' } };
 
@@ -110,7 +110,7 @@ describe('inside PIT, scroll, sliced scroll and search_after', () => {
     const seen: string[] = [];
     let after: unknown[] | undefined;
     for (;;) {
-      const r = await t.es.search({ pit: { id: pit.id }, size: 1, sort: [{ _score: 'desc' }, { _shard_doc: 'asc' }], query: query as never, ...(after ? { search_after: after as never } : {}) });
+      const r = await t.es.search({ pit: { id: pit.id }, size: 1, sort: [{ _score: 'desc' }, { _shard_doc: 'asc' }] as never, query: query as never, ...(after ? { search_after: after as never } : {}) });
       if (!r.hits.hits.length) break;
       seen.push(r.hits.hits[0]._id!);
       after = r.hits.hits[0].sort;
@@ -119,7 +119,7 @@ describe('inside PIT, scroll, sliced scroll and search_after', () => {
     expect(seen.sort()).toEqual(['2', '3', '4']);
   });
   it('scroll and sliced scroll', async () => {
-    let r = await t.es.search({ index: 'test', scroll: '1m', size: 1, query: { match_phrase: { text: { query: 'cold outside', slop: 5 } } } });
+    let r = await t.es.search({ index: 'test', scroll: '1m', size: 1, query: { match_phrase: { text: { query: 'cold outside', slop: 5 } } } as never });
     const seen = idsOf(r);
     while (r.hits.hits.length) {
       r = await t.es.scroll({ scroll_id: r._scroll_id!, scroll: '1m' });
@@ -128,7 +128,7 @@ describe('inside PIT, scroll, sliced scroll and search_after', () => {
     expect(seen.sort()).toEqual(['2', '3', '4']);
     const sliced: string[] = [];
     for (const id of [0, 1]) {
-      const s = await t.es.search({ index: 'test', scroll: '1m', size: 10, slice: { id, max: 2 }, query: query as never });
+      const s = await t.es.search({ index: 'test', scroll: '1m', size: 10, slice: { id: String(id), max: 2 }, query: query as never });
       sliced.push(...idsOf(s));
       await t.es.clearScroll({ scroll_id: s._scroll_id! });
     }
