@@ -288,13 +288,19 @@ export class ClusterState {
   }
   /** Indices an expression names: index names, aliases (their indices), wildcards over both. */
   resolve(expr: string | undefined, opts?: ResolveOptions): IndexState[] {
-    return resolveExpression(expr, this.names(), opts, this.aliasIndexNames()).map((n) => this.byName.get(n)!);
+    const hidden = { hiddenIndex: (n: string) => this.isHidden(n), hiddenAlias: (a: string) => this.metadata.aliases.isHidden(a) };
+    return resolveExpression(expr, this.names(), { ...hidden, ...opts }, this.aliasIndexNames()).map((n) => this.byName.get(n)!);
   }
 
-  /** Alias name -> names of its indices. */
+  /** Whether an index is hidden from wildcards (`index.hidden: true`). */
+  isHidden(name: string): boolean {
+    return this.byName.get(name)?.settings.raw['index.hidden'] === 'true';
+  }
+
+  /** Alias name -> names of its indices (hidden aliases included: resolve() hides them from wildcards). */
   private aliasIndexNames(): Map<string, string[]> {
     const out = new Map<string, string[]>();
-    for (const [a, uuids] of this.metadata.aliases.map()) out.set(a, uuids.map((u) => this.byUuid.get(u)?.name).filter((n): n is string => !!n));
+    for (const [a, uuids] of this.metadata.aliases.map(true)) out.set(a, uuids.map((u) => this.byUuid.get(u)?.name).filter((n): n is string => !!n));
     return out;
   }
 

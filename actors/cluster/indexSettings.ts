@@ -201,6 +201,10 @@ export function validateCreate(changes: Record<string, string>, settings: IndexS
       throw illegalArgument(`the number of source shards [${shards}] must be a factor of [${routing}]`);
     }
   }
+  // MetadataCreateIndexService.validateSoftDeleteSettings (indices created by 8.0+)
+  if (changes['index.soft_deletes.enabled'] === 'false') {
+    throw illegalArgument('Creating indices with soft-deletes disabled is no longer supported. Please do not specify a value for setting [index.soft_deletes.enabled].');
+  }
   const partition = settings.routingPartitionSize!;
   if (partition !== 1 && partition >= routing) {
     throw illegalArgument(`routing partition size [${partition}] should be a positive number less than the number of routing shards [${routing}] for [${name}]`);

@@ -81,12 +81,13 @@ function resolveAuthorized(
   opts: ResolveOptions,
 ): IndexState[] {
   const names = security.allowedIndices(auth, action, s.cluster.names());
-  const all = s.cluster.metadata.aliases.map(); // as ClusterState.resolve sees them
+  const all = s.cluster.metadata.aliases.map(true); // as ClusterState.resolve sees them (hidden ones hidden from wildcards there)
   const aliases = new Map<string, string[]>();
   for (const a of security.allowedIndices(auth, action, [...all.keys()])) {
     aliases.set(a, all.get(a)!.map((u) => s.cluster.getByUuid(u)?.name).filter((n): n is string => n !== undefined));
   }
-  return resolveExpression(expr, names, opts, aliases).map((n) => s.cluster.get(n)!);
+  const hidden = { hiddenIndex: (n: string) => s.cluster.isHidden(n), hiddenAlias: (a: string) => s.cluster.metadata.aliases.isHidden(a) };
+  return resolveExpression(expr, names, { ...hidden, ...opts }, aliases).map((n) => s.cluster.get(n)!);
 }
 
 /**

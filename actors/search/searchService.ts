@@ -90,6 +90,17 @@ async function pitSearch(s: PagingServices, req: SearchCall, sr: SearchRequest):
 export async function runCount(s: PagingServices, req: Pick<EsRequest, 'params' | 'query' | 'auth'>, sr: SearchRequest): Promise<EsResponse> {
   const indices = await searchIndices(s, req);
   const targets = withAliasFilters(s, req.params.index, orderedTargets(indices, req.query.routing));
+  if (sr.minScore !== undefined || sr.terminateAfter !== undefined) {
+    // scores or early termination: the count is a size-0 search's exact total (ES counts through a search too)
+    const out = await executeSearch(s, { ...sr, size: 0, from: 0, trackTotalHits: true, checkWindow: 'search' }, targets, {});
+    const { total, successful, skipped, failed } = out.shards;
+    return {
+      body: {
+        count: out.total?.value ?? 0,
+        _shards: { total, successful, skipped, failed, ...(out.shards.failures ? { failures: out.shards.failures } : {}) },
+      },
+    };
+  }
   const res = await Promise.allSettled(targets.map((t) => s.shards.call<number>(t.ref, 'count', { query: targetQuery(sr.query, t) })));
   const ok = res.filter((r) => r.status === 'fulfilled') as PromiseFulfilledResult<number>[];
   if (!ok.length && targets.length) throw allShardsFailed(res.map((r) => (r as PromiseRejectedResult).reason));

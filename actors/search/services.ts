@@ -35,6 +35,8 @@ export interface SearchServices {
   nodeOps: Record<string, (body: unknown) => unknown>;
   /** The flood-stage block on writes (actors/cluster/floodStage.ts); absent: never blocked. */
   flood?: WriteGate;
+  /** Updates this node found to be no-ops, by `<index uuid>/<shard>` (`indexing.noop_update_total`). */
+  noopUpdates?: Map<string, number>;
 }
 
 /** ES's read-only-allow-delete block as the write paths see it. */

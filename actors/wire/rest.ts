@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Authentication } from './security';
+import { illegalArgument } from './esErrors';
 
 /**
  * The REST shapes every room shares: what a handler sees of a request, what it answers, and the
@@ -64,4 +65,12 @@ export interface SecurityGate {
   authenticate(req: EsRequest): Authentication | undefined | Promise<Authentication | undefined>;
   /** Throws a 403 EsError when `auth` may not run `action` (on `indices`). */
   authorize(auth: Authentication | undefined, action: string, indices?: string[]): void | Promise<void>;
+}
+
+/** A boolean URL parameter as ES's Booleans.parseBoolean reads it (`''` is true; anything else but true/false is a 400). */
+export function parseBool(v: string | undefined, dflt: boolean): boolean {
+  if (v === undefined) return dflt;
+  if (v === '' || v === 'true') return true;
+  if (v === 'false') return false;
+  throw illegalArgument(`Failed to parse value [${v}] as only [true] or [false] are allowed.`);
 }

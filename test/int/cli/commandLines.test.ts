@@ -47,6 +47,7 @@ describe('--help and -h', () => {
     ['securityBench', ['--help']],
     ['securitySearchBench', ['-h']],
     ['cluster', ['--help']],
+    ['breakers', ['--help']],
     ['soak', ['--help']],
   ];
   let results: CliResult[];
@@ -97,6 +98,8 @@ describe('bad command lines exit 64 with the usage', () => {
     ['cluster', ['--port', '65535'], /--port must be a port number with room for 3 nodes/],
     ['cluster', ['--node', '2'], /Unknown option '--node'/],
     ['cluster', ['now'], /unexpected argument \[now\]/],
+    ['breakers', ['--docs', 'many'], /--docs must be a number, got \[many\]/],
+    ['breakers', ['--only', 'aggs'], /--only takes terms-size, terms, page; got \[aggs\]/],
     ['soak', ['--nodes', '2'], /--nodes must be 1 or 3, got \[2\]/],
     ['soak', ['--minutes', '0'], /--minutes must be positive/],
   ];

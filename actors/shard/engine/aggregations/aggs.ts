@@ -1,7 +1,8 @@
 import type { DocValuesReader } from '../types';
 import { aggSpecs } from './aggSpec';
 import { aggregationType } from './registry';
-import type { AggHooks, AggSpec, Aggregators, Factory, FactoryContext } from './aggTypes';
+import type { AggHooks, AggSpec, Aggregators, Collector, Factory, FactoryContext } from './aggTypes';
+import type { PartialMap } from './aggPartials';
 import { AggBudget } from './aggBudget';
 import type { SearchBudget } from '../../../wire/circuitBreaker';
 
@@ -26,7 +27,7 @@ export function createAggregators(aggsJson: unknown, reader: DocValuesReader, se
   const budget = new AggBudget(searchBudget);
   const top = groupOf(aggSpecs(aggsJson), reader, budget, true, hooks)();
   return {
-    collect: top.collect,
+    collect: (doc) => top.collect(doc),
     partial() {
       const p = top.partial();
       budget.checkPartial(p);
@@ -41,16 +42,27 @@ function groupOf(specs: AggSpec[], reader: DocValuesReader, budget: AggBudget, t
   return group(factories);
 }
 
+/** A bucket without sub-aggregations shares this one (nothing to collect, an empty partial). */
+const NO_SUBS: Aggregators = { collect: () => undefined, partial: () => ({}) };
+
+/** One level's collectors: a class, not closures, since every bucket of a parent holds one (heap per bucket). */
+class Group implements Aggregators {
+  constructor(private readonly names: readonly string[], private readonly cs: Collector[]) {}
+  collect(doc: number): void {
+    for (let i = 0; i < this.cs.length; i++) this.cs[i].collect(doc);
+  }
+  partial(): PartialMap {
+    const out: PartialMap = {};
+    for (let i = 0; i < this.cs.length; i++) out[this.names[i]] = this.cs[i].partial();
+    return out;
+  }
+}
+
 function group(factories: ReadonlyArray<readonly [string, Factory]>): () => Aggregators {
-  return () => {
-    const cs = factories.map(([name, f]) => [name, f()] as const);
-    return {
-      collect: (doc) => {
-        for (const [, c] of cs) c.collect(doc);
-      },
-      partial: () => Object.fromEntries(cs.map(([name, c]) => [name, c.partial()])),
-    };
-  };
+  if (!factories.length) return () => NO_SUBS; // no object per bucket
+  const names = factories.map(([name]) => name);
+  const makers = factories.map(([, f]) => f);
+  return () => new Group(names, makers.map((f) => f()));
 }
 
 export { aggSpecs, parseAggs } from './aggSpec';

@@ -44,7 +44,7 @@ export const histogramAgg: AggregationType = {
     const hi = hard?.max !== undefined && hard.max !== null ? Number(hard.max) : Infinity;
     const subs = ctx.subs(spec.subs);
     return () => {
-      const b = bucketing((doc) => read(doc).map((v) => toNumber(v, type)).filter((v) => v >= lo && v < hi).map(r.key), subs, { budget: ctx.budget, name: spec.name, count: ctx.top });
+      const b = bucketing((doc) => read(doc).map((v) => toNumber(v, type)).filter((v) => v >= lo && v < hi).map(r.key), subs, { budget: ctx.budget, name: spec.name, count: ctx.top, subs: spec.subs.length });
       return {
         collect: b.collect,
         partial: (): NumHistogramPartial => ({ t: 'histogram', buckets: b.buckets().sort((x, y) => compareKeys(x.key, y.key)) }),
