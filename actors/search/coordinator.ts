@@ -202,7 +202,7 @@ function hitMetaWanted(req: SearchRequest): Pick<ShardQueryRequest, HitOptions> 
 /** Sort keys on `ip` fields merge shard pages by address bytes (their values are shown as text). */
 function withSortValueTypes(s: SearchServices, req: SearchRequest, targets: ShardTarget[]): SearchRequest {
   if (!req.sort?.length) return req;
-  const isIp = (field: string) => targets.some((t) => s.cluster.get(t.ref.index)?.mapping.fieldType(field) === 'ip');
+  const isIp = (field: string) => targets.some((t) => s.cluster?.get(t.ref.index)?.mapping.fieldType(field) === 'ip');
   if (!req.sort.some((k) => isIp(k.field))) return req;
   return { ...req, sort: req.sort.map((k) => (isIp(k.field) ? { ...k, valueType: 'ip' as const } : k)) };
 }
