@@ -36,6 +36,7 @@ import { startSecurity, type SecurityModule, type SecurityModuleWithServices } f
 import { documentRoutes } from './edge/routes/documents';
 import { bulkRoutes } from './edge/routes/bulk';
 import { indexRoutes } from './edge/routes/indices';
+import { indexStateRoutes } from './edge/routes/indexState';
 import { searchRoutes } from './edge/routes/search';
 import { scrollFromFact, type PagingServices } from './search';
 import { scrollRoutes } from './edge/routes/scroll';
@@ -248,6 +249,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     stops.push(() => contexts.stopAll());
     stops.push(() => directory.stop());
     cluster.onIndexDeleted((idx) => contexts.releaseIndex(idx.uuid));
+    cluster.onIndexClosed((idx) => contexts.releaseIndex(idx.uuid, 'index_closed'));
     const t1 = Date.now();
     const checkpointPath = join(dataDir, 'contexts-checkpoint.json');
     const revived = await reviveContexts(nc, contexts, {
@@ -311,6 +313,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     };
     clusterRoutes(router, services);
     indexRoutes(router, services);
+    indexStateRoutes(router, services);
     documentRoutes(router, services);
     bulkRoutes(router, services);
     searchRoutes(router, services);

@@ -63,6 +63,8 @@ export interface SearchOutcome {
 /** Per-search options: the search `timeout` bounds the wait for each shard's answer. */
 export interface SearchOptions {
   timeoutMs?: number;
+  /** Called as each shard's query answer (or failure) arrives: an async search's progress. */
+  onShard?: (ok: boolean) => void;
 }
 
 export interface RenderExtra {
@@ -134,8 +136,8 @@ async function querySearch(s: SearchServices, req: SearchRequest, targets: Shard
   const answers = await Promise.all(
     targets.map((t) =>
       s.shards.query(t.ref, { req: shardRequest(req, t, single), searcher: t.searcher, fetch: single }, { timeoutMs: opts.timeoutMs }).then(
-        (page): Answer => ({ ok: true, page }),
-        (error): Answer => ({ ok: false, error }),
+        (page): Answer => (opts.onShard?.(true), { ok: true, page }),
+        (error): Answer => (opts.onShard?.(false), { ok: false, error }),
       ),
     ),
   );
@@ -147,7 +149,7 @@ async function querySearch(s: SearchServices, req: SearchRequest, targets: Shard
     if (!a.ok && !(a.error instanceof ShardTimeoutError)) s.stats.queryFailure++;
   }
   const fetchStart = Date.now();
-  const out = await assembleSearch(req, targets, answers, s.ctx.node.id, async (t, docs, searcher) => {
+  const out = await assembleSearch(withSortValueTypes(s, req, targets), targets, answers, s.ctx.node.id, async (t, docs, searcher) => {
     s.stats.fetchCurrent++;
     try {
       return await s.shards.fetch(t.ref, docs, searcher);
@@ -197,6 +199,14 @@ function hitMetaWanted(req: SearchRequest): Pick<ShardQueryRequest, HitOptions> 
     ...(req.collapse ? { collapse: { field: req.collapse.field } } : {}),
     ...(req.rescore ? { rescore: req.rescore } : {}),
   };
+}
+
+/** Sort keys on `ip` fields merge shard pages by address bytes (their values are shown as text). */
+function withSortValueTypes(s: SearchServices, req: SearchRequest, targets: ShardTarget[]): SearchRequest {
+  if (!req.sort?.length) return req;
+  const isIp = (field: string) => targets.some((t) => s.cluster?.get(t.ref.index)?.mapping.fieldType(field) === 'ip');
+  if (!req.sort.some((k) => isIp(k.field))) return req;
+  return { ...req, sort: req.sort.map((k) => (isIp(k.field) ? { ...k, valueType: 'ip' as const } : k)) };
 }
 
 /**

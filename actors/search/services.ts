@@ -82,6 +82,8 @@ export interface SearchCall {
   readonly text?: string;
   readonly auth?: EsRequest['auth'];
   readonly opaqueId?: string;
+  /** Told as each shard answers (async search shows partial progress with it). */
+  readonly onShard?: (ok: boolean) => void;
 }
 
 export interface SearchStats {

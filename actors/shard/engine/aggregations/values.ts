@@ -47,6 +47,7 @@ export function valueKind(type: FieldType | undefined): ValueKind {
 export function termsKind(type: FieldType | undefined, missing: unknown): TermsKind {
   if (type === undefined) return missing === undefined ? 'unmapped' : 'string';
   if (type === 'boolean') return 'boolean';
+  if (type === 'ip') return 'ip';
   if (DATES.includes(type)) return 'date';
   if (['double', 'float', 'half_float', 'scaled_float'].includes(type)) return 'double';
   if (NUMERIC.includes(type)) return 'long';
