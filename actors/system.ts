@@ -29,6 +29,7 @@ import { clusterIdentity, CLUSTER_BUCKET } from './cluster/identity';
 import { Kvm } from '@nats-io/kv';
 import { VERSION } from './edge/routes/cluster';
 import { localInfo } from './edge/views/nodes';
+import { startLoopMonitor } from './edge/views/eventLoop';
 import { callNodes, serveNode } from './cluster/nodeRpc';
 import { liveContexts } from './edge/routes/contextList';
 import { ContextDirectory, ContextRegistry, ContextService, reviveContexts, writeCheckpoint } from './contexts';
@@ -122,6 +123,7 @@ function nodeFile(dataDir: string): NodeFile {
  */
 export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   const settings = opts.settings ?? loadSettings();
+  startLoopMonitor(); // _nodes/stats event_loop
   const log = opts.log ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
   const dataDir = resolve(opts.dataDir ?? process.env.DATA_DIR ?? './data');
   const configDir = resolve(opts.configDir ?? process.env.CONFIG_DIR ?? './config');
