@@ -1,6 +1,7 @@
 /**
  * Which of our source files one `scroll_id` continuation runs in (issue 23: at most 8). Measured,
- * not read: V8's precise coverage counts the functions called between two snapshots. The route and
+ * not read: V8's precise coverage counts the functions called between two snapshots, and only
+ * the files every one of five continuations ran in count. The route and
  * the search service are the request's own path (8 files: one route, seven of actors/search/, no
  * bouncing back into another route); the HTTP edge, the context service, the shard side (the
  * node's own copy, in process), the ground floor and the logging of the extension fact are printed
@@ -34,7 +35,7 @@ async function ranSinceLast(): Promise<string[]> {
 beforeAll(async () => {
   t = await startTestNode();
   await t.es.indices.create({ index: 'hops', settings: { number_of_shards: 2 } });
-  await bulkIndex(t, 'hops', Array.from({ length: 50 }, (_, i) => ({ n: i })), (d) => String(d.n));
+  await bulkIndex(t, 'hops', Array.from({ length: 100 }, (_, i) => ({ n: i })), (d) => String(d.n));
   session.connect();
   await post('Profiler.enable');
   await post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
@@ -52,11 +53,19 @@ it('runs a scroll_id continuation in one route and at most 7 files of the search
   let id: string = first.json._scroll_id;
   // warm: the first continuations load and compile what later ones only call
   for (let i = 0; i < 2; i++) id = (await raw(t, 'POST', '/_search/scroll', { scroll_id: id, scroll: '1m' })).json._scroll_id;
-  await ranSinceLast();
-  const page = await raw(t, 'POST', '/_search/scroll', { scroll_id: id, scroll: '1m' });
-  const files = (await ranSinceLast()).filter((f) => !f.startsWith('test/'));
-  expect(page.status).toBe(200);
-  expect(page.json.hits.hits).toHaveLength(5);
+  // Five continuations, each between two snapshots; the files every one of them ran in are the
+  // request's (a node's timers, heartbeats and log followers run now and then, never in all five).
+  let every: string[] | undefined;
+  for (let i = 0; i < 5; i++) {
+    await ranSinceLast();
+    const page = await raw(t, 'POST', '/_search/scroll', { scroll_id: id, scroll: '1m' });
+    const ran = (await ranSinceLast()).filter((f) => !f.startsWith('test/'));
+    expect(page.status).toBe(200);
+    expect(page.json.hits.hits).toHaveLength(5);
+    id = page.json._scroll_id;
+    every = every ? every.filter((f) => ran.includes(f)) : ran;
+  }
+  const files = every!;
   const of = (re: RegExp) => files.filter((f) => re.test(f));
   const path = of(/^actors\/(edge\/routes|search)\//);
   const groups = {
@@ -65,7 +74,7 @@ it('runs a scroll_id continuation in one route and at most 7 files of the search
     'contexts (use, owner)': of(/^actors\/contexts\/(service|registry)\.ts$/),
     'shard side (own copy, in process)': of(/^actors\/shard\//),
     'ground floor': of(/^actors\/wire\//),
-    'the extension fact (machine, log, its echo) and background timers': files.filter(
+    'the extension fact (machine, log, its echo)': files.filter(
       (f) => !/^actors\/(edge|search|shard|wire)\//.test(f) && !/^actors\/contexts\/(service|registry)\.ts$/.test(f),
     ),
   };

@@ -192,3 +192,26 @@ export function floatValue(x: number): number {
   }
   return fx;
 }
+
+/** ES's position_increment_gap of text fields: the gap between the values of a multi-valued field. */
+export const POSITION_INCREMENT_GAP = 100;
+
+/**
+ * Positions of `tokens` (the analyzed values, one after another; `valueEnds[k]` = end of value k's
+ * tokens): 0, 1, … within a value, each value after the first starting POSITION_INCREMENT_GAP + 1
+ * after the previous value's last token (Lucene's invert loop).
+ */
+export function tokenPositions(n: number, valueEnds?: number[]): Uint32Array {
+  const out = new Uint32Array(n);
+  if (!valueEnds || valueEnds.length < 2) {
+    for (let i = 0; i < n; i++) out[i] = i;
+    return out;
+  }
+  let last = -1;
+  let i = 0;
+  valueEnds.forEach((end, k) => {
+    if (k > 0) last += POSITION_INCREMENT_GAP;
+    for (; i < end; i++) out[i] = ++last;
+  });
+  return out;
+}

@@ -2,6 +2,8 @@ import { EsError } from '../../../wire/esErrors';
 import type { FieldType } from '../types';
 import { DEFAULT_DATE_FORMAT, dateFormatter, type Instant } from '../base/dates';
 import { analyze } from './analysis';
+import { isEncoded } from './fieldCodecs';
+import { encodeValue, isPointArray } from './encodedValues';
 import { checkNesting, checkTermLength, MAX_TERM_BYTES } from './docLimits';
 import { checkObjectDepth, leafDef, mapperParsing, objectDef, type Dynamic, type FieldDef, type MappingView } from './fieldDef';
 
@@ -17,10 +19,28 @@ export interface ParsedField {
   values: FieldValue[];
   /** `text` fields: the analyzed tokens of all values, so indexing the doc is a plain append. */
   tokens?: string[];
+  /** `text` fields with several values: where each value's tokens end in `tokens` (positions). */
+  valueEnds?: number[];
 }
 
 /** A document flattened into leaf field values (one entry per field path). */
 export type ParsedDoc = ParsedField[];
+
+/** A text field's tokens (and value ends when it has several values). */
+function analyzeText(f: ParsedField): void {
+  if (f.values.length === 1) {
+    f.tokens = analyze(f.values[0] as string);
+    return;
+  }
+  const tokens: string[] = [];
+  const ends: number[] = [];
+  for (const v of f.values) {
+    for (const t of analyze(v as string)) tokens.push(t);
+    ends.push(tokens.length);
+  }
+  f.tokens = tokens;
+  f.valueEnds = ends;
+}
 
 const METADATA = new Set(['_id', '_index', '_routing', '_source', '_seq_no', '_primary_term', '_version', '_field_names', '_ignored', '_tier', '_doc_count', '_data_stream_timestamp', '_feature', '_nested_path']);
 
@@ -90,7 +110,7 @@ export function prepareDocument(m: MappingView, source: unknown, id: string, raw
     walkObject(ctx, m.root, source as Record<string, unknown>, m.root.dynamic ?? 'true', true);
     fields = [...ctx.out.values()];
     // Analysis belongs to validation: whatever fails here fails before the store changes.
-    for (const f of fields) if (f.def.type === 'text') f.tokens = f.values.flatMap((v) => analyze(v as string));
+    for (const f of fields) if (f.def.type === 'text') analyzeText(f);
   } catch (e) {
     undoAll(ctx.undo);
     throw e;
@@ -152,6 +172,12 @@ function allowNew(dyn: Dynamic, parent: FieldDef, name: string): boolean {
 }
 
 function walkValue(ctx: Ctx, parent: FieldDef, name: string, v: unknown, dyn: Dynamic): void {
+  // geo points and ranges are objects or [lon, lat] arrays that are one value
+  const enc = parent.properties!.get(name);
+  if (enc && isEncoded(enc.type) && v !== null && typeof v === 'object' && (!Array.isArray(v) || (enc.type === 'geo_point' && isPointArray(v)))) {
+    indexLeaf(ctx, enc, v);
+    return;
+  }
   if (Array.isArray(v)) {
     for (const x of v) walkValue(ctx, parent, name, x, dyn);
     return;
@@ -220,6 +246,13 @@ function convert(ctx: Ctx, def: FieldDef, v: unknown): FieldValue | undefined {
     // a keyword is one term; at most 3 UTF-8 bytes per UTF-16 unit, so only long values need counting
     if (s.length > MAX_TERM_BYTES / 3) checkTermLength(def, s);
     return s;
+  }
+  if (isEncoded(t)) {
+    try {
+      return encodeValue(def, v, () => ctx.m.formatterOf(def));
+    } catch (e) {
+      throw failedToParse(ctx, def, preview(v), e instanceof EsError ? e : new EsError('illegal_argument_exception', 400, (e as Error).message));
+    }
   }
   if (typeof v === 'string' && v.length === 0 && t !== 'date' && t !== 'date_nanos') return undefined; // "" = null for numbers/booleans
   try {
