@@ -186,7 +186,7 @@ export class ClusterState {
     await this.follower.stop();
     // a clean stop commits every copy: the next start replays no log
     await Promise.all([...this.copies.values()].map((c) => (c.state === 'started' ? c.flush().catch(() => undefined) : undefined)));
-    this.maintenance.stop();
+    await this.maintenance.stop();
     await Promise.all([...this.copies.values()].map((c) => c.stop()));
     for (const c of this.copies.values()) c.store.close();
   }

@@ -14,7 +14,8 @@ import type { Logger } from 'pino';
 import type { ShardStore } from './engine';
 import { SegmentCache } from './engine/segments';
 import { DEFAULT_MERGE_POLICY, findForcedDeletesMerges, findForcedMerges, findMerges, type MergePolicySettings } from './engine/segments/mergePolicy';
-import { mergeInProcess, type MergeRunner } from './engine/store/shardStore';
+import { type MergeRunner } from './engine/store/shardStore';
+import { MergeScheduler } from './engine/segments/mergeScheduler';
 import { parseByteSize } from '../edge/httpBody';
 import { parseTimeValue } from '../wire/timeValue';
 import type { Settings } from '../config';
@@ -54,13 +55,29 @@ export class SegmentMaintenance {
   /** Totals for `_stats` merges/flush sections. */
   readonly stats = { flushes: 0, flushMs: 0, merges: 0, mergeMs: 0, mergeDocs: 0, mergeBytes: 0, current: 0 };
 
+  /** Merges run in worker threads (ES's ConcurrentMergeScheduler), auto-throttled. */
+  readonly scheduler: MergeScheduler;
+  private readonly runMerge: MergeRunner;
+  /** A `_forcemerge` is running: its merges are not throttled. */
+  private forced = 0;
+
   constructor(
     private readonly settings: Settings,
     private readonly log: Logger,
-    /** Writes merged segments (a worker pool, else slices on the main thread). */
-    private readonly runMerge: MergeRunner = mergeInProcess,
+    runMerge?: MergeRunner,
   ) {
     this.cache = new SegmentCache({ maxBytes: parseByteSize(settings.str('indices.segments.cache.size', '256mb'), 'indices.segments.cache.size') });
+    this.scheduler = new MergeScheduler({ maxThreadCount: Math.max(1, settings.num('indices.merge.scheduler.max_thread_count', 1)) });
+    this.runMerge = runMerge ?? (async (r) => {
+      const res = await this.scheduler.merge({
+        dir: r.dir,
+        name: r.name,
+        inputs: r.inputs.map((i) => ({ path: i.path, keep: i.keep.words })),
+        tombstones: { minSeqNo: r.tombstoneFloor + 1 },
+        forced: this.forced > 0,
+      });
+      return res.meta;
+    });
   }
 
   start(): void {
@@ -68,8 +85,9 @@ export class SegmentMaintenance {
     this.timer.unref();
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     clearInterval(this.timer);
+    await this.scheduler.close();
   }
 
   add(c: MaintainedCopy): void {
@@ -158,6 +176,15 @@ export class SegmentMaintenance {
   async forceMerge(c: MaintainedCopy, o: ForceMergeOptions): Promise<void> {
     if (o.flush !== false) await this.flush(c);
     await this.merging.get(c);
+    this.forced++;
+    try {
+      await this.forcedRuns(c, o);
+    } finally {
+      this.forced--;
+    }
+  }
+
+  private async forcedRuns(c: MaintainedCopy, o: ForceMergeOptions): Promise<void> {
     for (let round = 0; round < 64; round++) {
       const cands = c.store.mergeCandidates();
       const runs = o.onlyExpungeDeletes

@@ -631,9 +631,10 @@ export class ShardActor implements LocalCopy {
     try {
       const searcher = m.searcher ?? this.store.acquireSearcher();
       const result = this.store.query(searcher, m.req, scope ? { budget: scope } : undefined);
-      const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => this.store.source(d), this.maxPayload) : [];
+      const docs = this.store.docsOf(searcher);
+      const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => docs.source(d), this.maxPayload) : [];
       scope?.reserve(charsOf(sources), FETCH_LABEL); // the reply's copy of the sources
-      return encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(this.store, result.hits, m.req));
+      return encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(docs, result.hits, m.req));
     } finally {
       scope?.close();
     }
@@ -643,7 +644,8 @@ export class ShardActor implements LocalCopy {
   private fetch(m: FetchMessage): Uint8Array {
     const scope = this.deps.searchScope?.();
     try {
-      const sources = replySources(m.docs, (d) => this.store.source(d), this.maxPayload);
+      const docs = this.store.docsOf(m.searcher);
+      const sources = replySources(m.docs, (d) => docs.source(d), this.maxPayload);
       scope?.reserve(charsOf(sources), FETCH_LABEL);
       return encodeFetchPage(sources);
     } finally {

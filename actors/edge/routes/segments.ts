@@ -28,7 +28,7 @@ async function onEveryCopy<T>(s: SearchServices, indices: IndexState[], op: Op, 
     idx.shards.flatMap((sh, n) =>
       copies(s, idx, n).map(async (c) => {
         try {
-          const result = await s.shards.call<T>(sh.ref as ShardRef, op, body, { node: c.node, timeoutMs: 24 * 3_600_000 });
+          const result = await s.shards.call<T>(sh.ref as ShardRef, op, body, { node: c.node });
           return { idx, n, ...c, result };
         } catch (error) {
           return { idx, n, ...c, error };

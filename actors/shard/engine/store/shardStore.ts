@@ -808,9 +808,20 @@ export class ShardStore {
     return countLeaves(this.leavesFor(s), query);
   }
 
+  /**
+   * Reads of the docs a searcher returned (sources, versions, routings for the fetch phase and hit
+   * metadata): from the segments it reads (an open context's pinned ones), not only the live ones.
+   */
+  docsOf(s: SearcherRef | undefined): SearcherDocs {
+    const leaves = s ? this.pins.get(s.seqNo)?.leaves : undefined;
+    if (!leaves) return this;
+    const pinned = new ShardStorePinned(this, leaves);
+    return pinned;
+  }
+
   /** The segment and doc of a shard doc id (a seqNo), if the shard still holds it. */
-  locate(docId: number): Located | undefined {
-    const leaves = this.leaves();
+  locate(docId: number, within: Leaf[] = this.leaves()): Located | undefined {
+    const leaves = within;
     for (let i = leaves.length - 1; i >= 0; i--) {
       const leaf = leaves[i];
       if (!(leaf.minSeqNo <= docId)) continue;
@@ -899,5 +910,47 @@ export class ShardStore {
     this.buffer.load(img);
     this.seqNo = img.seqNo;
     this.refreshed = Object.freeze({ maxDoc: this.buffer.maxDocAt(img.refreshed.seqNo), seqNo: img.refreshed.seqNo });
+  }
+}
+
+/** What the fetch phase and hit metadata read of the docs a searcher returned. */
+export interface SearcherDocs {
+  source(docId: number): string;
+  id(docId: number): string;
+  routing(docId: number): string | undefined;
+  hasRouting(): boolean;
+  versionOf(docId: number): { version: number; seqNo: number };
+  primaryTerm(docId: number): number;
+}
+
+/** The docs of a pinned searcher (its segments may have been merged away from the shard). */
+class ShardStorePinned implements SearcherDocs {
+  constructor(private readonly store: ShardStore, private readonly leaves: Leaf[]) {}
+  private at(docId: number): Located {
+    const l = this.store.locate(docId, this.leaves) ?? this.store.locate(docId);
+    if (!l) throw new Error(`[${this.store.index}][${this.store.shardId}] has no doc [${docId}]`);
+    return l;
+  }
+  source(docId: number): string {
+    const l = this.at(docId);
+    return l.leaf.source(l.doc);
+  }
+  id(docId: number): string {
+    const l = this.at(docId);
+    return l.leaf.idOf(l.doc);
+  }
+  routing(docId: number): string | undefined {
+    const l = this.at(docId);
+    return l.leaf.routingOf(l.doc);
+  }
+  hasRouting(): boolean {
+    return this.leaves.some((l) => l.hasRouting());
+  }
+  versionOf(docId: number): { version: number; seqNo: number } {
+    const l = this.at(docId);
+    return { version: l.leaf.versionOf(l.doc), seqNo: docId };
+  }
+  primaryTerm(): number {
+    return 1;
   }
 }
