@@ -155,6 +155,7 @@ export async function runWorker(
     text: stringify(body),
     auth: job.auth,
     opaqueId: job.opaqueId,
+    internal: true,
   };
   const sr = parseSearchCall(call);
   const keepAliveMs = parseTimeValue(job.scroll, 'scroll');
