@@ -66,7 +66,7 @@ export interface SearchOutcome {
 export interface SearchOptions {
   timeoutMs?: number;
   /** Called as each shard's query answer (or failure) arrives: an async search's progress. */
-  onShard?: (ok: boolean) => void;
+  onShard?: (ok: boolean, total: number) => void;
 }
 
 export interface RenderExtra {
@@ -138,8 +138,8 @@ async function querySearch(s: SearchServices, req: SearchRequest, targets: Shard
   const answers = await Promise.all(
     targets.map((t) =>
       s.shards.query(t.ref, { req: shardRequest(req, t, single), searcher: t.searcher, fetch: single }, { timeoutMs: opts.timeoutMs }).then(
-        (page): Answer => (opts.onShard?.(true), { ok: true, page }),
-        (error): Answer => (opts.onShard?.(false), { ok: false, error }),
+        (page): Answer => (opts.onShard?.(true, targets.length), { ok: true, page }),
+        (error): Answer => (opts.onShard?.(false, targets.length), { ok: false, error }),
       ),
     ),
   );
