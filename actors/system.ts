@@ -11,7 +11,7 @@ import { connectBus, serverList, type BusConnection } from '../streams/busConnec
 import { natsConnectionFromSettings } from './bus/natsSettings';
 import { warnIfAnonymous } from './bus/anonymousProbe';
 import { httpTls, type HttpTls } from './tls/httpSsl';
-import { readCompactedState, keptHistory } from './compaction/compactedState';
+import { readCompactedState, keptHistory } from '../streams/compactedState';
 import { Compactor } from './compaction/compactor';
 import { eventsRetentionMs } from './compaction/retention';
 import type { NodeContext, NodeIdentity } from './nodeContext';

@@ -4,9 +4,10 @@ import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { Bus, EVENT_STREAM, STATE_STREAM, StreamFollower, subjects, type Aggregate, type Envelope, type LoggedMessage } from '../../streams';
 import { applyContext, type ContextState } from '../../streams/evolve';
+import { readFactBatches } from '../../streams/factReader';
 import { evolveToken, tokenDocExpiresAt, type AccessTokenRecord } from '../../machines/accessToken.machine';
 import { Lease } from '../cluster/lease';
-import { CONTEXT_AGGREGATES, CREDENTIAL_AGGREGATES, readCompactedState, type StateMessage } from './compactedState';
+import { CONTEXT_AGGREGATES, CREDENTIAL_AGGREGATES, NODE_FACTS_KEPT, readCompactedState, type StateMessage } from '../../streams/compactedState';
 
 /**
  * Compaction that never loses a live thing (issue 20). One node at a time (a lease) folds ES_EVT as
@@ -18,7 +19,8 @@ import { CONTEXT_AGGREGATES, CREDENTIAL_AGGREGATES, readCompactedState, type Sta
  *
  * Kept: every user, role, API key and service token (their ids come back, so their fact sequences
  * must not restart), token pairs until the fold of their facts ends them (expired, or invalidated
- * with their document ended), open contexts. Dropped: ended contexts, ended token pairs.
+ * with their document ended), open contexts, each node's last facts. Dropped: ended contexts, ended
+ * token pairs.
  */
 export interface CompactorOptions {
   nc: NatsConnection;
@@ -42,6 +44,8 @@ export class Compactor {
   private readonly contexts = new Map<string, ContextState>();
   private readonly facts = new Map<string, Envelope[]>();
   private readonly dirty = new Set<string>();
+  /** Keys with a message in ES_STATE: only those are purged when their aggregate goes (most contexts open and end between two writes). */
+  private readonly present = new Set<string>();
   /** (stream seq, stored at) samples of folded facts, oldest first: where retention may cut. */
   private marks: Array<[number, number]> = [];
   private written = 0;
@@ -86,13 +90,21 @@ export class Compactor {
     const cs = await readCompactedState(this.o.nc);
     this.contexts.clear();
     this.facts.clear();
-    for (const c of cs.contexts) this.contexts.set(c.id, c);
-    for (const f of cs.facts) this.keep(f);
+    this.present.clear();
+    for (const c of cs.contexts) {
+      this.contexts.set(c.id, c);
+      this.present.add(`${c.kind}.${c.id}`);
+    }
+    for (const f of cs.facts) if (this.keep(f)) this.present.add(`${f.type.slice(0, f.type.indexOf('.'))}.${f.aggregateId}`);
     this.dirty.clear();
     this.written = cs.seq;
     this.marks = [];
+    // What was appended since: read fast (push, in batches), then followed as it comes.
+    const last = (await (await jetstreamManager(this.o.nc)).streams.info(EVENT_STREAM)).state.last_seq;
+    if (last > cs.seq) for await (const batch of readFactBatches(this.o.nc, { startSeq: cs.seq + 1 })) for (const e of batch) this.fold(e);
+    if (this.stopped) return;
     const follower = new StreamFollower(this.o.nc, EVENT_STREAM, subjects.allFacts, (m) => this.dispatch(m), this.o.log);
-    await follower.start(cs.seq);
+    await follower.start(Math.max(cs.seq, last));
     this.follower = follower;
     this.o.log.info({ position: cs.seq, contexts: this.contexts.size, credentials: this.facts.size }, 'compactor started');
     this.timer = setInterval(() => void this.flush(), this.flushMs);
@@ -115,13 +127,20 @@ export class Compactor {
     }
     const dot = m.subject.indexOf('.', PREFIX.length);
     const aggregate = m.subject.slice(PREFIX.length, dot);
-    if (!CONTEXT_AGGREGATES.has(aggregate) && !CREDENTIAL_AGGREGATES.has(aggregate)) return;
+    if (!CONTEXT_AGGREGATES.has(aggregate) && !CREDENTIAL_AGGREGATES.has(aggregate) && aggregate !== 'node') return;
     let e: Envelope;
     try {
       e = JSON.parse(dec.decode(m.data)) as Envelope;
     } catch {
       return;
     }
+    this.fold(e);
+  }
+
+  /** Folds one fact into what is kept (idempotent by per-aggregate seq). */
+  private fold(e: Envelope): void {
+    const aggregate = e.type.slice(0, e.type.indexOf('.'));
+    const isNode = aggregate === 'node';
     if (CONTEXT_AGGREGATES.has(aggregate)) {
       const before = this.contexts.get(e.aggregateId);
       const next = applyContext(before, e);
@@ -129,7 +148,12 @@ export class Compactor {
       if (next.status === 'open') this.contexts.set(next.id, next);
       else if (!this.contexts.delete(next.id)) return; // ended, and never known open here: nothing kept
       this.dirty.add(`${aggregate}.${e.aggregateId}`);
-    } else if (this.keep(e)) this.dirty.add(`${aggregate}.${e.aggregateId}`);
+    } else if ((CREDENTIAL_AGGREGATES.has(aggregate) || isNode) && this.keep(e)) {
+      const key = `${aggregate}.${e.aggregateId}`;
+      // A node's last facts are enough: its next fact's sequence, and whether it is up.
+      if (isNode) this.facts.set(key, this.facts.get(key)!.slice(-NODE_FACTS_KEPT));
+      this.dirty.add(key);
+    }
   }
 
   /** Adds a credential fact to its aggregate's list (once per seq); whether it was new. */
@@ -189,14 +213,17 @@ export class Compactor {
           if (list && aggregate === 'token' && this.tokenEnded(list)) this.facts.delete(key);
           else if (list) msg = { kind: 'facts', facts: list };
         }
-        if (msg) writes.push(bus.publish(subject, enc.encode(JSON.stringify(msg))));
-        else purges.push(subject);
+        if (msg) {
+          writes.push(bus.publish(subject, enc.encode(JSON.stringify(msg))));
+          this.present.add(key);
+        } else if (this.present.delete(key)) purges.push(subject);
       }
       try {
         await Promise.all(writes);
         for (let i = 0; i < purges.length; i += 64) await Promise.all(purges.slice(i, i + 64).map((filter) => jsm.streams.purge(STATE_STREAM, { filter })));
       } catch (e) {
         for (const k of keys) this.dirty.add(k); // written again next time
+        for (const subject of purges) this.present.add(subject.slice('es.v1.state.'.length));
         throw e;
       }
       const pos: StateMessage = { kind: 'position', seq: position, at: this.now(), node: this.o.nodeId };

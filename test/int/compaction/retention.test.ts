@@ -112,6 +112,15 @@ it('keeps every credential and open context across the retention, a kill -9 and 
   expect(states).toEqual(expect.arrayContaining(['es.v1.state.position', `es.v1.state.apikey.${key.id}`, `es.v1.state.apikey.${dead.id}`]));
   expect(states).not.toContain(`es.v1.state.scroll.${clearedUuid}`);
 
+  // Replay and time travel say when the asked-for moment is older than the kept history.
+  const { runCli } = await import('../../support/cli');
+  const tooOld = await runCli('replay', ['--at', new Date(Date.now() - 3_600_000).toISOString()], nats.env('subscriber'));
+  expect(tooOld.code).not.toBe(0);
+  expect(tooOld.stderr).toMatch(/is older than the kept history: ES_EVT keeps facts from \S+ on \(older ones were removed once compacted, events\.retention\), so the state then cannot be rebuilt/);
+  const whole = await runCli('replay', ['--json'], nats.env('subscriber'));
+  expect(whole.code).toBe(0);
+  expect(JSON.parse(whole.stdout).history_from).toMatch(/^\d{4}-/);
+
   // kill -9, the node's local checkpoints deleted, start again.
   await kill9();
   await rm(join(dataDir, 'contexts-checkpoint.json'), { force: true });
