@@ -35,10 +35,11 @@ import { localInfo } from './edge/views/nodes';
 import { callNodes, serveNode } from './cluster/nodeRpc';
 import { liveContexts } from './edge/routes/contextList';
 import { ContextDirectory, ContextRegistry, ContextService, reviveContexts, writeCheckpoint } from './contexts';
-import { startSecurity, type SecurityModule } from './security';
+import { startSecurity, type SecurityModule, type SecurityModuleWithServices } from './security';
 import { documentRoutes } from './edge/routes/documents';
 import { bulkRoutes } from './edge/routes/bulk';
 import { indexRoutes } from './edge/routes/indices';
+import { indexStateRoutes } from './edge/routes/indexState';
 import { searchRoutes } from './edge/routes/search';
 import { scrollFromFact, type PagingServices } from './search';
 import { scrollRoutes } from './edge/routes/scroll';
@@ -46,7 +47,6 @@ import { pitRoutes } from './edge/routes/pit';
 import { contextRoutes } from './edge/routes/contexts';
 import { clusterRoutes } from './edge/routes/cluster';
 import { documentApiRoutes } from './edge/routes/documentApis';
-import { startConsole } from './console';
 import { viewRoutes, viewsAttach } from './edge/routes/views';
 
 /** How long a metadata change waits for the other nodes to apply it (ES's ack timeout is 30 s; a dead node is dropped from membership within `cluster.node_timeout_ms`). */
@@ -68,9 +68,18 @@ export interface SystemOptions {
   log?: Logger;
   /** Progress of the start-up replay (document log). */
   onReplayProgress?: (done: number, total: number) => void;
+  /**
+   * Started on the node's routes before the edge opens, stopped in reverse: the web console
+   * (actors/console `startConsole`), which sits above this module and so is handed in by the
+   * entry point rather than imported here.
+   */
+  extensions?: EdgeExtension[];
   /** Clock of credential lifetimes and context keep-alives (tests start a node "as of" another time). */
   clock?: { now(): number };
 }
+
+/** A module that adds routes (and may wrap the security gate) before the edge starts; returns its stop. */
+export type EdgeExtension = (router: Router, services: PagingServices, security: SecurityModuleWithServices) => () => void;
 
 export interface System {
   url: string;
@@ -248,6 +257,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     stops.push(() => contexts.stopAll());
     stops.push(() => directory.stop());
     cluster.onIndexDeleted((idx) => contexts.releaseIndex(idx.uuid));
+    cluster.onIndexClosed((idx) => contexts.releaseIndex(idx.uuid, 'index_closed'));
     const t1 = Date.now();
     const checkpointPath = join(dataDir, 'contexts-checkpoint.json');
     const revived = await reviveContexts(nc, contexts, {
@@ -316,6 +326,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     };
     clusterRoutes(router, services);
     indexRoutes(router, services);
+    indexStateRoutes(router, services);
     documentRoutes(router, services);
     bulkRoutes(router, services);
     searchRoutes(router, services);
@@ -325,7 +336,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     viewRoutes(router, services);
     const docApis = documentApiRoutes(router, services);
     stops.push(() => docApis.stop());
-    stops.push(startConsole(router, services, security)); // the web console (actors/console); wraps security.gate before the edge starts
+    for (const start of opts.extensions ?? []) stops.push(start(router, services, security)); // the console wraps security.gate before the edge starts
 
     const edge: Edge = await startEdge({
       host: node.host,

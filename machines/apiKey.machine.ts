@@ -1,6 +1,6 @@
 import { assign, emit, setup } from 'xstate';
 import type { Envelope } from '../actors/wire/envelope';
-import type { RoleDescriptor } from '../actors/security/types';
+import type { RoleDescriptor } from '../actors/wire/security';
 import { isLastStep, MAX_DELAY_MS, nextStep } from './longDelay';
 
 /**

@@ -1,6 +1,6 @@
 import { assign, emit, enqueueActions, setup } from 'xstate';
 
-export type PitReleaseReason = 'index_deleted' | 'shutdown';
+export type PitReleaseReason = 'index_deleted' | 'index_closed' | 'shutdown';
 
 export interface PointInTimeInput {
   contextId: string;

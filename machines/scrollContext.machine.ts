@@ -1,6 +1,6 @@
 import { assign, emit, enqueueActions, setup } from 'xstate';
 
-export type ScrollReleaseReason = 'exhausted' | 'index_deleted' | 'shutdown' | 'no_scroll_param' | 'keep_alive_too_large';
+export type ScrollReleaseReason = 'exhausted' | 'index_deleted' | 'index_closed' | 'shutdown' | 'no_scroll_param' | 'keep_alive_too_large';
 
 export interface ScrollContextInput {
   contextId: string;

@@ -13,15 +13,13 @@
  *   npm run fuzz -- --url http://127.0.0.1:9200 --user elastic:changeme   # a running node
  *   npm run fuzz -- --replay 1234 --seed 7    # send case #1234 of seed 7 alone and print it
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { caseAt } from './fuzzCases';
 import { setupFixtures } from './fuzzFixtures';
 import { formatReport, runFuzz } from './fuzzRunner';
+import { rssMb, serveChild, startChildNode, stopChildNode as stopChild } from './cli/childNode';
 
 const PASSWORD = 'fuzz-elastic-password-1';
 
@@ -31,79 +29,7 @@ const USAGE = `usage: npm run fuzz -- [--seed N] [--requests N] [--concurrency N
 
 async function serve(dataDir: string): Promise<void> {
   // the node under test, in this (child) process: own nats-server under dataDir, port 0
-  const { startSystem } = await import('../actors/system');
-  const { Settings } = await import('../actors/config');
-  const pino = (await import('pino')).default;
-  const sys = await startSystem({
-    host: '127.0.0.1',
-    port: 0,
-    dataDir,
-    configDir: join(dataDir, 'config'),
-    settings: new Settings({ 'xpack.security.enabled': true, 'bootstrap.password': PASSWORD }),
-    log: pino({ level: 'info' }, pino.destination(2)),
-  });
-  process.stdout.write(`${JSON.stringify({ url: sys.url })}\n`);
-  const stop = () => void sys.stop().then(() => process.exit(0), () => process.exit(1));
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-}
-
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Math.round(Number(m[1]) / 1024) : NaN;
-}
-
-interface Child {
-  proc: ChildProcess;
-  url: string;
-  dataDir: string;
-  logFile: string;
-  exited: () => boolean;
-}
-
-async function startChild(): Promise<Child> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'fuzz-node-'));
-  const logFile = join(dataDir, 'node.log');
-  const self = fileURLToPath(import.meta.url);
-  const proc = spawn(process.execPath, ['--import', 'tsx', self, '--serve', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const log = createWriteStream(logFile);
-  proc.stderr!.pipe(log);
-  let exited = false;
-  proc.once('exit', () => (exited = true));
-  const url = await new Promise<string>((resolve, reject) => {
-    let buf = '';
-    const timer = setTimeout(() => reject(new Error('the node did not start within 60 s')), 60_000);
-    proc.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString();
-      const line = buf.split('\n').find((l) => l.startsWith('{"url"'));
-      if (line) {
-        clearTimeout(timer);
-        resolve((JSON.parse(line) as { url: string }).url);
-      }
-    });
-    proc.once('exit', (code) => reject(new Error(`the node exited during start-up (${code}); log: ${logFile}`)));
-  });
-  return { proc, url, dataDir, logFile, exited: () => exited };
-}
-
-async function stopChild(c: Child): Promise<void> {
-  if (!c.exited()) {
-    c.proc.kill('SIGTERM');
-    const gone = await Promise.race([new Promise((r) => c.proc.once('exit', () => r(true))), new Promise((r) => setTimeout(() => r(false), 30_000))]);
-    if (!gone) c.proc.kill('SIGKILL');
-  }
-  // the node's own nats-server, should it outlive it
-  const natsDir = join(c.dataDir, 'nats');
-  for (const f of existsSync(natsDir) ? readdirSync(natsDir) : []) {
-    const m = /^nats-server_(\d+)\.ports$/.exec(f);
-    if (m) {
-      try {
-        process.kill(Number(m[1]), 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    }
-  }
+  await serveChild(dataDir, { 'xpack.security.enabled': true, 'bootstrap.password': PASSWORD });
 }
 
 async function alive(url: string, auth: string): Promise<boolean> {
@@ -146,7 +72,7 @@ async function main(): Promise<number> {
   };
   const seed = num('seed');
   const auth = `Basic ${Buffer.from(values.user ?? `elastic:${PASSWORD}`).toString('base64')}`;
-  const child = values.url ? undefined : await startChild();
+  const child = values.url ? undefined : await startChildNode({ script: fileURLToPath(import.meta.url), prefix: 'fuzz-node-' });
   const url = values.url ?? child!.url;
   let failed = false;
   try {

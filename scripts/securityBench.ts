@@ -24,6 +24,7 @@ import { randomUrlSafe, ssha256Hash } from '../actors/security/hashing';
 import { CHECKPOINT_FILE } from '../actors/security/factCheckpoint';
 import { httpRate } from './bench/load';
 import { parseOrExit, str } from './cli/args';
+import type { Authentication } from '../actors/wire/security';
 
 const ARGS = parseOrExit('securityBench', 'usage: node --expose-gc --import tsx scripts/securityBench.ts [--json <file>]   (env KEYS, ROUNDS, SECONDS)', process.argv.slice(2), {
   options: { json: { type: 'string' } },
@@ -124,7 +125,7 @@ async function main() {
         timing.n++;
         return a;
       },
-      authorize: (a: unknown, action: string, indices?: string[]) => {
+      authorize: (a: Authentication | undefined, action: string, indices?: string[]) => {
         const t0 = process.hrtime.bigint();
         g.authorize(a, action, indices);
         timing.authorizeNs += process.hrtime.bigint() - t0;

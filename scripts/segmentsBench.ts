@@ -99,10 +99,15 @@ function median(reps: number, fn: () => unknown): number {
   return t.sort((a, b) => a - b)[reps >> 1];
 }
 
-/** Medians of a and b timed in alternating rounds (no order bias between the two). */
+/**
+ * Medians of a and b timed in alternating rounds (no order or JIT bias between the two): `reps`
+ * rounds, or as many as fit in about a second (at least 21) when reps is 0.
+ */
 function medians(reps: number, a: () => unknown, b: () => unknown): [number, number] {
+  const t0 = performance.now();
   a();
   b();
+  if (reps === 0) reps = Math.max(21, Math.min(2001, Math.floor(1000 / Math.max(0.001, performance.now() - t0))) | 1);
   const ta: number[] = [], tb: number[] = [];
   for (let i = 0; i < reps; i++) {
     for (const [f, t] of [[a, ta], [b, tb]] as const) {
@@ -113,6 +118,21 @@ function medians(reps: number, a: () => unknown, b: () => unknown): [number, num
   }
   const mid = (t: number[]) => t.sort((x, y) => x - y)[reps >> 1];
   return [mid(ta), mid(tb)];
+}
+
+/** Runs `query` in a loop (a turn of the event loop between runs) until `until` settles: p50 of its times. */
+async function searchWhile(until: Promise<unknown>, query: () => unknown): Promise<{ p50: number; n: number }> {
+  let done = false;
+  void until.then(() => (done = true), () => (done = true));
+  const t: number[] = [];
+  while (!done) {
+    const t0 = performance.now();
+    query();
+    t.push(performance.now() - t0);
+    await new Promise<void>((r) => setImmediate(r));
+  }
+  t.sort((a, b) => a - b);
+  return { p50: t[t.length >> 1] ?? NaN, n: t.length };
 }
 
 /** Runs fn while sampling event-loop gaps every 2 ms; returns fn's result and the longest gap. */
@@ -196,13 +216,13 @@ async function main(): Promise<void> {
     const sBuf = { maxDoc: buf0.maxDoc, seqNo: buf0.maxSeqNo };
     const pairs: Array<[string, ShardQueryRequest]> = [['match top-10 (block-max impacts)', MATCH], ['sort on a long, top-10', SORT], ['terms agg on a keyword (100 terms)', TERMS]];
     for (const [name, rq] of pairs) {
-      const [heap, disk] = medians(21, () => executeQuery(buf0, sBuf, rq), () => executeQuery(view0, searcher(seg0), rq));
+      const [heap, disk] = medians(0, () => executeQuery(buf0, sBuf, rq), () => executeQuery(view0, searcher(seg0), rq));
       row(`${name}: buffer`, heap, 'ms');
       row(`${name}: disk segment (cached)`, disk, 'ms');
       row(`${name}: disk / buffer`, disk / heap, 'x');
     }
     const page = Array.from({ length: 1000 }, (_, d) => d + 5000);
-    const [heapPage, diskPage] = medians(25, () => page.map((d) => Buffer.from(buf0.source(d))), () => seg0.sourcesOf(page));
+    const [heapPage, diskPage] = medians(0, () => page.map((d) => Buffer.from(buf0.source(d))), () => seg0.sourcesOf(page));
     row('scroll page, 1,000 consecutive sources as bytes: buffer (UTF-8 encode)', heapPage, 'ms');
     row('scroll page, 1,000 consecutive sources as bytes: disk (one pread)', diskPage, 'ms');
     row('scroll page: disk / buffer', diskPage / heapPage, 'x');
@@ -228,14 +248,29 @@ async function main(): Promise<void> {
     row('1 source (random doc), warm', median(1001, () => fresh.sourceBytes(Math.floor(Math.random() * fresh.maxDoc))) * 1000, 'µs');
     fresh.close();
 
-    // ---- merge all segments in a worker ----
+    // ---- merges in a worker, and a search loop on the main thread meanwhile ----
+    const matchOnce = () => executeQuery(view0, searcher(seg0), MATCH);
+    const idle = await searchWhile(new Promise((r) => setTimeout(r, 1500)), matchOnce);
     const merges = new MergeScheduler();
-    const [res, lag] = await withLag(() => merges.merge({ dir, name: 'merged', inputs: paths.map((path) => ({ path })), forced: true }));
-    await merges.close();
+    const all = merges.merge({ dir, name: 'merged', inputs: paths.map((path) => ({ path })), forced: true });
+    const [during, lag] = await withLag(() => searchWhile(all, matchOnce));
+    const res = await all;
     row(`merge of ${K} segments (worker, unthrottled): time`, res.ms, 'ms');
     row('merge: output MB/s', res.meta.sizeBytes / MB / (res.ms / 1000), 'MB/s');
     row('merge: docs/s', res.meta.maxDoc / (res.ms / 1000), 'docs/s');
     row('merge: longest event-loop gap on the main thread', lag, 'ms');
+    row('match top-10 p50 on the main thread, no merge running', idle.p50, 'ms');
+    row('match top-10 p50 during the unthrottled merge', during.p50, 'ms');
+    await merges.close();
+    // the auto-throttle's start rate (20 MB/s) on a merge of three segments
+    const slow = new MergeScheduler({ minBigMergeBytes: 0 });
+    const three = slow.merge({ dir, name: 'merged3', inputs: paths.slice(0, 3).map((path) => ({ path })) });
+    const throttled = await searchWhile(three, matchOnce);
+    const r3 = await three;
+    await slow.close();
+    row('throttled merge of 3 segments (20 MB/s): output MB/s', r3.meta.sizeBytes / MB / (r3.ms / 1000), 'MB/s');
+    row('  time throttled', r3.throttledMs, 'ms');
+    row('match top-10 p50 during the throttled merge', throttled.p50, 'ms');
 
     if (!args.values['no-lmdb']) await lmdbCompare(dir, segs, srcBytes, page);
     segs.forEach((s) => s.close());
@@ -268,7 +303,7 @@ async function lmdbCompare(dir: string, segs: DiskSegment[], srcBytes: number, p
   row('lmdb: file bytes per source byte (sources only)', size / srcBytes, 'x');
   const seg0 = segs[0];
   const first = page[0];
-  const [lm, ours] = medians(25, () => {
+  const [lm, ours] = medians(0, () => {
     const out: Buffer[] = [];
     for (const { value } of db.getRange({ start: first, end: first + 1000 })) out.push(value);
     return out;

@@ -12,6 +12,7 @@ import { readNodeSettings } from '../actors/config';
 import { startSystem } from '../actors/system';
 import { cliArgs, UsageError } from './cli/args';
 import { checkPort, parsePort } from './cli/portCheck';
+import { startConsole } from '../actors/console';
 import { httpSslRefusal } from '../actors/tls/httpSsl';
 
 const USAGE = `usage: npm start [-- --help]
@@ -53,7 +54,7 @@ if (errors.length) fail(errors, EXIT_CONFIG);
 const taken = await checkPort(host, port as number);
 if (taken) fail([taken], 1);
 
-const sys = await startSystem({ settings, log, host, port: port as number }).catch((e: Error) => fail([e.message], 1));
+const sys = await startSystem({ settings, log, host, port: port as number, extensions: [startConsole] }).catch((e: Error) => fail([e.message], 1));
 if (sys.tls) {
   // As ES 8 prints at its first start: how to trust the node's CA.
   const lines = [

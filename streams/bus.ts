@@ -2,6 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, type JetStreamClient, type PubAck } from '@nats-io/jetstream';
 import { subjects, type Aggregate } from './subjects';
 import { aggregateOf, factOf, type Envelope } from './envelope';
+import { Connectivity } from './connectivity';
 
 const enc = new TextEncoder();
 
@@ -35,7 +36,9 @@ export class Bus {
     if (this.inFlight >= this.window || this.waiters.length) await new Promise<void>((r) => this.waiters.push(r));
     else this.inFlight++;
     try {
-      return await this.js.publish(subject, payload, msgID ? { msgID, timeout: 10_000 } : { timeout: 10_000 });
+      // never queued in the client while NATS is down (it would be sent after a reconnect, long
+      // after its caller gave up): fail fast, and learn at once of a drop while it is in flight
+      return await Connectivity.of(this.nc).run('append to the log', () => this.js.publish(subject, payload, msgID ? { msgID, timeout: 10_000 } : { timeout: 10_000 }));
     } finally {
       const next = this.waiters.shift();
       if (next) next();

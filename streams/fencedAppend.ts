@@ -1,4 +1,6 @@
 import type { JetStreamClient, PubAck } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Connectivity, NatsUnavailable } from './connectivity';
 
 /** JetStream's error code for a failed `Nats-Expected-Last-Subject-Sequence` check. */
 const WRONG_LAST_SEQUENCE = 10071;
@@ -63,15 +65,27 @@ function apiCode(e: unknown): number | undefined {
  */
 export async function fencedAppend(js: JetStreamClient, subject: string, payload: Uint8Array, o: FencedAppendOptions): Promise<PubAck> {
   const deadline = Date.now() + (o.deadlineMs ?? 30_000);
+  const nc = (js as unknown as { nc?: NatsConnection }).nc;
+  const link = nc ? Connectivity.of(nc) : undefined;
+  let sent = false;
   let delay = 25;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await js.publish(subject, payload, {
-        msgID: o.msgID,
-        expect: { lastSubjectSequence: o.expectedLastSubjectSeq },
-        timeout: Math.max(100, Math.min(o.attemptTimeoutMs ?? 5_000, deadline - Date.now())),
-      });
+      const send = () =>
+        js.publish(subject, payload, {
+          msgID: o.msgID,
+          expect: { lastSubjectSequence: o.expectedLastSubjectSeq },
+          timeout: Math.max(100, Math.min(o.attemptTimeoutMs ?? 5_000, deadline - Date.now())),
+        });
+      // With NATS down nothing is sent (it would sit in the client until a reconnect): after a
+      // short wait for a failover, the append fails fast; a drop mid-flight leaves it uncertain.
+      return await (link ? link.run(`append to [${subject}]`, () => ((sent = true), send())) : send());
     } catch (e) {
+      if (e instanceof NatsUnavailable) {
+        if (!e.uncertain) throw sent ? new AppendUncertain(subject, e) : e;
+        if (Date.now() + delay >= deadline) throw new AppendUncertain(subject, e);
+        continue; // the next attempt waits for the reconnect; the same msgID finds it if it was stored
+      }
       const code = apiCode(e);
       if (code === WRONG_LAST_SEQUENCE) throw new Fenced(subject, o.expectedLastSubjectSeq, actualSeq(e as Error));
       // Any other answer from the stream is final (message too large, stream sealed, ...).

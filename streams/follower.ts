@@ -2,6 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import { READ_MAX_BYTES, type LoggedMessage } from './eventLog';
+import { Connectivity } from './connectivity';
 
 interface Waiter {
   seq: number;
@@ -193,7 +194,8 @@ export class StreamFollower {
 
   /** Resolves once every message up to the stream's last sequence (asked now) was dispatched. */
   async reachEnd(timeoutMs = 10_000): Promise<void> {
-    const info = await (await jetstreamManager(this.nc)).streams.info(this.stream);
+    // cut off, the log's end cannot be known: say so at once rather than after a request timeout
+    const info = await Connectivity.of(this.nc).run(`read the end of ${this.stream}`, async () => (await jetstreamManager(this.nc)).streams.info(this.stream));
     await this.waitFor(info.state.last_seq, timeoutMs);
   }
 

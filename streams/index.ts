@@ -9,3 +9,4 @@ export type { LoggedMessage, ReadOptions, LogOptions } from './eventLog';
 export type { Slice, ReleaseReason, Owner, ScrollFact, PitFact, NodeFact, NodeJoinedData, NodeLeftData } from './events';
 export { StreamFollower, FollowTimeout } from './follower';
 export { deleteSubjectMessages } from './logRoom';
+export { Connectivity, NatsUnavailable, RECONNECT_WAIT_MS } from './connectivity';

@@ -100,6 +100,12 @@ export class AliasTable {
     return this.byIndex.get(uuid)?.get(alias);
   }
 
+  /** Whether `alias` is hidden (`is_hidden` on any of its indices). */
+  isHidden(alias: string): boolean {
+    for (const m of this.byIndex.values()) if (m.get(alias)?.is_hidden) return true;
+    return false;
+  }
+
   has(alias: string): boolean {
     for (const m of this.byIndex.values()) if (m.has(alias)) return true;
     return false;
@@ -112,12 +118,12 @@ export class AliasTable {
     return [...s].sort();
   }
 
-  /** Alias name -> index uuids, for resolving expressions. */
-  map(): Map<string, string[]> {
+  /** Alias name -> index uuids, for resolving expressions (hidden aliases only with `withHidden`). */
+  map(withHidden = false): Map<string, string[]> {
     const out = new Map<string, string[]>();
     for (const [uuid, m] of this.byIndex) {
       for (const [a, meta] of m) {
-        if (meta.is_hidden) continue; // hidden aliases only by name (resolved below)
+        if (meta.is_hidden && !withHidden) continue; // hidden aliases only by name (resolved below)
         let l = out.get(a);
         if (!l) out.set(a, (l = []));
         l.push(uuid);

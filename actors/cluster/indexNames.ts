@@ -31,6 +31,14 @@ export interface ResolveOptions {
   allowNoIndices?: boolean;
   /** `open,closed,hidden,none,all`; hidden (dot) indices only with `hidden`/`all` or an explicit dot pattern. */
   expandWildcards?: string;
+  /** Indices hidden from wildcards besides dot-prefixed ones (`index.hidden: true`). */
+  hiddenIndex?: (name: string) => boolean;
+  /** Aliases hidden from wildcards (`is_hidden: true`); named explicitly, they resolve. */
+  hiddenAlias?: (name: string) => boolean;
+  /** With expand_wildcards=none a wildcard just matches nothing (lenient options), never a 404. */
+  lenientNone?: boolean;
+  /** Closed indices: wildcards match them only with expand_wildcards `closed`/`all`. */
+  closedIndex?: (name: string) => boolean;
 }
 
 /** A `*` pattern (ES Regex.simpleMatch), matched without a backtracking RegExp (`*a*a*a…*b` was exponential). */
@@ -48,6 +56,8 @@ export function resolveExpression(expr: string | undefined, names: string[], opt
   const out = new Set<string>();
   const expand = opts.expandWildcards ?? 'open';
   const showHidden = /hidden|all/.test(expand);
+  const showClosed = /closed|all/.test(expand);
+  const showOpen = /open|all/.test(expand);
   let sawWildcard = false;
   parts.forEach((p, i) => {
     if (p.startsWith('-') && i > 0) {
@@ -59,12 +69,19 @@ export function resolveExpression(expr: string | undefined, names: string[], opt
     }
     if (p === '_all' || p.includes('*')) {
       sawWildcard = true;
-      if (expand === 'none') return;
+      if (expand === 'none') {
+        // nothing expands: the pattern names no index (ES 8.6+: a 404 unless ignore_unavailable)
+        if (!opts.ignoreUnavailable && !opts.lenientNone) throw indexNotFound(p);
+        return;
+      }
       const re = globToRegex(p === '_all' ? '*' : p);
-      for (const n of names) if (re.test(n) && (showHidden || !n.startsWith('.') || p.startsWith('.'))) out.add(n);
+      // a hidden name matches only with expand_wildcards hidden/all, or a dot pattern for a dot name
+      const visible = (n: string, hidden: boolean) => showHidden || (n.startsWith('.') ? p.startsWith('.') : !hidden);
+      const stateShown = (n: string) => (opts.closedIndex?.(n) ? showClosed : showOpen || !opts.closedIndex);
+      for (const n of names) if (re.test(n) && visible(n, opts.hiddenIndex?.(n) ?? false) && stateShown(n)) out.add(n);
       // Wildcards match alias names as well, standing for their indices (ES's default options).
       for (const [a, idx] of aliases ?? []) {
-        if (re.test(a) && (showHidden || !a.startsWith('.') || p.startsWith('.'))) for (const n of idx) out.add(n);
+        if (re.test(a) && visible(a, opts.hiddenAlias?.(a) ?? false)) for (const n of idx) out.add(n);
       }
       return;
     }

@@ -20,6 +20,8 @@ export interface IndexSettings {
   refreshIntervalMs: number;
   /** Every setting as given, flattened, with the `index.` prefix (for GET _settings). */
   raw: Record<string, string>;
+  /** Closed (`POST /<index>/_close`): searches, PITs and scrolls refuse it with `index_closed_exception`. */
+  closed?: boolean;
 }
 
 const DEFAULTS: IndexSettings = {
@@ -200,6 +202,10 @@ export function validateCreate(changes: Record<string, string>, settings: IndexS
     if (routing !== shards && (factor * shards !== routing || factor <= 1)) {
       throw illegalArgument(`the number of source shards [${shards}] must be a factor of [${routing}]`);
     }
+  }
+  // MetadataCreateIndexService.validateSoftDeleteSettings (indices created by 8.0+)
+  if (changes['index.soft_deletes.enabled'] === 'false') {
+    throw illegalArgument('Creating indices with soft-deletes disabled is no longer supported. Please do not specify a value for setting [index.soft_deletes.enabled].');
   }
   const partition = settings.routingPartitionSize!;
   if (partition !== 1 && partition >= routing) {

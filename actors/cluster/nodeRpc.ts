@@ -1,5 +1,5 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { subjects } from '../../streams';
+import { Connectivity, NatsUnavailable, subjects } from '../../streams';
 import { asEsError, errorFromWire, errorToWire, type EsErrorBody } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 
@@ -36,6 +36,11 @@ export function serveNode(nc: NatsConnection, nodeId: string, handlers: Record<s
 /** Asks each node; a node that does not answer in time is reported as a failure, not thrown. */
 export async function callNodes<T>(nc: NatsConnection, ids: string[], op: string, body?: unknown, timeoutMs = 5_000): Promise<Map<string, { ok: true; result: T } | { ok: false; error: Error }>> {
   const out = new Map<string, { ok: true; result: T } | { ok: false; error: Error }>();
+  if (ids.length && !(await Connectivity.of(nc).waitUp())) {
+    // cut off from NATS: no node can answer (failures at once, not after the timeout)
+    for (const id of ids) out.set(id, { ok: false, error: new NatsUnavailable(`node [${id}] cannot be asked`) });
+    return out;
+  }
   await Promise.all(
     ids.map(async (id) => {
       try {

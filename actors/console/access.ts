@@ -1,6 +1,6 @@
 import { isClusterActionAllowed } from '../security/authorization';
 import { apiKeyOwnerOf } from '../security/apiKeys';
-import type { Authentication } from '../security/types';
+import type { Authentication } from '../wire/security';
 import type { Owner } from '../../streams';
 
 /**
@@ -42,10 +42,10 @@ export const ACTIONS = {
 const ALL: Access = { monitor: true, apiKeysAll: true, apiKeysOwn: true, tokens: true, serviceTokens: true, users: true };
 
 /** The privileges of `auth` as the console applies them (undefined `auth`: security is disabled). */
-export function accessOf(auth: unknown): Access {
+export function accessOf(auth: Authentication | undefined): Access {
   if (!auth) return ALL;
   const can = (action: string, own = false) => isClusterActionAllowed(auth, action, own);
-  const a = auth as Authentication;
+  const a = auth;
   const owner = apiKeyOwnerOf(a);
   return {
     monitor: can(ACTIONS.contexts),

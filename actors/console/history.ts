@@ -93,8 +93,8 @@ const LIVE = new Set(['open', 'active', 'refreshed', 'enabled', 'present']);
 
 /**
  * Every context and credential as it stood at `at`: the log folded up to that moment by the same
- * code as `npm run replay -- --at` (scripts/cli/replayLog.ts, streams/evolve.ts), rows as it prints
- * them (scripts/cli/stateRows.ts), narrowed to what `access` may see. Live rows come first; ended
+ * code as `npm run replay -- --at` (streams/replayLog.ts, streams/evolve.ts), rows as it prints
+ * them (streams/stateRows.ts), narrowed to what `access` may see. Live rows come first; ended
  * ones only with `ended`.
  */
 export async function stateAt(nc: NatsConnection, at: number, access: Access, opts: { ended: boolean; aggregate?: string }) {

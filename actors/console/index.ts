@@ -5,7 +5,7 @@ import type { SecurityGate } from '../wire/rest';
 import type { PagingServices } from '../search';
 import { keepAliveLimits } from '../search';
 import type { SecurityModuleWithServices } from '../security';
-import type { Authentication } from '../security/types';
+import type { Authentication } from '../wire/security';
 import { accessOf, ACTIONS, renderAccess, type Access } from './access';
 import { FactHub, type Resolver } from './factHub';
 import { openFeed, parseFeedFilters, AGGREGATES } from './feed';
@@ -84,7 +84,7 @@ export function startConsole(router: Router, s: PagingServices, security: Securi
   addPublic(router, api('security'), () => json({ enabled: !!gate }));
 
   router.add('GET', api('session'), (req) => {
-    const a = req.auth as Authentication | undefined;
+    const a = req.auth;
     return json({
       security: !!gate,
       user: a ? { username: a.user.username, realm: a.authenticationRealm.name, authentication_type: a.authenticationType, ...(a.apiKey ? { api_key: a.apiKey } : {}) } : null,

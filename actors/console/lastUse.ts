@@ -1,5 +1,5 @@
 import type { SecurityGate } from '../wire/rest';
-import type { Authentication } from '../security/types';
+import type { Authentication } from '../wire/security';
 
 /**
  * When each credential last authenticated a request on this node, kept in memory only (ES keeps no
@@ -14,10 +14,10 @@ export class LastUse {
   constructor(private readonly max = 200_000, private readonly now: () => number = Date.now) {}
 
   /** Records a successful authentication (one Map delete+set: moves the key to the young end). */
-  note(auth: unknown): void {
+  note(auth: Authentication | undefined): void {
     if (!auth || typeof auth !== 'object') return;
     let key = this.keys.get(auth);
-    if (key === undefined) this.keys.set(auth, (key = credentialKey(auth as Authentication) ?? null));
+    if (key === undefined) this.keys.set(auth, (key = credentialKey(auth) ?? null));
     if (!key) return;
     this.at.delete(key);
     this.at.set(key, this.now());
@@ -47,7 +47,7 @@ export function credentialKey(a: Authentication | undefined): string | undefined
  * the wrapped gate's: the same errors, the same result.
  */
 export function recordingGate(gate: SecurityGate, lastUse: LastUse): SecurityGate {
-  const noted = (auth: unknown) => {
+  const noted = (auth: Authentication | undefined) => {
     lastUse.note(auth);
     return auth;
   };

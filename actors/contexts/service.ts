@@ -2,7 +2,7 @@ import { v4 as uuidv4 } from 'uuid';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
-import { Aggregate, subjects, type Owner } from '../../streams';
+import { Aggregate, Connectivity, NatsUnavailable, subjects, type Owner } from '../../streams';
 import type { ContextKind, ContextState } from '../../streams/evolve';
 import { EsError } from '../wire/esErrors';
 import { Lease } from '../cluster/lease';
@@ -178,6 +178,9 @@ export class ContextService {
       const owner = st.node ?? LEGACY_OWNER;
       if (owner === this.d.nodeId) {
         const rec = this.d.registry.get(id);
+        // A use that logs (a keep-alive) needs the log: cut off, ES's 503 before the context changes
+        // (a PIT search without keep_alive reads only what this node holds, and goes on).
+        if (rec && !(kind === 'pit' && opts.keepAliveMs === undefined)) await this.needLog(kind);
         if (rec) return this.localHandle(rec, opts);
         if (this.d.registry.tombstone(id)) return undefined; // it just ended here; its last fact is on its way
       }
@@ -278,6 +281,7 @@ export class ContextService {
       const owner = st.node ?? LEGACY_OWNER;
       const rec = owner === this.d.nodeId ? this.d.registry.get(id) : undefined;
       if (rec) {
+        await this.needLog(kind); // cut off: 503 and the context stays as it is (its end could not be logged)
         if (c.cmd === 'clear') return this.d.registry.clear(rec, c.by, c.correlationId);
         await this.d.registry.release(rec, c.reason as never, c.correlationId);
         return rec.shards.length;
@@ -298,7 +302,14 @@ export class ContextService {
     return 0;
   }
 
+  /** Throws ES's 503 when the lifecycle log cannot be reached (after a failover's wait). */
+  private async needLog(kind: ContextKind): Promise<void> {
+    if (!(await Connectivity.of(this.d.nc).waitUp())) throw new NatsUnavailable(`the ${kind} context's next fact cannot be logged`);
+  }
+
   private async command(kind: ContextKind, id: string, c: Command): Promise<Answer | 'silent'> {
+    // cut off from NATS, the owner cannot be told (nor found dead): ES's 503 at once, no adoption
+    if (!(await Connectivity.of(this.d.nc).waitUp())) throw new NatsUnavailable(`the ${kind} context's owner cannot be reached`);
     try {
       const m = await this.d.nc.request(subjects.command(kind, id, c.cmd), enc.encode(JSON.stringify(c)), { timeout: this.d.commandTimeoutMs ?? 2_000 });
       return JSON.parse(dec.decode(m.data)) as Answer;

@@ -7,6 +7,7 @@ import { scrollPage } from '../search';
 import { executeBulk, type BulkItemResult, type BulkOp } from './routes/bulk';
 import { refreshIndices } from './routes/indices';
 import type { SearchOutcome, ShardTarget } from '../search/coordinator';
+import type { Authentication } from '../wire/security';
 
 /** Where reindex writes and how (`dest`). */
 export interface ReindexDest {
@@ -31,7 +32,7 @@ export interface ByScrollJob {
   /** A number, or `auto` (one per shard of the source index with the fewest shards). */
   slices: number | 'auto';
   refresh: boolean;
-  auth?: unknown;
+  auth?: Authentication;
   opaqueId?: string;
 }
 

@@ -1,5 +1,5 @@
-import { EsError, illegalArgument, parseException, validationFailed } from '../wire/esErrors';
-import type { EsRequest } from '../wire/rest';
+import { EsError, illegalArgument, parseException, requireAliasMissing, validationFailed } from '../wire/esErrors';
+import { parseBool, type EsRequest } from '../wire/rest';
 import { Locator, unknownField } from '../shard/engine/base/xcontent';
 import type { ByScrollJob, ReindexDest } from './bulkByScroll';
 import { parseSearchCall } from '../search';
@@ -37,12 +37,7 @@ export function parseRequestsPerSecond(v: string | undefined): number {
   return n;
 }
 
-export function parseBool(v: string | undefined, dflt: boolean): boolean {
-  if (v === undefined) return dflt;
-  if (v === '' || v === 'true') return true;
-  if (v === 'false') return false;
-  throw illegalArgument(`Failed to parse value [${v}] as only [true] or [false] are allowed.`);
-}
+export { parseBool };
 
 function parseConflicts(v: unknown): boolean {
   if (v === 'proceed') return false;
@@ -138,9 +133,7 @@ export function parseReindex(req: EsRequest): ByScrollJob {
     opaqueId: req.opaqueId,
   };
   if (parseBool(q.require_alias, false)) {
-    throw new EsError('index_not_found_exception', 404, `[require_alias] request flag is [true] and [${destSpec.dest.index}] is not an alias`, {
-      meta: { 'resource.type': 'index_or_alias', 'resource.id': destSpec.dest.index, index_uuid: '_na_', index: destSpec.dest.index },
-    });
+    throw requireAliasMissing(destSpec.dest.index);
   }
   const errs = byScrollValidation(searchBody, job.maxDocs, slices);
   if (job.search.index === undefined) errs.push('use _all if you really want to copy from all existing indexes');

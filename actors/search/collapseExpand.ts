@@ -3,7 +3,7 @@ import type { SearchRequest } from '../shard/engine';
 import type { InnerHitsSpec } from '../shard/engine/request/searchOptions';
 import { parseSourceBody } from '../shard/engine';
 import { executeSearch, renderSearch, type SearchOutcome, type ShardTarget } from './coordinator';
-import { indexNames } from './indices';
+import { indexNames } from './coordinator';
 import type { SearchServices } from './services';
 import { Locator } from '../shard/engine/base/xcontent';
 

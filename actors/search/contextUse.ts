@@ -12,7 +12,7 @@ type Caller = Pick<EsRequest, 'auth' | 'opaqueId'>;
 
 /** The caller holds the built-in `superuser` role (sees every context in the listing extensions). */
 export function isSuperuser(req: Pick<EsRequest, 'auth'>): boolean {
-  return !!(req.auth as { user?: { roles?: string[] } } | undefined)?.user?.roles?.includes('superuser');
+  return !!req.auth?.user.roles.includes('superuser');
 }
 
 /**

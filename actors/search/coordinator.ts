@@ -63,6 +63,8 @@ export interface SearchOutcome {
 /** Per-search options: the search `timeout` bounds the wait for each shard's answer. */
 export interface SearchOptions {
   timeoutMs?: number;
+  /** Called as each shard's query answer (or failure) arrives: an async search's progress. */
+  onShard?: (ok: boolean) => void;
 }
 
 export interface RenderExtra {
@@ -134,8 +136,8 @@ async function querySearch(s: SearchServices, req: SearchRequest, targets: Shard
   const answers = await Promise.all(
     targets.map((t) =>
       s.shards.query(t.ref, { req: shardRequest(req, t, single), searcher: t.searcher, fetch: single }, { timeoutMs: opts.timeoutMs }).then(
-        (page): Answer => ({ ok: true, page }),
-        (error): Answer => ({ ok: false, error }),
+        (page): Answer => (opts.onShard?.(true), { ok: true, page }),
+        (error): Answer => (opts.onShard?.(false), { ok: false, error }),
       ),
     ),
   );
@@ -371,6 +373,12 @@ async function walkShardDocOrder(s: SearchServices, req: SearchRequest, targets:
     shards: { total: targets.length, successful: targets.length - failures.length, skipped: 0, failed: failures.length, ...(failures.length ? { failures } : {}) },
     tookMs: Date.now() - start,
   });
+}
+
+/** Index name of a hit's shard, by the shard's rank (`shardIndex`), whatever subset `targets` holds. */
+export function indexNames(targets: readonly { ref: { index: string }; shardIndex: number }[]): (shardIndex: number) => string {
+  const names = new Map(targets.map((t) => [t.shardIndex, t.ref.index]));
+  return (i) => names.get(i) ?? '';
 }
 
 /**

@@ -1,4 +1,4 @@
-import { illegalArgument } from '../wire/esErrors';
+import { EsError, illegalArgument } from '../wire/esErrors';
 import type { EsRequest } from '../wire/rest';
 import { resolveExpression, routingSpec, type IndexState, type ResolveOptions } from '../cluster';
 import { aliasFilterFor } from '../cluster/aliases';
@@ -36,12 +36,6 @@ export function orderedTargets(indices: IndexState[], routing?: string): ShardTa
   return out;
 }
 
-/** Index name of a hit's shard, by the shard's rank (`shardIndex`), whatever subset `targets` holds. */
-export function indexNames(targets: readonly { ref: { index: string }; shardIndex: number }[]): (shardIndex: number) => string {
-  const names = new Map(targets.map((t) => [t.shardIndex, t.ref.index]));
-  return (i) => names.get(i) ?? '';
-}
-
 /** Resolves the request's indices and filters them to those the caller may read. */
 export async function searchIndices(s: SearchServices, req: Pick<EsRequest, 'params' | 'query' | 'auth'>, action = READ): Promise<IndexState[]> {
   let expr = req.params.index;
@@ -68,7 +62,19 @@ export async function searchIndices(s: SearchServices, req: Pick<EsRequest, 'par
       if (ok instanceof Promise) await ok;
     }
   }
-  return s.security ? resolveAuthorized(s, s.security, req.auth, action, expr, opts) : s.cluster.resolve(expr, opts);
+  const found = s.security ? resolveAuthorized(s, s.security, req.auth, action, expr, opts) : s.cluster.resolve(expr, opts);
+  return refuseClosed(found, opts.ignoreUnavailable);
+}
+
+/**
+ * A closed index named explicitly is ES's 400 `index_closed_exception` for searches, PITs and scrolls
+ * (IndicesOptions forbid closed), or is left out with `ignore_unavailable`; wildcards skip closed ones.
+ */
+export function refuseClosed(indices: IndexState[], ignoreUnavailable?: boolean): IndexState[] {
+  if (!indices.some((i) => i.settings.closed)) return indices;
+  if (ignoreUnavailable) return indices.filter((i) => !i.settings.closed);
+  const c = indices.find((i) => i.settings.closed)!;
+  throw new EsError('index_closed_exception', 400, 'closed', { meta: { index_uuid: c.uuid, index: c.name } });
 }
 
 /**
@@ -87,12 +93,13 @@ function resolveAuthorized(
   opts: ResolveOptions,
 ): IndexState[] {
   const names = security.allowedIndices(auth, action, s.cluster.names());
-  const all = s.cluster.metadata.aliases.map(); // as ClusterState.resolve sees them
+  const all = s.cluster.metadata.aliases.map(true); // as ClusterState.resolve sees them (hidden ones hidden from wildcards there)
   const aliases = new Map<string, string[]>();
   for (const a of security.allowedIndices(auth, action, [...all.keys()])) {
     aliases.set(a, all.get(a)!.map((u) => s.cluster.getByUuid(u)?.name).filter((n): n is string => n !== undefined));
   }
-  return resolveExpression(expr, names, opts, aliases).map((n) => s.cluster.get(n)!);
+  const hidden = { hiddenIndex: (n: string) => s.cluster.isHidden(n), hiddenAlias: (a: string) => s.cluster.metadata.aliases.isHidden(a) };
+  return resolveExpression(expr, names, { ...hidden, ...opts }, aliases).map((n) => s.cluster.get(n)!);
 }
 
 /**

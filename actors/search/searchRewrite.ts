@@ -4,6 +4,7 @@ import { parseSourceJson } from '../wire/sourceJson';
 import type { SearchRequest } from '../shard/engine';
 import type { ShardTarget } from './coordinator';
 import type { SearchServices } from './services';
+import type { Authentication } from '../wire/security';
 
 /**
  * What the coordinator does to a search before the shards see it (ES's rewrite on the coordinating
@@ -17,8 +18,8 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
 /** `index.max_terms_count` default. */
 const MAX_TERMS_COUNT = 65_536;
 
-/** Inlines every terms lookup of the query, post_filter and rescore queries (GETs run in parallel). */
-export async function rewriteTermsLookups(s: SearchServices, sr: SearchRequest, auth?: unknown): Promise<SearchRequest> {
+/** Inlines every terms lookup of the query, post_filter, rescore and aggregation queries (GETs run in parallel). */
+export async function rewriteTermsLookups(s: SearchServices, sr: SearchRequest, auth?: Authentication): Promise<SearchRequest> {
   const jobs: Array<Promise<void>> = [];
   const walk = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(walk);
@@ -42,13 +43,14 @@ export async function rewriteTermsLookups(s: SearchServices, sr: SearchRequest, 
   if (sr.query !== undefined) next.query = walk(sr.query) as SearchRequest['query'];
   if (sr.postFilter !== undefined) next.postFilter = walk(sr.postFilter) as SearchRequest['postFilter'];
   if (sr.rescore) next.rescore = sr.rescore.map((r) => ({ ...r, query: walk(r.query) as typeof r.query }));
+  if (sr.aggs !== undefined) next.aggs = walk(sr.aggs) as SearchRequest['aggs']; // filter / filters aggregations
   if (!jobs.length) return sr;
   await Promise.all(jobs);
   return next;
 }
 
 /** The values at `path` of the lookup document (none when it does not exist). */
-async function lookup(s: SearchServices, spec: Obj, auth?: unknown): Promise<unknown[]> {
+async function lookup(s: SearchServices, spec: Obj, auth?: Authentication): Promise<unknown[]> {
   const index = s.cluster.single(String(spec.index));
   if (s.security) await s.security.authorize(auth, 'indices:data/read/get', [index.name]);
   const routing = spec.routing === undefined ? undefined : String(spec.routing);

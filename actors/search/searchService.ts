@@ -1,9 +1,10 @@
-import { allShardsFailed } from '../wire/esErrors';
+import { allShardsFailed, EsError } from '../wire/esErrors';
 import type { EsRequest, EsResponse } from '../wire/rest';
 import { parseSearchRequest, withImplicitShardDoc, type SearchRequest } from '../shard/engine';
 import { executeSearch, renderSearch, sliceTargets, targetQuery } from './coordinator';
 import { contextMissing, mayUse, useContext } from './contextUse';
-import { indexNames, orderedTargets, searchIndices, withAliasFilters } from './indices';
+import { orderedTargets, searchIndices, withAliasFilters } from './indices';
+import { indexNames } from './coordinator';
 import { keepAliveOrThrow } from './keepAlive';
 import { openScroll } from './scrollService';
 import type { PagingServices, SearchCall } from './services';
@@ -42,11 +43,12 @@ export async function runSearch(s: PagingServices, call: SearchCall, parsed: Sea
   return plainSearch(s, call, sr);
 }
 
-async function plainSearch(s: PagingServices, req: SearchCall, sr: SearchRequest): Promise<EsResponse> {
-  const indices = await searchIndices(s, req);
+async function plainSearch(s: PagingServices, call: SearchCall, sr: SearchRequest): Promise<EsResponse> {
+  const indices = await searchIndices(s, call);
   checkMaxTermsCount(sr, indices);
-  const targets = withIndexBoosts(s, sr, withAliasFilters(s, req.params.index, orderedTargets(indices, sr.routing)), req.query.ignore_unavailable === 'true');
-  const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs });
+  const targets = withIndexBoosts(s, sr, withAliasFilters(s, call.params.index, orderedTargets(indices, sr.routing)), call.query.ignore_unavailable === 'true');
+  const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs, onShard: call.onShard });
+  checkPartial(s, sr, out);
   await expandCollapse(s, sr, out, targets);
   return {
     body: renderSearch(out, sr, indexNames(targets), { restTotalHitsAsInt: sr.restTotalHitsAsInt, noTotal: sr.trackTotalHits === false }),
@@ -70,7 +72,8 @@ async function pitSearch(s: PagingServices, req: SearchCall, sr: SearchRequest):
       'pit',
     ), false);
     checkMaxTermsCount(sr, [...new Set(h.shards.map((p) => p.index))].map((n) => s.cluster.get(n)).filter((i): i is NonNullable<typeof i> => !!i));
-    const out = await executeSearch(s, { ...sr, sort, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs });
+    const out = await executeSearch(s, { ...sr, sort, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs, onShard: req.onShard });
+    checkPartial(s, sr, out);
     await expandCollapse(s, sr, out, targets);
     await h.ready; // the extension is logged before the answer
     return {
@@ -85,10 +88,39 @@ async function pitSearch(s: PagingServices, req: SearchCall, sr: SearchRequest):
   }
 }
 
+/**
+ * `allow_partial_search_results=false` (or the cluster's `search.default_allow_partial_results:
+ * false`): a search some shard failed is ES's `Partial shards failure` instead of a 200 with
+ * `_shards.failures` (AbstractSearchAsyncAction).
+ */
+function checkPartial(s: PagingServices, sr: SearchRequest, out: { shards: { failed: number; failures?: Array<{ shard: number; index: string | null; node: string; reason: { type: string; reason: string } }> } }): void {
+  if (!out.shards.failed) return;
+  if (sr.allowPartialSearchResults ?? s.ctx.settings.bool('search.default_allow_partial_results', true)) return;
+  const failures = out.shards.failures ?? [];
+  const causes = failures.map((f) => new EsError(f.reason.type, 500, f.reason.reason));
+  const status = failures.some((f) => f.reason.type === 'no_shard_available_action_exception' || f.reason.type === 'timeout_exception') ? 503 : 500;
+  throw new EsError('search_phase_execution_exception', status, 'Partial shards failure', {
+    causes: causes.length ? causes : undefined,
+    causedBy: causes[0],
+    meta: { phase: 'query', grouped: true, failed_shards: failures },
+  });
+}
+
 /** `_count`: the query on every target shard, the counts added (every shard failing: all shards failed). */
 export async function runCount(s: PagingServices, req: Pick<EsRequest, 'params' | 'query' | 'auth'>, sr: SearchRequest): Promise<EsResponse> {
   const indices = await searchIndices(s, req);
   const targets = withAliasFilters(s, req.params.index, orderedTargets(indices, req.query.routing));
+  if (sr.minScore !== undefined || sr.terminateAfter !== undefined) {
+    // scores or early termination: the count is a size-0 search's exact total (ES counts through a search too)
+    const out = await executeSearch(s, { ...sr, size: 0, from: 0, trackTotalHits: true, checkWindow: 'search' }, targets, {});
+    const { total, successful, skipped, failed } = out.shards;
+    return {
+      body: {
+        count: out.total?.value ?? 0,
+        _shards: { total, successful, skipped, failed, ...(out.shards.failures ? { failures: out.shards.failures } : {}) },
+      },
+    };
+  }
   const res = await Promise.allSettled(targets.map((t) => s.shards.call<number>(t.ref, 'count', { query: targetQuery(sr.query, t) })));
   const ok = res.filter((r) => r.status === 'fulfilled') as PromiseFulfilledResult<number>[];
   if (!ok.length && targets.length) throw allShardsFailed(res.map((r) => (r as PromiseRejectedResult).reason));

@@ -5,13 +5,14 @@ import type { Membership } from '../cluster/membership';
 import type { ContextDirectory, ContextRegistry, ContextService } from '../contexts';
 import type { IdCodec } from './ids';
 import type { EsRequest } from '../wire/rest';
+import type { Authentication } from '../wire/security';
 
 /** Security hooks the search side needs (implemented by actors/security; absent when disabled). */
 export interface SecurityHooks {
-  allowedIndices(auth: unknown, action: string, indices: string[]): string[];
-  ownerOf(auth: unknown): { username: string; realm: string } | undefined;
+  allowedIndices(auth: Authentication | undefined, action: string, indices: string[]): string[];
+  ownerOf(auth: Authentication | undefined): { username: string; realm: string } | undefined;
   sameOwner(a: { username: string; realm: string } | undefined, b: { username: string; realm: string } | undefined): boolean;
-  authorize(auth: unknown, action: string, indices?: string[]): void | Promise<void>;
+  authorize(auth: Authentication | undefined, action: string, indices?: string[]): void | Promise<void>;
 }
 
 /**
@@ -34,6 +35,8 @@ export interface SearchServices {
   nodeOps: Record<string, (body: unknown) => unknown>;
   /** The flood-stage block on writes (actors/cluster/floodStage.ts); absent: never blocked. */
   flood?: WriteGate;
+  /** Updates this node found to be no-ops, by `<index uuid>/<shard>` (`indexing.noop_update_total`). */
+  noopUpdates?: Map<string, number>;
 }
 
 /** ES's read-only-allow-delete block as the write paths see it. */
@@ -79,6 +82,8 @@ export interface SearchCall {
   readonly text?: string;
   readonly auth?: EsRequest['auth'];
   readonly opaqueId?: string;
+  /** Told as each shard answers (async search shows partial progress with it). */
+  readonly onShard?: (ok: boolean) => void;
 }
 
 export interface SearchStats {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { TimeoutError, type NatsConnection } from '@nats-io/transport-node';
-import { PRIMARY_OPS, subjects, type ShardOp } from '../../streams';
+import { Connectivity, PRIMARY_OPS, subjects, type ShardOp } from '../../streams';
 import { EsError, errorFromWire } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { encodeBatch } from '../shard/opCodec';
@@ -134,7 +134,7 @@ export class ShardClient {
 
   /** One request, failing at once when the connection drops under it. */
   private async once(ref: ShardRef, subject: string, payload: Uint8Array, timeout: number): Promise<Uint8Array> {
-    if (!this.connected) throw unavailable(ref, 'the node is not connected to NATS');
+    if (!this.connected && !(await Connectivity.of(this.nc).waitUp())) throw unavailable(ref, 'the node is not connected to NATS');
     let fail!: (e: unknown) => void;
     const lost = new Promise<never>((_, reject) => (fail = reject));
     this.inFlight.add(fail);
@@ -185,9 +185,10 @@ export class ShardClient {
           if (op === 'write' ? Date.now() < deadline : timeouts++ < 1) continue;
         }
         if (e instanceof ConnectionLost) {
-          // Sent, then the connection dropped (our NATS server died): ask again once reconnected,
-          // as a write that did land is applied again as the same documents.
-          if (await this.reconnected(op === 'write' ? deadline : Date.now() + this.readWaitMs)) continue;
+          // Sent, then the connection dropped (our NATS server died): ask again if it is back within
+          // a failover's time (a write that did land is applied again as the same documents), else
+          // ES's 503 at once: a node cut off answers fast.
+          if (await Connectivity.of(this.nc).waitUp()) continue;
           throw unavailable(ref, `${e.message} and did not get it back in time; the request may have been applied`);
         }
         if (e instanceof EsError) throw e;

@@ -10,12 +10,7 @@
  * safe side (a grant may shrink, a request may grow), so an implication is never claimed wrongly.
  */
 import { matcherAsRegExp, simpleMatcher } from '../automaton';
-
-/** `include` minus `exclude`. */
-export interface ActionSet {
-  include: readonly string[];
-  exclude?: readonly string[];
-}
+import type { ActionSet } from '../wire/security';
 
 /** One matcher for a list of patterns, as a RegExp (never matches when the list is empty). */
 export function patternsRegExp(patterns: readonly string[]): RegExp {

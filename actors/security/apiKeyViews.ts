@@ -3,7 +3,7 @@ import type { ApiKeyRecord } from '../../machines/apiKey.machine';
 import { API_KEY_REALM, apiKeyOwnerOf } from './apiKeys';
 import { indexNamesRegExp } from './permission';
 import { renderRoleDescriptor } from './roleDescriptor';
-import type { Authentication, RoleDescriptor } from './types';
+import type { Authentication, RoleDescriptor } from '../wire/security';
 
 /** Selectors of GET/DELETE /_security/api_key (query params or body). */
 export interface KeySelector {

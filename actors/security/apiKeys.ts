@@ -4,11 +4,13 @@ import { apiKeyMachine, apiKeyRecord, evolveApiKey, type ApiKeyCreated, type Api
 import { CredentialCache } from './credentialCache';
 import type { FactLog } from './factLog';
 import { CacheDigest, randomUrlSafe, ssha256Hash, ssha256Verify } from './hashing';
-import { limitPermission, type LimitedPermission } from './permission';
+import { limitPermission } from './permission';
+import { type LimitedPermission } from '../wire/security';
 import { canonicalJson, isEmptyDescriptor, parseRoleDescriptors } from './roleDescriptor';
 import type { RoleStore } from './roleStore';
 import { parseTimeValue } from '../wire/timeValue';
-import type { Authentication, AuthResult, RoleDescriptor } from './types';
+import type { AuthResult } from './types';
+import type { Authentication, RoleDescriptor } from '../wire/security';
 
 /** Bound of the text shortcut of interning (distinct descriptor texts; the canonical map is the truth). */
 const MAX_INTERNED_TEXTS = 10_000;

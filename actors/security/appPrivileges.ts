@@ -7,7 +7,8 @@
  */
 import { subsetOf } from './actionSets';
 import { patternsRegExp } from './privileges';
-import type { ApplicationPrivileges } from './roleDescriptor';
+import type { ApplicationPrivileges } from '../wire/security';
+import type { AppEntry, ResolvedAppPrivilege } from '../wire/security';
 
 /** A stored application privilege (`PUT /_security/privilege`). */
 export interface AppPrivilegeDescriptor {
@@ -65,13 +66,6 @@ export const privilegeNameError = (name: string) =>
 export const privilegeOrActionNameError = (name: string) =>
   GRAPH.test(name) ? undefined : `Application privilege names and actions must match the pattern ^\\p{Graph}*$ (found '${name}')`;
 
-/** An application privilege resolved for one application: its names and the action patterns they stand for. */
-export interface ResolvedAppPrivilege {
-  application: string;
-  names: string[];
-  patterns: string[];
-}
-
 function resolveOne(application: string, names: string[], lookup: ReadonlyMap<string, AppPrivilegeDescriptor> | undefined): ResolvedAppPrivilege {
   const patterns = new Set<string>();
   for (const n of names) {
@@ -96,13 +90,6 @@ export function resolveAppPrivileges(application: string, names: string[], store
 }
 
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
-
-/** One permission entry of a role: a resolved privilege and the resources it is granted on. */
-export interface AppEntry {
-  privilege: ResolvedAppPrivilege;
-  application: RegExp;
-  resources: string[];
-}
 
 /** ES ApplicationPermission: entries by privilege, resources of equal privileges merged. */
 export function compileApplications(apps: readonly ApplicationPrivileges[], stored: StoredAppPrivileges): AppEntry[] {

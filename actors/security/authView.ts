@@ -1,4 +1,4 @@
-import type { Authentication } from './types';
+import type { Authentication } from '../wire/security';
 
 /**
  * The REST view of an authentication, as `GET /_security/_authenticate` and the token endpoint's

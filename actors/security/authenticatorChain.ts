@@ -5,7 +5,8 @@ import type { TokenService } from './oauth2Tokens';
 import { authorizationHeader, BadCredentialsHeader, tokenPrincipal, type RealmToken } from './realms/realm';
 import type { RealmChain } from './realms/realmChain';
 import type { ServiceAccountService } from './serviceAccounts';
-import type { Authentication, AuthResult } from './types';
+import type { AuthResult } from './types';
+import type { Authentication } from '../wire/security';
 
 export interface ChainParts {
   serviceAccounts: ServiceAccountService;

@@ -1,15 +1,17 @@
 import { searchContextMissing, type EsError } from '../wire/esErrors';
 import { forbidden } from './errors';
 import { ownerOf, sameOwner } from './ownership';
-import { checkCluster, checkIndex, checkIndicesAction, type Permission } from './permission';
+import { checkCluster, checkIndex, checkIndicesAction } from './permission';
+import { type Permission } from '../wire/security';
 import { clusterPrivilegesThatGrant, indexPrivilegesThatGrant } from './privileges';
-import type { Authentication, Principal } from './types';
+import type { Authentication, Principal } from '../wire/security';
 
 /** ES ClusterPrivilegeResolver.isClusterAction. */
 export const isClusterAction = (action: string) =>
   action.startsWith('cluster:') || action.startsWith('indices:admin/template/') || action.startsWith('indices:admin/index_template/');
 
-const asAuth = (auth: unknown) => auth as Authentication;
+/** With security on the gate has authenticated every request: `auth` is set. */
+const asAuth = (auth: Authentication | undefined): Authentication => auth!;
 
 /** ES SearchScrollAction.NAME. */
 const SCROLL = 'indices:data/read/scroll';
@@ -30,7 +32,7 @@ function userText(a: Authentication): string {
 }
 
 /** ES's 403 for an action, naming the privileges that would grant it. */
-export function actionDenied(auth: unknown, action: string, context?: string, ownRequest = false): EsError {
+export function actionDenied(auth: Authentication | undefined, action: string, context?: string, ownRequest = false): EsError {
   const a = asAuth(auth);
   let msg = `action [${action}] is unauthorized for ${userText(a)}${context ? ` ${context}` : ''}`;
   if (isClusterAction(action)) {
@@ -54,7 +56,7 @@ function isPattern(n: string): boolean {
  * refused here: they expand to the indices {@link allowedIndices} lets through (as ES's
  * IndicesAndAliasesResolver does).
  */
-export function authorize(auth: unknown, action: string, indices?: string[], ownRequest = false): void {
+export function authorize(auth: Authentication | undefined, action: string, indices?: string[], ownRequest = false): void {
   const a = asAuth(auth);
   if (!a) return;
   const p = a.permission;
@@ -76,14 +78,14 @@ export function authorize(auth: unknown, action: string, indices?: string[], own
 }
 
 /** Concrete index names `auth` may run `action` on (wildcard expansion). All of them when security is off. */
-export function allowedIndices(auth: unknown, action: string, indices: string[]): string[] {
+export function allowedIndices(auth: Authentication | undefined, action: string, indices: string[]): string[] {
   const a = asAuth(auth);
   if (!a) return indices;
   return indices.filter((n) => checkIndex(a.permission, action, n));
 }
 
 /** May `auth` run a cluster action (no throw)? */
-export function isClusterActionAllowed(auth: unknown, action: string, ownRequest = false): boolean {
+export function isClusterActionAllowed(auth: Authentication | undefined, action: string, ownRequest = false): boolean {
   const a = asAuth(auth);
   return !a || checkCluster(a.permission, action, ownRequest);
 }
@@ -94,14 +96,14 @@ export function isClusterActionAllowed(auth: unknown, action: string, ownRequest
  * (never 403, so ids cannot be probed).
  * @example authorizeScroll(req.auth, ctx.owner, scrollId) // before touching the context
  */
-export function authorizeScroll(auth: unknown, contextOwner: Principal | undefined, id: string | number): void {
+export function authorizeScroll(auth: Authentication | undefined, contextOwner: Principal | undefined, id: string | number): void {
   const a = asAuth(auth);
   if (a && !checkIndicesAction(a.permission, SCROLL)) throw actionDenied(a, SCROLL);
   checkContextOwner(auth, contextOwner, id);
 }
 
 /** A PIT or scroll context used by someone other than its owner → 404 `search_context_missing_exception`. */
-export function checkContextOwner(auth: unknown, contextOwner: Principal | undefined, id: string | number): void {
+export function checkContextOwner(auth: Authentication | undefined, contextOwner: Principal | undefined, id: string | number): void {
   if (!auth) return;
   if (!sameOwner(ownerOf(auth), contextOwner)) throw searchContextMissing(id);
 }
@@ -110,7 +112,7 @@ export function checkContextOwner(auth: unknown, contextOwner: Principal | undef
  * Clear scroll / close PIT are always authorized; only the caller's own contexts are freed. Returns
  * whether this context may be freed by `auth`.
  */
-export function mayFreeContext(auth: unknown, contextOwner: Principal | undefined): boolean {
+export function mayFreeContext(auth: Authentication | undefined, contextOwner: Principal | undefined): boolean {
   if (!auth) return true;
   return sameOwner(ownerOf(auth), contextOwner);
 }

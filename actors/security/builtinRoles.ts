@@ -1,4 +1,4 @@
-import type { RoleDescriptor } from './types';
+import type { RoleDescriptor } from '../wire/security';
 
 /**
  * Reserved roles (ES ReservedRolesStore), condensed to the privileges this service has. They cannot be

@@ -167,7 +167,7 @@ export class FactLog {
    * (undefined, so the hot path does not await); after a reconnect, once the follower caught up
    * (at most 10 s); while disconnected, after at most `waitMs` (then it answers from what it has).
    */
-  fresh(waitMs = 2_000): Promise<void> | undefined {
+  fresh(waitMs = 1_000): Promise<void> | undefined {
     const s = this.stale;
     if (!s) return undefined;
     const ms = this.catchingUp ? 10_000 : waitMs;

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { aggregateOf, Aggregate, type Envelope } from '../../streams';
-import type { SecurityGate } from '../wire/rest';
-import type { Routes } from '../wire/rest';
+import type { Routes, SecurityGate } from '../wire/rest';
 import type { NodeContext } from '../nodeContext';
 import { ApiKeyService } from './apiKeys';
 import { AuthenticatorChain } from './authenticatorChain';
@@ -28,13 +27,14 @@ import { ServiceAccountService } from './serviceAccounts';
 import { FileServiceTokens } from './serviceTokenFile';
 import { authOf, type SecurityServices } from './services';
 import { parseTimeValue } from '../wire/timeValue';
-import type { Principal } from './types';
+import type { Authentication, Principal } from '../wire/security';
 import { UserStore } from './userStore';
 import { tokenServiceDefault } from '../tls/httpSsl';
 
 export { ownerOf, sameOwner } from './ownership';
 export { authorize, allowedIndices, authorizeScroll, checkContextOwner, mayFreeContext, actionDenied } from './authorization';
-export type { Authentication, AuthResult, Principal, RoleDescriptor, User } from './types';
+export type { AuthResult } from './types';
+export type { Authentication, Principal, RoleDescriptor, User } from '../wire/security';
 export type { SecurityServices } from './services';
 
 /** What actors/system.ts gets from {@link startSecurity}. */
@@ -43,8 +43,8 @@ export interface SecurityModule {
   /** From actors/edge/httpEdge.ts; when !enabled, undefined is passed to the edge instead. */
   gate: SecurityGate;
   /** Filters concrete index names to those `auth` may run `action` on (for wildcard expansion, as ES does). */
-  allowedIndices(auth: unknown, action: string, indices: string[]): string[];
-  ownerOf(auth: unknown): Principal | undefined;
+  allowedIndices(auth: Authentication | undefined, action: string, indices: string[]): string[];
+  ownerOf(auth: Authentication | undefined): Principal | undefined;
   sameOwner(a: Principal | undefined, b: Principal | undefined): boolean;
   stop(): Promise<void>;
 }
@@ -168,6 +168,7 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   apiKeys = new ApiKeyService(facts, roles, digest, apiKeysEnabled, now);
   const files = new FileServiceTokens(ctx.configDir, () => serviceAccounts?.fileReloaded());
   serviceAccounts = new ServiceAccountService(facts, roles, files, digest, serviceTokenAlgorithm, now);
+  tokens.serviceAccountAuth = (account, name, type) => serviceAccounts.authOf(account, name, type);
   // Cached authentications hold compiled permissions: a role or application privilege change drops them.
   roles.onChange(() => {
     tokens.clearCache();

@@ -15,9 +15,10 @@ import { oauth2Error, tokenExpired } from './errors';
 import { LostRace, type FactLog } from './factLog';
 import { sha256Url } from './hashing';
 import { ownerOf, sameOwner } from './ownership';
-import type { Permission } from './permission';
+import type { Permission } from '../wire/security';
 import type { RoleStore } from './roleStore';
-import type { Authentication, AuthResult } from './types';
+import type { AuthResult } from './types';
+import type { Authentication } from '../wire/security';
 
 /** Refresh tokens live 24h from their document's creation (ES ExpiredTokenRemover.MAXIMUM_TOKEN_LIFETIME_HOURS). */
 export const REFRESH_LIFE_MS = 24 * 3_600_000;
@@ -63,6 +64,7 @@ export function subjectOf(a: Authentication): TokenSubject {
     realm: { ...a.authenticationRealm },
     authenticationType: a.authenticationType,
     ...(a.apiKey ? { apiKey: { ...a.apiKey } } : {}),
+    ...(a.token && a.authenticationRealm.type === '_service_account' ? { serviceToken: { name: a.token.name, type: a.token.type } } : {}),
   };
 }
 
@@ -86,6 +88,11 @@ export class TokenService {
   private readonly byAccess = new Map<string, string>();
   private readonly byRefresh = new Map<string, string>();
   private readonly auths = new Map<string, Authentication>();
+  /**
+   * A service account's authentication by its token (set once service accounts are up): a token a
+   * service account minted (client_credentials) carries that account's privileges.
+   */
+  serviceAccountAuth?: (account: string, tokenName: string, tokenType: string) => Authentication;
 
   constructor(
     private readonly facts: FactLog,
@@ -149,6 +156,10 @@ export class TokenService {
   /** The authentication a token carries (`authentication_type: token`, owner's roles). */
   authOf(rec: Pick<AccessTokenRecord, 'subject' | 'tokenId'>): Authentication {
     const s = rec.subject;
+    if (s.serviceToken && this.serviceAccountAuth) {
+      // as ES shows it: the service account, `authentication_type: token`, the service token's name and type
+      return { ...this.serviceAccountAuth(s.username, s.serviceToken.name, s.serviceToken.type), authenticationType: 'token', tokenId: rec.tokenId };
+    }
     const permission = (s.apiKey && this.apiKeyPermission(s.apiKey.id)) || this.roles.permissionFor(s.apiKey ? [] : s.roles);
     return {
       user: { username: s.username, roles: s.roles, full_name: s.full_name, email: s.email, metadata: s.metadata, enabled: true },

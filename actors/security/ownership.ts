@@ -1,4 +1,4 @@
-import type { Authentication, Principal } from './types';
+import type { Authentication, Principal } from '../wire/security';
 
 /**
  * Ownership of contexts and credentials, after ES `Authentication.canAccessResourcesOf`:
@@ -7,8 +7,8 @@ import type { Authentication, Principal } from './types';
  *   key's owner (as a user) does not share with the key. We encode that as realm `_es_api_key/<keyId>`;
  * - a service account is its principal in realm `_service_account`.
  */
-export function ownerOf(auth: unknown): Principal | undefined {
-  const a = auth as Authentication | undefined;
+export function ownerOf(auth: Authentication | undefined): Principal | undefined {
+  const a = auth;
   if (!a || !a.user) return undefined;
   if (a.apiKey) return { username: a.user.username, realm: `_es_api_key/${a.apiKey.id}` };
   return { username: a.user.username, realm: a.authenticationRealm.name };

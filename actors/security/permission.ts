@@ -1,55 +1,18 @@
 import { EsError } from '../wire/esErrors';
-import type { RoleDescriptor } from './roleDescriptor';
+import type { RoleDescriptor } from '../wire/security';
 import { subsetOf } from './actionSets';
-import { compileApplications, grantsApplication, type AppEntry, type StoredAppPrivileges } from './appPrivileges';
+import { compileApplications, grantsApplication, type StoredAppPrivileges } from './appPrivileges';
+import { type AppEntry } from '../wire/security';
 import { matcherAsRegExp, namePatternsMatcher } from '../automaton';
-import { patternCovers, patternsRegExp, resolvePrivilege, type PrivilegeDef } from './privileges';
+import { patternCovers, patternsRegExp, resolvePrivilege } from './privileges';
+import { type PrivilegeDef } from '../wire/security';
+import type { ClusterGrant, IndexGroup, LimitedPermission, Permission, RolePermission } from '../wire/security';
 
 /**
  * What a set of role descriptors allows, compiled for fast checks: cluster actions by pattern, index
  * actions per group of index-name patterns. An API key's permission is the intersection of its own
  * descriptors and its owner's snapshot (`limited`).
  */
-
-interface ClusterGrant {
-  def: PrivilegeDef;
-  include: RegExp;
-  exclude: RegExp;
-}
-
-/** One `indices` entry compiled. */
-export interface IndexGroup {
-  namePatterns: string[];
-  names: RegExp;
-  privileges: string[];
-  defs: PrivilegeDef[];
-  actions: RegExp;
-}
-
-export interface RolePermission {
-  kind: 'role';
-  /** Names of the roles found (sorted), for 403 texts. */
-  roleNames: string[];
-  clusterNames: string[];
-  cluster: ClusterGrant[];
-  groups: IndexGroup[];
-  /** Application privileges, resolved against the stored ones when compiled. */
-  apps: AppEntry[];
-  /** The descriptors it was built from (for `_privileges` and API key `limited_by`). */
-  descriptors: Record<string, RoleDescriptor>;
-  /** Memo of index checks: action → index → allowed (`\0` = on any index). */
-  memo: Map<string, Map<string, boolean>>;
-}
-
-export interface LimitedPermission {
-  kind: 'limited';
-  /** The key's own descriptors (absent: the snapshot alone applies). */
-  own?: RolePermission;
-  limitedBy: RolePermission;
-  memo: Map<string, Map<string, boolean>>;
-}
-
-export type Permission = RolePermission | LimitedPermission;
 
 const MEMO_MAX = 4096;
 const MEMO_ACTIONS = 256;

@@ -1,4 +1,5 @@
-import { patternsRegExp, subsetOf, type ActionSet } from './actionSets';
+import { patternsRegExp, subsetOf } from './actionSets';
+import { type ActionSet } from '../wire/security';
 
 /**
  * Named cluster and index privileges as action-name patterns (ES ClusterPrivilegeResolver and
@@ -7,12 +8,7 @@ import { patternsRegExp, subsetOf, type ActionSet } from './actionSets';
  */
 
 import { matcherAsRegExp, simpleMatcher } from '../automaton';
-
-/** A privilege: action patterns it grants (`*` matches any run of characters), minus `exclude`. */
-export interface PrivilegeDef extends ActionSet {
-  /** manage_own_api_key: API key actions only on the caller's own keys (request-dependent). */
-  ownApiKeysOnly?: boolean;
-}
+import type { PrivilegeDef } from '../wire/security';
 
 const SECURITY = 'cluster:admin/xpack/security/';
 const ALL_CLUSTER = ['cluster:*', 'indices:admin/template/*', 'indices:admin/index_template/*'];

@@ -5,33 +5,7 @@
 import { EsError, validationFailed } from '../wire/esErrors';
 import { applicationNameError, privilegeOrActionNameError } from './appPrivileges';
 import { resolvePrivilege, unknownPrivilegeMessage } from './privileges';
-
-/** One `indices` entry of a role descriptor (ES `IndicesPrivileges`). */
-export interface IndicesPrivileges {
-  names: string[];
-  privileges: string[];
-  allow_restricted_indices?: boolean;
-  field_security?: unknown;
-  query?: unknown;
-}
-
-/** An application privilege entry: privilege names or action patterns granted on resources (patterns). */
-export interface ApplicationPrivileges {
-  application: string;
-  privileges: string[];
-  resources: string[];
-}
-
-/** ES role descriptor as PUT /_security/role and API keys' `role_descriptors` carry it. */
-export interface RoleDescriptor {
-  cluster: string[];
-  indices: IndicesPrivileges[];
-  applications: ApplicationPrivileges[];
-  run_as: string[];
-  metadata: Record<string, unknown>;
-  transient_metadata?: { enabled: boolean };
-  description?: string;
-}
+import type { ApplicationPrivileges, IndicesPrivileges, RoleDescriptor } from '../wire/security';
 
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 

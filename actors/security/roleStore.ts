@@ -2,9 +2,10 @@ import { v5 as uuidv5 } from 'uuid';
 import type { Envelope } from '../../streams';
 import type { AppPrivilegeDescriptor, StoredAppPrivileges } from './appPrivileges';
 import { BUILTIN_ROLES } from './builtinRoles';
-import { compileRoles, type RolePermission } from './permission';
+import { compileRoles } from './permission';
+import { type RolePermission } from '../wire/security';
 import type { RoleMapping } from './roleMappings';
-import type { RoleDescriptor } from './types';
+import type { RoleDescriptor } from '../wire/security';
 
 /** uuid v5 namespace of security aggregate ids derived from names (users, roles, role mappings). */
 export const SECURITY_NS = '6f1d3c1e-5b0e-4c55-9a43-5a4b7e6a9d10';

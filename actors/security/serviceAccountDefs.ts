@@ -1,5 +1,5 @@
 import { kibanaSystemDescriptor } from './builtinRoles';
-import type { RoleDescriptor } from './types';
+import type { RoleDescriptor } from '../wire/security';
 
 /**
  * Built-in service accounts (ES ElasticServiceAccounts): namespace `elastic` only, each with one role

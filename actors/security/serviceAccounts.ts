@@ -9,7 +9,8 @@ import { CacheDigest, hashSecret, randomUrlSafe, verifySecret, type HashAlgorith
 import type { RoleStore } from './roleStore';
 import { SERVICE_ACCOUNTS } from './serviceAccountDefs';
 import { decodeServiceToken, encodeServiceToken, FileServiceTokens, INVALID_TOKEN_NAME_MESSAGE, VALID_TOKEN_NAME } from './serviceTokenFile';
-import type { Authentication, AuthResult } from './types';
+import type { AuthResult } from './types';
+import type { Authentication } from '../wire/security';
 
 export const SERVICE_ACCOUNT_REALM = '_service_account';
 

@@ -8,7 +8,7 @@ import type { TokenService } from './oauth2Tokens';
 import type { RealmChain } from './realms/realmChain';
 import type { RoleStore } from './roleStore';
 import type { ServiceAccountService } from './serviceAccounts';
-import type { Authentication, RoleDescriptor } from './types';
+import type { Authentication, RoleDescriptor } from '../wire/security';
 import type { UserStore } from './userStore';
 
 /** Everything the security REST handlers use (built once by startSecurity). */
@@ -37,7 +37,7 @@ export function descriptorsOf(s: SecurityServices, auth: Authentication): Record
 }
 
 /** The authentication the edge attached. */
-export const authOf = (req: EsRequest) => req.auth as Authentication;
+export const authOf = (req: EsRequest): Authentication => req.auth!; // security on: the gate set it
 
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 

@@ -49,9 +49,30 @@ export interface HeapProbe {
 }
 
 let forcedGc: (() => void) | undefined;
-/** V8's heap, with a full GC on demand (the flag is set once; `gc` comes from a fresh context). */
+
+/** `--max-semi-space-size` (MB) from the node's flags; V8's default on 64-bit is 16. */
+function semiSpaceMb(): number {
+  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  for (const f of flags) {
+    const m = /^--max[-_]semi[-_]space[-_]size=(\d+)$/.exec(f);
+    if (m) return Number(m[1]);
+  }
+  return 16;
+}
+
+/**
+ * V8's heap. `heap_size_limit` (what the percentages are of, and `_nodes/stats` `jvm.mem.heap_max`)
+ * is the old generation's limit (`--max-old-space-size`) plus the young generation (three
+ * semi-spaces, 48 MB by default). Old objects never get the young generation's share: V8 runs out
+ * of memory when the old generation is full, some 48 MB below `heap_size_limit`. So the real
+ * usage the parent breaker reads counts the young generation whole: the old generation in use plus
+ * the young generation's size (what is in it is within that size).
+ */
 export const v8Heap: HeapProbe = {
-  used: () => v8.getHeapStatistics().used_heap_size,
+  used: () => {
+    const young = v8.getHeapSpaceStatistics().reduce((n, sp) => (sp.space_name === 'new_space' || sp.space_name === 'new_large_object_space' ? n + sp.space_used_size : n), 0);
+    return v8.getHeapStatistics().used_heap_size - young + youngGeneration;
+  },
   max: () => v8.getHeapStatistics().heap_size_limit,
   collect() {
     if (!forcedGc) {
@@ -61,6 +82,7 @@ export const v8Heap: HeapProbe = {
     forcedGc();
   },
 };
+const youngGeneration = Math.min(3 * semiSpaceMb() * 1024 * 1024, v8.getHeapStatistics().heap_size_limit / 4);
 
 /** ES's 429 `circuit_breaking_exception` (CircuitBreakingException: `bytes_wanted`, `bytes_limit`, `durability`). */
 export function circuitBreakingException(reason: string, wanted: number, limit: number, durability: Durability): EsError {
@@ -202,8 +224,8 @@ export interface SearchScope extends SearchBudget {
 /** Reads a setting (cluster settings over node settings): `Settings.get(key, undefined)`. */
 export type SettingLookup = (key: string) => unknown;
 
-/** Minimum time between two forced GCs when the real-memory parent is over its limit (ES: 500 ms). */
-const GC_INTERVAL_MS = 500;
+/** Minimum time between two forced full GCs when the real-memory parent is over its limit (ES G1OverLimitStrategy: 2 s between full GCs). */
+const GC_INTERVAL_MS = 2_000;
 
 /** The node's breakers (HierarchyCircuitBreakerService). */
 export class CircuitBreakerService {
@@ -212,6 +234,8 @@ export class CircuitBreakerService {
   private lastGc = 0;
   private readonly heapMax: number;
   private readonly parsed = new Map<string, { raw: unknown; value: number }>();
+  /** The last heap reading and when (a reading serves for 1 ms: every request asks the parent). */
+  private reading = { at: -Infinity, used: 0 };
 
   constructor(private readonly lookup: SettingLookup, private readonly heap: HeapProbe = v8Heap, private readonly now: () => number = Date.now) {
     this.heapMax = heap.max();
@@ -284,11 +308,17 @@ export class CircuitBreakerService {
     return { transient, permanent };
   }
 
+  private realUsage(fresh: boolean): number {
+    const t = this.now();
+    if (fresh || t - this.reading.at >= 1) this.reading = { at: t, used: this.heap.used() };
+    return this.reading.used;
+  }
+
   /** ES's MemoryUsage: real heap + new bytes (real memory), or the children's sum. */
-  private memoryUsed(newBytes: number): { base: number; total: number; transient: number; permanent: number } {
+  private memoryUsed(newBytes: number, fresh = false): { base: number; total: number; transient: number; permanent: number } {
     const { transient, permanent } = this.childUsage();
     if (this.useRealMemory()) {
-      const base = this.heap.used();
+      const base = this.realUsage(fresh);
       return { base, total: base + newBytes, transient, permanent };
     }
     return { base: transient + permanent, total: transient + permanent, transient, permanent };
@@ -296,17 +326,20 @@ export class CircuitBreakerService {
 
   /**
    * Trips the parent when the memory in use would pass `indices.breaker.total.limit`. With real
-   * memory, an over-limit reading is taken again after a full GC (at most every 500 ms), as ES's
+   * memory, an over-limit reading is taken again after a full GC (at most every 2 s), as ES's
    * G1 over-limit strategy collects before it trips: V8's figure includes uncollected garbage.
    */
   checkParentLimit(newBytes: number, label: string): void {
     let used = this.memoryUsed(newBytes);
     const limit = this.parentLimit();
     if (used.total <= limit) return;
-    if (this.useRealMemory() && this.heap.collect && this.now() - this.lastGc >= GC_INTERVAL_MS) {
-      this.lastGc = this.now();
-      this.heap.collect();
-      used = this.memoryUsed(newBytes);
+    if (this.useRealMemory()) {
+      used = this.memoryUsed(newBytes, true); // over: never decide on an old reading
+      if (used.total > limit && this.heap.collect && this.now() - this.lastGc >= GC_INTERVAL_MS) {
+        this.lastGc = this.now();
+        this.heap.collect();
+        used = this.memoryUsed(newBytes, true);
+      }
       if (used.total <= limit) return;
     }
     this.parentTrips++;
@@ -322,7 +355,7 @@ export class CircuitBreakerService {
   stats(): Record<string, BreakerStats> {
     const out: Record<string, BreakerStats> = {};
     for (const c of this.children.values()) out[c.name] = c.stats();
-    out.parent = statsOf(this.parentLimit(), this.memoryUsed(0).total, 1, this.parentTrips);
+    out.parent = statsOf(this.parentLimit(), this.memoryUsed(0, true).total, 1, this.parentTrips);
     return out;
   }
 }

@@ -78,6 +78,19 @@ export const indexNotFound = (index: string) =>
     meta: { 'resource.type': 'index_or_alias', 'resource.id': index, index_uuid: '_na_', index },
   });
 
+/** A write with `require_alias=true` to a name that is no alias (IndexNotFoundException(message, index)). */
+export const requireAliasMissing = (index: string) =>
+  new EsError('index_not_found_exception', 404, `no such index [${index}] and [require_alias] request flag is [true] and [${index}] is not an alias`, {
+    meta: { 'resource.type': 'index_or_alias', 'resource.id': index, index_uuid: '_na_', index },
+  });
+
+/** IndexRequest.validate: an `_id` longer than 512 UTF-8 bytes (null when it is fine). */
+export function idTooLong(id: string | undefined): string | null {
+  if (id === undefined) return null;
+  const bytes = Buffer.byteLength(id, 'utf8');
+  return bytes > 512 ? `id [${id}] is too long, must be no longer than 512 bytes but was: ${bytes}` : null;
+}
+
 export const searchContextMissing = (id: string | number, why?: string) =>
   new EsError('search_context_missing_exception', 404, `No search context found for id [${id}]${why ? ` (${why})` : ''}`);
 

@@ -1,4 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Authentication } from './security';
+import { illegalArgument } from './esErrors';
 
 /**
  * The REST shapes every room shares: what a handler sees of a request, what it answers, and the
@@ -22,7 +24,7 @@ export interface EsRequest {
   /** Parsed JSON body (lossless longs); undefined when there is no body. Throws ES's parse error. */
   json<T = unknown>(): T | undefined;
   /** Who is calling; set by the security gate (undefined when security is disabled). */
-  auth?: unknown;
+  auth?: Authentication;
   /** X-Opaque-Id header, used as correlationId of lifecycle facts. */
   readonly opaqueId?: string;
 }
@@ -59,8 +61,16 @@ export interface Routes {
 
 /** The security gate the edge consults (actors/security implements it). */
 export interface SecurityGate {
-  /** Who is calling (a value when known at once, else a promise of it), or throws a 401 EsError. */
-  authenticate(req: EsRequest): unknown | Promise<unknown>;
+  /** Who is calling (a value when known at once, else a promise of it; undefined with security off), or throws a 401 EsError. */
+  authenticate(req: EsRequest): Authentication | undefined | Promise<Authentication | undefined>;
   /** Throws a 403 EsError when `auth` may not run `action` (on `indices`). */
-  authorize(auth: unknown, action: string, indices?: string[]): void | Promise<void>;
+  authorize(auth: Authentication | undefined, action: string, indices?: string[]): void | Promise<void>;
+}
+
+/** A boolean URL parameter as ES's Booleans.parseBoolean reads it (`''` is true; anything else but true/false is a 400). */
+export function parseBool(v: string | undefined, dflt: boolean): boolean {
+  if (v === undefined) return dflt;
+  if (v === '' || v === 'true') return true;
+  if (v === 'false') return false;
+  throw illegalArgument(`Failed to parse value [${v}] as only [true] or [false] are allowed.`);
 }

@@ -14,6 +14,7 @@ import { startSystem, type System } from '../../actors/system';
 import { Settings } from '../../actors/config';
 import { loadBulk, portOf } from './load';
 import { settledHeap } from './stats';
+import { startConsole } from '../../actors/console';
 
 export const INDEX = 'bench';
 export const MAPPINGS = {
@@ -48,6 +49,7 @@ export function bootNode(nats: EmbeddedNats, dataDir: string, configDir: string)
   return startSystem({
     host: '127.0.0.1', port: 0, natsUrl: nats.url, dataDir, configDir,
     settings: benchSettings({ 'nats.nkey_seed_file': nats.keys.node.file }), log: pino({ level: 'silent' }),
+    extensions: [startConsole], // as a started node has it (its gate wrapper is part of the cost)
   });
 }
 

@@ -14,6 +14,7 @@ import { startSystem, type System } from '../../actors/system';
 import { Settings } from '../../actors/config';
 import { spawnCli } from './cli';
 import { poll } from './poll';
+import { startConsole } from '../../actors/console';
 
 export const CLUSTER_PASSWORD = 'cluster-test-pw';
 
@@ -124,6 +125,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
             host: '127.0.0.1', port, natsUrl, natsPinned: opts.pinNats, dataDir, configDir: join(dataDir, 'config'),
             settings: new Settings({ ...settings, 'node.name': name }),
             log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+            extensions: [startConsole],
           });
         }
       },

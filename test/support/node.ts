@@ -7,6 +7,7 @@ import { Client as Client9 } from 'es9';
 import { startNats, type TestNats } from './natsServer';
 import { startSystem, type System } from '../../actors/system';
 import { Settings } from '../../actors/config';
+import { startConsole } from '../../actors/console';
 
 export const ELASTIC_PASSWORD = 'changeme-test-1';
 
@@ -54,6 +55,7 @@ export async function startTestNode(opts: TestNodeOptions = {}): Promise<TestNod
       configDir,
       settings: settingsOf(),
       log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+      extensions: [startConsole],
     });
   const auth = opts.security ? { username: 'elastic', password: ELASTIC_PASSWORD } : undefined;
   const clients = (url: string) => ({

@@ -1,4 +1,5 @@
-import { EsError, asEsError, illegalArgument, indexNotFound, toErrorBody, validationFailed } from '../../wire/esErrors';
+import { EsError, asEsError, idTooLong, illegalArgument, indexNotFound, requireAliasMissing, toErrorBody, validationFailed } from '../../wire/esErrors';
+import { parseBool } from '../../wire/rest';
 import type { Router } from '../router';
 import type { EsRequest } from '../../wire/rest';
 import type { SearchServices } from '../../search/services';
@@ -9,6 +10,7 @@ import { aliasIndexRouting, autoId, outcomeError, refreshParam, refreshReplicas,
 import { writeVersion } from './versioning';
 import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite, BULK_ACTION } from './writeAuthz';
 import { checkSeqNoParams, executeUpdate, losslessBody, parseUpdateBody, updateResponse, validateUpdate, type UpdateOutcome, type UpdateSpec } from './update';
+import type { Authentication } from '../../wire/security';
 
 type Action = 'index' | 'create' | 'delete' | 'update';
 interface Item {
@@ -21,6 +23,8 @@ interface Item {
   error?: EsError;
   /** The action line's object (update items read `retry_on_conflict`, `if_seq_no`, `_source` from it). */
   meta?: Record<string, unknown>;
+  /** `require_alias` (the item's, else the request's): the name must be an alias. */
+  requireAlias?: boolean;
 }
 
 const ACTIONS = new Set<Action>(['index', 'create', 'delete', 'update']);
@@ -71,7 +75,7 @@ function plainStringEnd(l: string, from: number): number {
 }
 
 /** Splits an NDJSON bulk body into items; source lines stay raw text (never parsed here). */
-export function parseBulk(text: string, defaultIndex: string | undefined): Item[] {
+export function parseBulk(text: string, defaultIndex: string | undefined, requireAlias = false): Item[] {
   if (!text.length) throw validationFailed(['no requests added']);
   if (!text.endsWith('\n')) throw illegalArgument('The bulk request must be terminated by a newline [\\n]');
   const items: Item[] = [];
@@ -115,6 +119,8 @@ export function parseBulk(text: string, defaultIndex: string | undefined): Item[
     const index = text('_index') ?? defaultIndex;
     if (!index) throw validationFailed(['index is missing']);
     const item: Item = { action, index, id: text('_id'), routing: text('routing') ?? text('_routing'), meta: m };
+    const ra = text('require_alias');
+    if (action !== 'delete' && (ra === undefined ? requireAlias : parseBool(ra, false))) item.requireAlias = true;
     if (action !== 'delete') {
       const src = next();
       // ES BulkRequestParser: an action line that ends the body has no source line; it is dropped
@@ -159,6 +165,8 @@ export interface BulkOp {
   ifPrimaryTerm?: number;
   /** External versioning of a plain write. */
   version?: number;
+  /** The item must name an alias (`require_alias`). */
+  requireAlias?: boolean;
   versionType?: 'external' | 'external_gte';
 }
 
@@ -172,7 +180,7 @@ export type BulkItemResult = Record<string, Record<string, unknown>>;
  * plain writes go to the shard in one write message, and each update is read → merge → conditional
  * write at its place in the order, so later items see earlier ones. Shards run in parallel.
  */
-export async function executeBulk(s: SearchServices, auth: unknown, items: BulkOp[], refresh?: string): Promise<BulkItemResult[]> {
+export async function executeBulk(s: SearchServices, auth: Authentication | undefined, items: BulkOp[], refresh?: string): Promise<BulkItemResult[]> {
   const results: BulkItemResult[] = new Array(items.length);
   // Item by item, the shard-level bulk[s] and the action the op type implies (ES authorizeBulkItems):
   // a denied item gets its own 403 while the others proceed. Checked on the name before it is
@@ -188,9 +196,11 @@ export async function executeBulk(s: SearchServices, auth: unknown, items: BulkO
   // Resolve target indices once each, auto-creating those an allowed non-delete item writes to (ES
   // creates no index for deletes); a failure fails that index's items, not the request.
   const targets = new Map<string, IndexState | EsError>();
-  const writesTo = new Set(items.filter((it) => it.action !== 'delete' && !deniedOf(it)).map((it) => it.index));
+  // require_alias: the name must be an alias, and nothing is created for it (TransportBulkAction)
+  const notAlias = (it: BulkOp) => it.requireAlias === true && !s.cluster.metadata.aliases.has(it.index);
+  const writesTo = new Set(items.filter((it) => it.action !== 'delete' && !deniedOf(it) && !notAlias(it)).map((it) => it.index));
   for (const it of items) {
-    if (targets.has(it.index) || deniedOf(it)) continue;
+    if (targets.has(it.index) || deniedOf(it) || notAlias(it)) continue;
     try {
       let idx = s.cluster.writeIndex(it.index); // an alias writes to its write index
       if (!idx) {
@@ -213,10 +223,11 @@ export async function executeBulk(s: SearchServices, auth: unknown, items: BulkO
     const t = targets.get(it.index);
     // flood stage: every write but a delete is refused (ES's read-only-allow-delete block)
     const blocked = it.action !== 'delete' && t && !(t instanceof Error) && s.flood ? floodBlock(s, t.name) : undefined;
-    const err = deniedOf(it) ?? (t instanceof Error ? t : it.error) ?? blocked;
+    const err = deniedOf(it) ?? (notAlias(it) ? requireAliasMissing(it.index) : undefined) ?? (t instanceof Error ? t : it.error) ?? blocked;
     if (err || !t || t instanceof Error) {
       const e = err ?? indexNotFound(it.index);
-      results[i] = { [it.action]: { _index: it.index, _id: it.id ?? null, status: e.status, error: itemError(e, t instanceof Error || !t || e === blocked ? undefined : t, undefined) } };
+      const onIndex = t instanceof Error || !t || e === blocked || notAlias(it) ? undefined : t;
+      results[i] = { [it.action]: { _index: it.index, _id: it.id ?? null, status: e.status, error: itemError(e, onIndex, undefined) } };
       return;
     }
     it.id ??= autoId();
@@ -346,8 +357,8 @@ function prepareUpdates(items: Item[]): BulkOp[] {
     spec.ifPrimaryTerm ??= metaInt(m, 'if_primary_term');
     checkSeqNoParams(spec.ifSeqNo, spec.ifPrimaryTerm);
     if (it.id === undefined) invalid.push('id is missing');
-    invalid.push(...validateUpdate(spec));
-    return { action: 'update', index: it.index, id: it.id, routing: it.routing, update: spec };
+    invalid.push(...validateUpdate(spec, it.id));
+    return { action: 'update', index: it.index, id: it.id, routing: it.routing, update: spec, ...(it.requireAlias ? { requireAlias: true } : {}) };
   });
   if (invalid.length) throw validationFailed(invalid);
   return ops;
@@ -362,6 +373,8 @@ function plainWrite(it: Item, invalid: string[]): BulkOp {
   const raw = (k: string) => (m?.[k] === undefined || m[k] === null ? undefined : String(m[k]));
   const { fields, errors } = writeVersion(it.action as 'index' | 'create' | 'delete', { version: raw('version') ?? raw('_version'), versionType: raw('version_type') ?? raw('_version_type'), ifSeqNo });
   invalid.push(...errors);
+  const long = it.action === 'delete' ? null : idTooLong(it.id);
+  if (long) invalid.push(long);
   return { ...it, ...(ifSeqNo !== undefined ? { ifSeqNo } : {}), ...(ifPrimaryTerm !== undefined ? { ifPrimaryTerm } : {}), ...fields };
 }
 
@@ -370,7 +383,7 @@ async function bulk(s: SearchServices, req: EsRequest) {
   const refresh = refreshParam(req);
   // ES: the bulk action needs a grant on some index at all, else the whole request is refused.
   if (s.security) await s.security.authorize(req.auth, BULK_ACTION, []);
-  const items = prepareUpdates(parseBulk(req.body?.toString('utf8') ?? '', req.params.index));
+  const items = prepareUpdates(parseBulk(req.body?.toString('utf8') ?? '', req.params.index, parseBool(req.query.require_alias, false)));
   const results = await executeBulk(s, req.auth, items, refresh);
   const errors = results.some((r) => {
     const v = Object.values(r)[0] as { error?: unknown };

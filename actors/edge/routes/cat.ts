@@ -1,6 +1,7 @@
 import type { Router } from '../router';
 import type { EsRequest, EsResponse } from '../../wire/rest';
 import { RawJson } from '../../wire/rest';
+import { illegalArgument } from '../../wire/esErrors';
 import type { PagingServices } from '../../search';
 import { resolveOptions } from '../../search';
 import { catResponse, type Column, type Row } from '../views/catTable';
@@ -44,20 +45,23 @@ const INDICES: Column[] = [
 ];
 
 async function catIndices(s: PagingServices, req: EsRequest): Promise<EsResponse> {
-  const indices = visibleIndices(s, req, 'indices:monitor/settings/get', s.cluster.resolve(req.params.index, { ...resolveOptions(req), expandWildcards: req.query.expand_wildcards ?? 'all' }));
+  const wantHealth = req.query.health;
+  // ClusterHealthStatus.fromString
+  if (wantHealth !== undefined && !['green', 'yellow', 'red'].includes(wantHealth.toLowerCase())) throw illegalArgument(`unknown cluster health status [${wantHealth}]`);
+  // RestIndicesAction: IndicesOptions.strictExpand() (open and closed, not hidden) unless expand_wildcards says otherwise
+  const indices = visibleIndices(s, req, 'indices:monitor/settings/get', s.cluster.resolve(req.params.index, { ...resolveOptions(req), expandWildcards: req.query.expand_wildcards ?? 'open,closed' }));
   const nodes = clusterNodes(s);
   const stats = await collectShardStats(s, indices);
-  const wantHealth = req.query.health;
   const rows: Row[] = [];
   for (const i of indices) {
     const mine = stats.filter((x) => x.uuid === i.uuid);
     const h = indexHealth(i, nodes);
-    if (wantHealth && wantHealth !== h.status) continue;
+    if (wantHealth && wantHealth.toLowerCase() !== h.status) continue;
     const size = mine.reduce((a, x) => a + x.sizeBytes, 0);
     const copies = h.active / Math.max(1, h.shards);
     rows.push({
       health: h.status,
-      status: 'open',
+      status: i.settings.closed ? 'close' : 'open',
       index: i.name,
       uuid: i.uuid,
       pri: i.settings.numberOfShards,

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { EsError, validationFailed, illegalArgument } from '../../wire/esErrors';
+import { EsError, validationFailed, illegalArgument, idTooLong, requireAliasMissing } from '../../wire/esErrors';
+import { parseBool } from '../../wire/rest';
 import { type Router } from '../router';
 import { RawJson, type EsRequest, type EsResponse } from '../../wire/rest';
 import type { SearchServices } from '../../search/services';
@@ -98,7 +99,11 @@ async function writeOne(s: SearchServices, req: EsRequest, op: DocWrite['op'], i
   if (op !== 'delete' && !source?.trim()) throw validationFailed(['source is missing', 'content type is missing']);
   if (op !== 'delete' && source) req.json(); // malformed JSON -> ES's parse error before anything is written
   const { fields: versioned, errors } = writeVersion(op, { version: req.query.version, versionType: req.query.version_type, ifSeqNo: req.query.if_seq_no });
+  const long = op === 'delete' ? null : idTooLong(id);
+  if (long) errors.push(long);
   if (errors.length) throw validationFailed(errors);
+  // TransportBulkAction: a require_alias write goes to an alias only (no auto-creation either)
+  if (op !== 'delete' && parseBool(req.query.require_alias, false) && !s.cluster.metadata.aliases.has(req.params.index)) throw requireAliasMissing(req.params.index);
   // ES order: auto-create (its own action), then the shard-level bulk[s] and the op's implied action
   let idx: IndexState;
   if (op === 'delete') idx = s.cluster.writeIndex(req.params.index) ?? s.cluster.require(req.params.index);

@@ -27,6 +27,18 @@ export function nodesCondition(spec: string | undefined): (n: number) => boolean
   }
 }
 
+/** `wait_for_active_shards` (ActiveShardCount.parseString): a count, `all`, or none by default. */
+export function activeShardsCondition(spec: string | undefined): (active: number, copies: number) => boolean {
+  if (spec === undefined || spec === '' || spec === 'index-setting' || spec === 'default') return () => true;
+  if (spec === 'all') return (active, copies) => active === copies;
+  if (!/^-?\d+$/.test(spec.trim())) throw illegalArgument(`cannot parse ActiveShardCount[${spec}]`);
+  const k = Number(spec);
+  if (k < 0) throw illegalArgument(`shard count cannot be a negative value`);
+  return (active) => active >= k;
+}
+
+const flag = (v: string | undefined) => v === '' || v === 'true';
+
 function renderIndex(i: IndexHealth, level: string): Record<string, unknown> {
   return {
     status: i.status,
@@ -63,6 +75,10 @@ export async function health(s: PagingServices, req: EsRequest): Promise<EsRespo
   const level = (q.level ?? 'cluster').toLowerCase();
   if (!LEVELS.includes(level)) throw illegalArgument(`level [${q.level}] not supported, must be one of [cluster, indices, shards]`);
   const nodesOk = nodesCondition(q.wait_for_nodes);
+  const shardsOk = activeShardsCondition(q.wait_for_active_shards);
+  const noRelocating = flag(q.wait_for_no_relocating_shards);
+  const noInitializing = flag(q.wait_for_no_initializing_shards);
+  const waitsForShards = q.wait_for_active_shards !== undefined || noRelocating || noInitializing;
   const timeoutMs = parseTimeValue(q.timeout ?? '30s', 'timeout');
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -70,18 +86,21 @@ export async function health(s: PagingServices, req: EsRequest): Promise<EsRespo
     let indices: IndexState[] = [];
     let missing = false;
     try {
-      indices = req.params.index ? s.cluster.resolve(req.params.index, resolveOptions(req)) : s.cluster.resolve('*', { expandWildcards: 'all' });
+      // ClusterHealthRequest: lenient wildcards (expand_wildcards=none matches nothing, no 404)
+      indices = req.params.index ? s.cluster.resolve(req.params.index, { ...resolveOptions(req), lenientNone: true }) : s.cluster.resolve('*', { expandWildcards: 'all' });
     } catch {
       missing = true; // a named index that does not exist: RED until it does
     }
     const h = clusterHealth(indices, nodes);
     const status: HealthStatus = missing ? 'red' : h.status;
-    const ok = !missing && (want === undefined || atLeast(status, want as HealthStatus)) && nodesOk(h.nodes);
-    const waited = want !== undefined || q.wait_for_nodes !== undefined || !!req.params.index;
+    const copies = h.active + h.initializing + h.unassigned;
+    const ok = !missing && (want === undefined || atLeast(status, want as HealthStatus)) && nodesOk(h.nodes) && shardsOk(h.active, copies) &&
+      (!noRelocating || h.relocating === 0) && (!noInitializing || h.initializing === 0);
+    const waited = want !== undefined || q.wait_for_nodes !== undefined || waitsForShards || !!req.params.index;
     const timedOut = !ok && waited && Date.now() >= deadline;
     if (ok || timedOut || !waited) {
       return {
-        status: timedOut ? 408 : 200,
+        status: timedOut && !flag(q.return_200_for_cluster_health_timeout) ? 408 : 200,
         body: {
           cluster_name: s.ctx.node.clusterName,
           status,

@@ -1,3 +1,4 @@
+import { settingsEntry } from '../views/settingsView';
 import { EsError, illegalArgument, isJetStreamFull, parseException } from '../../wire/esErrors';
 import { flatten } from '../../config';
 import { DATA_STREAM, deleteSubjectMessages, subjects } from '../../../streams';
@@ -119,6 +120,9 @@ export function indexRoutes(r: Router, s: SearchServices): void {
     // ES reads the body as a map: blank text or a non-object value is an empty mapping update
     const body = req.json();
     const mappings = body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {};
+    // RestPutMappingAction: a body that is only `{"_doc": …}` is a typed mapping (MapperService.isMappingSourceTyped)
+    const keys = Object.keys(mappings);
+    if (keys.length === 1 && keys[0] === '_doc') throw illegalArgument('Types cannot be provided in put mapping requests');
     const targets = s.cluster.resolve(req.params.index, resolveOptions(req));
     s.flood?.checkWrite(...targets.map((i) => i.name)); // a metadata write: refused at flood stage, as ES
     for (const i of targets) await s.cluster.putMapping(i, mappings);
@@ -127,11 +131,19 @@ export function indexRoutes(r: Router, s: SearchServices): void {
 
   const getSettings = (req: EsRequest) => {
     const out: Record<string, unknown> = {};
-    for (const i of s.cluster.resolve(req.params.index, resolveOptions(req))) out[i.name] = { settings: renderSettings(i.settings, i) };
+    const flag = (v: string | undefined) => v === '' || v === 'true';
+    const o = {
+      ...(req.params.name !== undefined ? { names: req.params.name.split(',').map((n) => n.trim()).filter(Boolean) } : {}),
+      flat: flag(req.query.flat_settings),
+      includeDefaults: flag(req.query.include_defaults),
+    };
+    for (const i of s.cluster.resolve(req.params.index, resolveOptions(req))) out[i.name] = settingsEntry(renderSettings(i.settings, i), o);
     return { body: out };
   };
   r.add('GET', '/{index}/_settings', getSettings, { kind: 'indices', action: 'indices:monitor/settings/get', indices: named });
+  r.add('GET', '/{index}/_settings/{name}', getSettings, { kind: 'indices', action: 'indices:monitor/settings/get', indices: named });
   r.add('GET', '/_settings', getSettings, { kind: 'indices', action: 'indices:monitor/settings/get', indices: () => ['*'] });
+  r.add('GET', '/_settings/{name}', getSettings, { kind: 'indices', action: 'indices:monitor/settings/get', indices: () => ['*'] });
   r.add('PUT', '/{index}/_settings', async (req) => {
     const body = req.json<Record<string, unknown>>();
     if (!body || typeof body !== 'object') throw new EsError('action_request_validation_exception', 400, 'Validation Failed: 1: no settings to update;');

@@ -1,3 +1,4 @@
+import { AGGREGATION_TYPES } from '../../shard/engine';
 import { type Router } from '../router';
 import { RawJson, type EsRequest, type EsResponse } from '../../wire/rest';
 import type { PagingServices } from '../../search';
@@ -23,7 +24,7 @@ type StatsMetric = (typeof STATS_METRICS)[number];
 const THREAD_POOLS = ['analyze', 'fetch_shard_started', 'fetch_shard_store', 'flush', 'force_merge', 'generic', 'get', 'management', 'refresh', 'search', 'search_coordination', 'snapshot', 'warmer', 'write'];
 
 /** ES AggregationInfo: the aggregations this node runs (what `_nodes` `aggregations` lists). */
-const AGGREGATIONS = ['terms', 'min', 'max', 'avg', 'sum', 'value_count', 'date_histogram', 'composite', 'percentiles', 'cardinality'];
+const AGGREGATIONS = Object.keys(AGGREGATION_TYPES);
 
 /** `_nodes/<x>`: metrics when every part is a known metric, node ids otherwise (RestNodesInfoAction). */
 function splitNodesPath(first: string | undefined, second: string | undefined): { nodes?: string; metrics?: string } {

@@ -1,7 +1,8 @@
 import { HttpBodyError, illegalArgument, parseException, validationFailed } from '../../wire/esErrors';
 import type { EsRequest, EsResponse } from '../../wire/rest';
 import type { Router } from '../router';
-import { closePit as close, openPit as open, type PagingServices } from '../../search';
+import { closePit as close, openPit as open } from '../../search/pitService';
+import type { PagingServices } from '../../search/services';
 import { listContexts } from './contextList';
 
 /** `_pit`: open and close requests parsed here, run by the PIT service. */

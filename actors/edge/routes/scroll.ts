@@ -1,7 +1,9 @@
 import { illegalArgument, validationFailed } from '../../wire/esErrors';
 import type { EsRequest, EsResponse } from '../../wire/rest';
 import type { Router } from '../router';
-import { clearAllScrolls, clearScrolls, indexNames, renderSearch, scrollPage, type PagingServices } from '../../search';
+import { indexNames, renderSearch } from '../../search/coordinator';
+import { clearAllScrolls, clearScrolls, scrollPage } from '../../search/scrollService';
+import type { PagingServices } from '../../search/services';
 import { listContexts } from './contextList';
 
 /** `_search/scroll`: continuation and clear requests parsed here, run by the scroll service. */

@@ -2,7 +2,8 @@ import { EsError } from '../../wire/esErrors';
 import type { EsRequest, EsResponse } from '../../wire/rest';
 import type { Router } from '../router';
 import { parseSearchRequest } from '../../shard/engine';
-import { parseSearchCall, runCount, runSearch, searchCallOf, type PagingServices } from '../../search';
+import { parseSearchCall, runCount, runSearch, searchCallOf } from '../../search/searchService';
+import type { PagingServices } from '../../search/services';
 
 /** `_search` and `_count`: parse the request, the search service runs it. */
 
@@ -16,13 +17,20 @@ async function count(s: PagingServices, req: EsRequest): Promise<EsResponse> {
   for (const k of Object.keys(body)) {
     if (k !== 'query') throw new EsError('parsing_exception', 400, `request does not support [${k}]`, { meta: { line: 1, col: 1 } });
   }
-  const sr = parseSearchRequest(body.query ? { query: body.query, size: 0 } : { size: 0 }, pickCountParams(req.query), { scroll: false, indicesInPath: !!req.params.index });
+  const sbody: Record<string, unknown> = body.query ? { query: body.query, size: 0 } : { size: 0 };
+  // RestCountAction: min_score from the URL (a float), applied as the search's min_score
+  if (req.query.min_score !== undefined) {
+    const m = Number(req.query.min_score);
+    if (req.query.min_score.trim() === '' || Number.isNaN(m)) throw new EsError('number_format_exception', 400, `For input string: "${req.query.min_score}"`);
+    sbody.min_score = m;
+  }
+  const sr = parseSearchRequest(sbody, pickCountParams(req.query), { scroll: false, indicesInPath: !!req.params.index });
   return runCount(s, req, sr);
 }
 
 function pickCountParams(q: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const k of ['q', 'df', 'default_operator', 'pretty', 'error_trace', 'filter_path', 'human']) if (q[k] !== undefined) out[k] = q[k];
+  for (const k of ['q', 'df', 'default_operator', 'analyzer', 'analyze_wildcard', 'lenient', 'terminate_after', 'routing', 'preference', 'pretty', 'error_trace', 'filter_path', 'human']) if (q[k] !== undefined) out[k] = q[k];
   return out;
 }
 

@@ -38,7 +38,8 @@ export async function indicesStats(s: PagingServices, req: EsRequest): Promise<E
   const nodes = clusterNodes(s);
   const shards = await collectShardStats(s, indices);
   // Replica copies live on other nodes: their figures equal the primary's.
-  const withCopies = (xs: ShardStat[], idx: IndexState) => xs.flatMap((x) => Array.from({ length: copiesOf(idx, nodes) }, () => x));
+  // (no-op updates are counted on the primary only)
+  const withCopies = (xs: ShardStat[], idx: IndexState) => xs.flatMap((x) => Array.from({ length: copiesOf(idx, nodes) }, (_, c) => (c === 0 ? x : { ...x, noopUpdates: 0 })));
   const byIndex = new Map(indices.map((i) => [i.uuid, shards.filter((x) => x.uuid === i.uuid)]));
   const totalShards = indices.reduce((a, i) => a + i.settings.numberOfShards * (1 + i.settings.numberOfReplicas), 0);
   const successful = indices.reduce((a, i) => a + i.settings.numberOfShards * copiesOf(i, nodes), 0);

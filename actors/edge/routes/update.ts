@@ -1,7 +1,7 @@
 import { docShard } from '../../cluster';
 import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite } from './writeAuthz';
 import { isLosslessNumber, parse as losslessParse, stringify as losslessStringify, type LosslessNumber } from 'lossless-json';
-import { EsError, illegalArgument, parseException, validationFailed } from '../../wire/esErrors';
+import { EsError, illegalArgument, parseException, validationFailed, idTooLong, requireAliasMissing } from '../../wire/esErrors';
 import { parseBody } from '../../wire/json';
 import { type Router } from '../router';
 import { RawJson, type EsRequest, type EsResponse } from '../../wire/rest';
@@ -11,6 +11,7 @@ import { filterSource, parseSourceBody, parseSourceParams, type GetResult, type 
 import { Locator, tokenName, unknownField } from '../../shard/engine/base/xcontent';
 import type { DocWrite } from '../../shard/engine/types';
 import { outcomeError, refreshParam, shardsHeader, writeTarget } from './documents';
+import { parseBool } from '../../wire/rest';
 
 type Json = Record<string, unknown>;
 
@@ -94,7 +95,7 @@ export function parseUpdateBody(text: string, defaults: { fetchSource?: SourceFi
 const plainOf = (v: unknown): unknown => JSON.parse(losslessStringify(v) ?? 'null');
 
 /** UpdateRequest.validate (with DocWriteRequest.validateSeqNoBasedCASParams), in ES's order. */
-export function validateUpdate(spec: UpdateSpec): string[] {
+export function validateUpdate(spec: UpdateSpec, id?: string): string[] {
   const errs: string[] = [];
   if (spec.ifPrimaryTerm === undefined && spec.ifSeqNo !== undefined) errs.push('ifSeqNo is set, but primary term is [0]');
   if (spec.ifPrimaryTerm !== undefined && spec.ifSeqNo === undefined) errs.push(`ifSeqNo is unassigned, but primary term is [${spec.ifPrimaryTerm}]`);
@@ -106,6 +107,8 @@ export function validateUpdate(spec: UpdateSpec): string[] {
   if (spec.script === undefined && spec.doc === undefined) errs.push('script or doc is missing');
   if (spec.script !== undefined && spec.doc !== undefined) errs.push("can't provide both script and doc");
   if (spec.doc === undefined && spec.docAsUpsert) errs.push('doc must be specified if doc_as_upsert is enabled');
+  const long = idTooLong(id);
+  if (long) errs.push(long);
   return errs;
 }
 
@@ -201,8 +204,8 @@ export async function executeUpdate(s: SearchServices, t: UpdateTarget, spec: Up
     const g = await s.shards.call<GetResult | null>(ref, 'get', { id });
     if (spec.ifSeqNo !== undefined) {
       const want = `required seqNo [${spec.ifSeqNo}], primary term [${spec.ifPrimaryTerm ?? 0}]`;
-      if (!g) return { ok: false, error: withMeta(conflict(id, want, 'but no document was found'), meta) };
-      if (g.seqNo !== spec.ifSeqNo || (g.primaryTerm ?? 1) !== spec.ifPrimaryTerm) {
+      // a missing document is ES's 404 document_missing_exception below (UpdateHelper looks at the get first)
+      if (g && (g.seqNo !== spec.ifSeqNo || (g.primaryTerm ?? 1) !== spec.ifPrimaryTerm)) {
         return { ok: false, error: withMeta(conflict(id, want, `current document has seqNo [${g.seqNo}] and primary term [${g.primaryTerm ?? 1}]`), meta) };
       }
     }
@@ -221,6 +224,8 @@ export async function executeUpdate(s: SearchServices, t: UpdateTarget, spec: Up
       const merged = losslessParse(g.source) as Json;
       const changed = mergeSource(merged, spec.doc!, spec.detectNoop);
       if (spec.detectNoop && !changed) {
+        const key = `${idx.uuid}/${n}`;
+        (s.noopUpdates ??= new Map()).set(key, (s.noopUpdates.get(key) ?? 0) + 1);
         return { ok: true, result: 'noop', version: g.version, seqNo: g.seqNo, source: g.source, refreshed: false };
       }
       const routing = t.routing ?? g.routing;
@@ -289,8 +294,9 @@ async function update(s: SearchServices, req: EsRequest): Promise<EsResponse> {
   spec.ifSeqNo ??= ifSeqNo;
   spec.ifPrimaryTerm ??= ifPrimaryTerm;
   checkSeqNoParams(spec.ifSeqNo, spec.ifPrimaryTerm);
-  const errs = validateUpdate(spec);
+  const errs = validateUpdate(spec, req.params.id);
   if (errs.length) throw validationFailed(errs);
+  if (parseBool(q.require_alias, false) && !s.cluster.metadata.aliases.has(req.params.index)) throw requireAliasMissing(req.params.index);
   // ES order: auto-create (its own action), then the shard-level bulk[s] and the update action
   if (!s.cluster.writeIndex(req.params.index)) await authorizeOn(s, req.auth, AUTO_CREATE_ACTION, req.params.index);
   const idx = await writeTarget(s, req.params.index); // an update auto-creates the index, as ES

@@ -1,4 +1,5 @@
 import type { SearchServices } from '../../search/services';
+import type { Authentication } from '../../wire/security';
 
 /**
  * Authorization of document writes with ES's action names (AuthorizationService.authorizeBulkItems):
@@ -32,12 +33,12 @@ export function impliedAction(op: WriteOp): string {
 }
 
 /** Throws ES's 403 when the caller may not run `action` on `index` (no-op with security off). */
-export async function authorizeOn(s: SearchServices, auth: unknown, action: string, index: string): Promise<void> {
+export async function authorizeOn(s: SearchServices, auth: Authentication | undefined, action: string, index: string): Promise<void> {
   if (s.security) await s.security.authorize(auth, action, [index]);
 }
 
 /** The shard-level check and the item's implied action, in ES's order. */
-export async function authorizeWrite(s: SearchServices, auth: unknown, op: WriteOp, index: string): Promise<void> {
+export async function authorizeWrite(s: SearchServices, auth: Authentication | undefined, op: WriteOp, index: string): Promise<void> {
   await authorizeOn(s, auth, BULK_SHARD_ACTION, index);
   await authorizeOn(s, auth, impliedAction(op), index);
 }

@@ -19,6 +19,8 @@ export interface ShardStat {
   deleteTotal: number;
   maxSeqNo: number;
   sizeBytes: number;
+  /** No-op updates of the shard this node coordinated (ES counts them on the primary). */
+  noopUpdates: number;
   /** Open search contexts (PIT, scroll) pinning this shard. */
   openContexts: number;
   scrollContexts: number;
@@ -75,6 +77,7 @@ export async function collectShardStats(s: PagingServices, indices: IndexState[]
         deleteTotal: Math.max(0, maxSeqNo + 1 - indexTotal),
         maxSeqNo,
         sizeBytes: st.sizeBytes,
+        noopUpdates: s.noopUpdates?.get(`${idx.uuid}/${n}`) ?? 0,
         openContexts: pinned(idx.uuid, n),
         scrollContexts: pinned(idx.uuid, n, 'scroll'),
       };
@@ -93,7 +96,7 @@ export function commonStats(shards: ShardStat[], metrics: Set<IndexMetric>, extr
     indexing: () => ({
       index_total: sum((x) => x.indexTotal), index_time_in_millis: 0, index_current: 0, index_failed: 0,
       delete_total: sum((x) => x.deleteTotal), delete_time_in_millis: 0, delete_current: 0,
-      noop_update_total: 0, is_throttled: false, throttle_time_in_millis: 0, write_load: 0,
+      noop_update_total: sum((x) => x.noopUpdates), is_throttled: false, throttle_time_in_millis: 0, write_load: 0,
     }),
     get: () => ({ total: 0, time_in_millis: 0, exists_total: 0, exists_time_in_millis: 0, missing_total: 0, missing_time_in_millis: 0, current: 0 }),
     search: () =>

@@ -6,7 +6,7 @@ import type { EsRequest } from '../../wire/rest';
 import type { CredentialCache } from '../credentialCache';
 import { verifySecret } from '../hashing';
 import { parseNameHashFile } from '../nameHashFile';
-import type { User } from '../types';
+import type { User } from '../../wire/security';
 import { basicToken, type Realm, type RealmResult, type RealmToken } from './realm';
 
 /** Parses ES's `users_roles` file: `role:user1,user2` lines → user → roles. */

@@ -7,7 +7,7 @@ import type { EsRequest } from '../../wire/rest';
 import { CacheDigest, safeEqual } from '../hashing';
 import { mappedRoles, type RoleMapping } from '../roleMappings';
 import { parseTimeValue } from '../../wire/timeValue';
-import type { User } from '../types';
+import type { User } from '../../wire/security';
 import { authorizationHeader, type Realm, type RealmResult, type RealmToken } from './realm';
 
 /** One `xpack.security.authc.realms.jwt.<name>.*` realm's settings. */

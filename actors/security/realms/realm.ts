@@ -1,6 +1,6 @@
 import type { JWSHeaderParameters, JWTPayload } from 'jose';
 import type { EsRequest } from '../../wire/rest';
-import type { User } from '../types';
+import type { User } from '../../wire/security';
 
 /**
  * A credential a realm reads from the request (ES AuthenticationToken). The first realm in order that

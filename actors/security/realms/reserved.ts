@@ -1,7 +1,7 @@
 import type { EsRequest } from '../../wire/rest';
 import type { CredentialCache } from '../credentialCache';
 import { verifySecret } from '../hashing';
-import type { User } from '../types';
+import type { User } from '../../wire/security';
 import type { UserStore } from '../userStore';
 import { basicToken, type Realm, type RealmResult, type RealmToken } from './realm';
 

@@ -6,7 +6,7 @@ import { isOwnRequest, renderKey, selectKeys, validateSelector, type KeySelector
 import { authorize, isClusterActionAllowed } from '../authorization';
 import { featureNotEnabled, forbidden, unauthorized } from '../errors';
 import { authOf, bodyOf, descriptorsOf, type SecurityServices } from '../services';
-import type { Authentication } from '../types';
+import type { Authentication } from '../../wire/security';
 
 const A = 'cluster:admin/xpack/security/api_key/';
 const truthy = (v: unknown) => v === true || v === 'true' || v === '';

@@ -9,7 +9,7 @@ import { canonicalJson, parseRoleDescriptor, renderRoleDescriptor } from '../rol
 import { parseRoleMapping } from '../roleMappings';
 import { roleAggregateId } from '../roleStore';
 import { authOf, bodyOf, descriptorsOf, namesOf, type SecurityServices } from '../services';
-import type { RoleDescriptor } from '../types';
+import type { RoleDescriptor } from '../../wire/security';
 
 const A = 'cluster:admin/xpack/security/';
 

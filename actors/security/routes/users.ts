@@ -7,7 +7,7 @@ import { hashSecret, isSupportedHash, STORED_HASH_ALGORITHMS } from '../hashing'
 import { toUser } from '../realms/native';
 import { isReservedUser, RESERVED_USERS, reservedUser } from '../realms/reserved';
 import { authOf, bodyOf, namesOf, type SecurityServices } from '../services';
-import type { User } from '../types';
+import type { User } from '../../wire/security';
 import { userAggregateId, type UserSaved } from '../userStore';
 
 const A = 'cluster:admin/xpack/security/user/';

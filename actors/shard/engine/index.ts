@@ -29,4 +29,5 @@ export { compareSortValues, compareSortArrays, compareRaw, compareCodePoints } f
 export { reduceHits, reduceTotal, hitComparator } from './query/reduce';
 export type { ShardResultRef, ReduceHitsRequest, ReducedHits, MergedHit } from './query/reduce';
 export { createAggregators, reduceAggs, renderAggs, parseAggs, aggSpecs } from './aggregations/aggs';
+export { AGGREGATIONS as AGGREGATION_TYPES } from './aggregations/registry';
 export type { Aggregators, AggPartial, PartialMap, AggSpec, AggType } from './aggregations/aggs';

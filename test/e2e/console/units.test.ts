@@ -8,7 +8,7 @@ import { FoldGate, ownerLabel, timeParam } from '../../../actors/console/history
 import { credentialKey, LastUse } from '../../../actors/console/lastUse';
 import { factView, redactData } from '../../../actors/console/redact';
 import type { HubFact } from '../../../actors/console/factHub';
-import type { Authentication } from '../../../actors/security/types';
+import type { Authentication } from '../../../actors/wire/security';
 
 const fact = (type: string, data: unknown, aggregateId = 'a1') => ({ type, aggregateId, seq: 1, time: '2026-01-01T00:00:00.000Z', data });
 

@@ -47,6 +47,7 @@ describe('--help and -h', () => {
     ['securityBench', ['--help']],
     ['securitySearchBench', ['-h']],
     ['cluster', ['--help']],
+    ['breakers', ['--help']],
   ];
   let results: CliResult[];
   beforeAll(async () => {
@@ -96,6 +97,8 @@ describe('bad command lines exit 64 with the usage', () => {
     ['cluster', ['--port', '65535'], /--port must be a port number with room for 3 nodes/],
     ['cluster', ['--node', '2'], /Unknown option '--node'/],
     ['cluster', ['now'], /unexpected argument \[now\]/],
+    ['breakers', ['--docs', 'many'], /--docs must be a number, got \[many\]/],
+    ['breakers', ['--only', 'aggs'], /--only takes terms-size, terms, page; got \[aggs\]/],
   ];
   let results: CliResult[];
   beforeAll(async () => {

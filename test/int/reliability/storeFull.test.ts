@@ -153,7 +153,10 @@ it('blocks writes over the flood stage with ES’s 429 while deletes go on, and 
   }
   expect([...statuses.keys()].sort()).toEqual([201, 429]);
   const stats = async () => (await req('GET', '/_nodes/_local/stats/fs')).json.nodes[sys.ctx.node.id].fs;
-  expect((await stats()).document_log).toEqual({ watermark_level: 'flood', read_only_allow_delete: true });
+  // blocked at the flood stage (counting this node's writes since the last look); the store may be
+  // measured just under it afterwards: the block stays until the high watermark
+  const fs = await stats();
+  expect([fs.document_log.read_only_allow_delete, ['high', 'flood'].includes(fs.document_log.watermark_level)]).toEqual([true, true]);
 
   const blocked = await req('PUT', '/other/_doc/1', { a: 1 });
   expect([blocked.status, blocked.json.error.type, blocked.json.error.reason]).toEqual([

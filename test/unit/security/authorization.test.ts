@@ -2,7 +2,7 @@ import { actionDenied, allowedIndices, authorize, authorizeScroll, checkContextO
 import { ownerOf, sameOwner } from '../../../actors/security/ownership';
 import { compileRoles, limitPermission } from '../../../actors/security/permission';
 import { mappedRoles, parseRoleMapping, ruleMatches } from '../../../actors/security/roleMappings';
-import type { Authentication, RoleDescriptor } from '../../../actors/security/types';
+import type { Authentication, RoleDescriptor } from '../../../actors/wire/security';
 
 const rd = (d: Partial<RoleDescriptor>): RoleDescriptor => ({ cluster: [], indices: [], applications: [], run_as: [], metadata: {}, ...d });
 const reader = compileRoles({ reader: rd({ indices: [{ names: ['ab*'], privileges: ['read'] }] }) });

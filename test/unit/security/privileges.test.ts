@@ -2,7 +2,7 @@ import { BUILTIN_ROLES } from '../../../actors/security/builtinRoles';
 import { checkCluster, checkIndex, checkIndicesAction, compileRoles, hasClusterPrivilege, hasIndexPrivilege, indexNamesRegExp, limitPermission } from '../../../actors/security/permission';
 import { subsetOf } from '../../../actors/security/actionSets';
 import { CLUSTER_PRIVILEGES, clusterPrivilegesThatGrant, implies, INDEX_PRIVILEGES, indexPrivilegesThatGrant, patternCovers } from '../../../actors/security/privileges';
-import type { RoleDescriptor } from '../../../actors/security/types';
+import type { RoleDescriptor } from '../../../actors/wire/security';
 
 const rd = (d: Partial<RoleDescriptor>): RoleDescriptor => ({ cluster: [], indices: [], applications: [], run_as: [], metadata: {}, ...d });
 

@@ -137,7 +137,7 @@ describe('the parent breaker', () => {
     expect([s.breaker('request').used, s.stats().parent.tripped, s.stats().request.tripped]).toEqual([4 * MB, 1, 0]);
   });
 
-  it('collects garbage once before it trips on real memory, at most every 500 ms', () => {
+  it('collects garbage once before it trips on real memory, at most every 2 s', () => {
     let now = 10_000;
     const h = heap(100 * MB, 99 * MB, 30 * MB);
     const s = service({}, h, () => now);

@@ -15,8 +15,16 @@ import type { AggPartial, PartialMap } from './aggPartials';
  * partial, every bucket it returns is counted, as ES counts in `buildAggregations`.
  */
 
-/** Heap a live bucket costs (map entry, key, counters, its sub-aggregators), in bytes: an estimate. */
-export const BUCKET_BYTES = 200;
+/**
+ * Heap of a live bucket (map entry, key id, counter), measured on V8 (Node 20: ≈ 121 B without
+ * sub-aggregations, 337 B with one metric, 593 B with three); its key's characters come on top.
+ */
+export const BUCKET_BYTES = 128;
+
+/** Heap of a bucket's sub-aggregators: their group and one collector each (nested bucket aggregations add their own buckets). */
+export function subsBytes(subs: number): number {
+  return subs ? 96 + 128 * subs : 0;
+}
 /** Heap of a built bucket partial (the object and its array slot). */
 export const BUCKET_PARTIAL_BYTES = 96;
 /** Heap a collected metric value costs (a double in a growing array). */

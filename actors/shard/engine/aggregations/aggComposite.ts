@@ -3,7 +3,7 @@ import { CALENDAR_UNITS, formatDate, histogramRounding, parseDateValue, type Rou
 import { compareCodePoints } from '../base/sortValues';
 import { parseTimeValue } from '../../../wire/timeValue';
 import type { AggregationType, AggSpec } from './aggTypes';
-import { BUCKET_BYTES, compositeTooLarge, type AggBudget } from './aggBudget';
+import { BUCKET_BYTES, compositeTooLarge, subsBytes, type AggBudget } from './aggBudget';
 import type { CompositeBucket, CompositeKey, CompositePartial, PartialMap } from './aggPartials';
 
 export type { CompositeBucket, CompositeKey, CompositePartial } from './aggPartials';
@@ -238,7 +238,7 @@ export function compositeCollector(spec: AggSpec, reader: DocValuesReader, subs:
         else {
           // the queue grew: one more bucket that will be returned (ES counts its queue's size)
           if (top) budget.consume(1);
-          meter.add(BUCKET_BYTES + 2 * id.length);
+          meter.add(BUCKET_BYTES + subsBytes(spec.subs.length) + id.length);
         }
       }
       b.count++;

@@ -72,5 +72,49 @@ export interface CardinalityPartial {
   hll?: string;
 }
 
-export type AggPartial = MetricPartial | TermsPartial | HistogramPartial | CompositePartial | PercentilesPartial | CardinalityPartial;
+/** stats / extended_stats. */
+export interface StatsPartial {
+  t: 'stats';
+  kind: ValueKind;
+  count: number;
+  sum: number;
+  min: number | null;
+  max: number | null;
+  sumSq: number;
+}
+
+/** filter, missing (one bucket), filters (named or anonymous buckets, in request order). */
+export interface SingleBucketPartial {
+  t: 'single';
+  count: number;
+  subs: PartialMap;
+}
+export interface FiltersPartial {
+  t: 'filters';
+  buckets: Array<{ key: string; count: number; subs: PartialMap }>;
+}
+
+/** range / date_range / ip_range: buckets in the aggregation's range order. */
+export interface RangePartial {
+  t: 'range';
+  buckets: Array<{ count: number; subs: PartialMap }>;
+}
+
+/** histogram (numeric). */
+export interface NumHistogramPartial {
+  t: 'histogram';
+  buckets: BucketPartial[];
+}
+
+/** top_hits: a shard's best `from + size` hits, ranked, and how many docs it saw. */
+export interface TopHitsPartial {
+  t: 'top_hits';
+  total: number;
+  maxScore: number | null;
+  hits: Array<{ index: string; id: string; score: number; order: number; sort?: unknown[]; source?: string }>;
+}
+
+export type AggPartial =
+  | MetricPartial | TermsPartial | HistogramPartial | CompositePartial | PercentilesPartial | CardinalityPartial
+  | StatsPartial | SingleBucketPartial | FiltersPartial | RangePartial | NumHistogramPartial | TopHitsPartial;
 export type PartialMap = Record<string, AggPartial>;

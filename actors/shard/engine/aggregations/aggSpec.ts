@@ -3,7 +3,7 @@ import { CALENDAR_UNITS } from './aggDates';
 import { parseTimeValue } from '../../../wire/timeValue';
 import { didYouMean, failedToParseField, isObject, Locator, tokenName, unknownField, type JsonPath } from '../base/xcontent';
 import { AGGREGATIONS, OTHER_ES_AGGS } from './registry';
-import type { AggSpec } from './aggTypes';
+import type { AggSpec, QueryParser } from './aggTypes';
 import { VALUE_TYPES } from './values';
 import { checkIncludeExclude, checkIncludeExcludeMerge, includeExcludeTokenError } from './includeExclude';
 
@@ -31,18 +31,21 @@ const allAggs = () => [...Object.keys(AGGREGATIONS), ...OTHER_ES_AGGS];
  * shards as JSON; `aggSpecs` reads it there).
  * @throws EsError 400 `parsing_exception` (`Unknown aggregation type [x]`, …) or `x_content_parse_exception`.
  */
-export function parseAggs(v: unknown, loc: Locator = new Locator(), path: JsonPath = ['aggs']): Record<string, unknown> {
-  aggSpecs(v, loc, path);
+export function parseAggs(v: unknown, loc: Locator = new Locator(), path: JsonPath = ['aggs'], sub?: QueryParser): Record<string, unknown> {
+  aggSpecs(v, loc, path, sub);
   return v as Record<string, unknown>;
 }
 
-/** Reads (and validates) an aggs object into specs. */
-export function aggSpecs(v: unknown, loc: Locator = new Locator(), path: JsonPath = ['aggs']): AggSpec[] {
+/**
+ * Reads (and validates) an aggs object into specs. `sub` validates the queries of `filter` and
+ * `filters` (the request's query parser; the shard, reading a request already checked, has none).
+ */
+export function aggSpecs(v: unknown, loc: Locator = new Locator(), path: JsonPath = ['aggs'], sub?: QueryParser): AggSpec[] {
   if (!isObject(v)) throw loc.parsing(path, `Unexpected token ${tokenName(v)} in [aggs]: aggregations definitions must start with the name of the aggregation.`);
-  return Object.entries(v).map(([name, def]) => parseOne(name, def, loc, [...path, name]));
+  return Object.entries(v).map(([name, def]) => parseOne(name, def, loc, [...path, name], sub));
 }
 
-function parseOne(name: string, def: unknown, loc: Locator, path: JsonPath): AggSpec {
+function parseOne(name: string, def: unknown, loc: Locator, path: JsonPath, sub?: QueryParser): AggSpec {
   if (!/^[^[\]>]+$/.test(name)) {
     throw loc.parsing(path, `Invalid aggregation name [${name}]. Aggregation names can contain any character except '[', ']', and '>'`, true);
   }
@@ -57,10 +60,12 @@ function parseOne(name: string, def: unknown, loc: Locator, path: JsonPath): Agg
     if (key === 'meta') meta = body;
     else if (key === 'aggs' || key === 'aggregations') {
       if (subs) throw loc.parsing(at, `Found two sub aggregation definitions under [${name}]`);
-      subs = aggSpecs(body, loc, at);
+      subs = aggSpecs(body, loc, at, sub);
     } else {
       if (spec) throw loc.parsing(at, `Found two aggregation type definitions in [${name}]: [${spec.type}] and [${key}]`);
-      spec = { name, type: aggType(key, loc, at), params: parseParams(name, key, body, loc, at) };
+      const type = aggType(key, loc, at);
+      const custom = AGGREGATIONS[type].parse;
+      spec = { name, type, params: custom ? custom(body, { name, loc, path: at, sub }) : parseParams(name, key, body, loc, at) };
     }
   }
   if (!spec) throw loc.parsing(path, `Missing definition for aggregation [${name}]`);

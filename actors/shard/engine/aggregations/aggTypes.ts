@@ -4,9 +4,13 @@
  * associative merge and its rendering. aggSpec.ts parses through the registry, aggs.ts collects,
  * aggsRender.ts merges and renders; none of them knows a type by name.
  */
-import type { DocValuesReader } from '../types';
+import type { DocValuesReader, SortSpec, SortValue } from '../types';
 import type { AggPartial, PartialMap } from './aggPartials';
+import type { JsonPath, Locator } from '../base/xcontent';
 import type { AggBudget } from './aggBudget';
+
+/** The request's query parser (request/queryDsl.ts's parseQuery), handed down by the search body parser. */
+export type QueryParser = (v: unknown, loc: Locator, path: JsonPath) => unknown;
 
 /** One parsed aggregation of a request. */
 export interface AggSpec {
@@ -32,6 +36,29 @@ export interface Collector {
 /** Makes a fresh collector (one per bucket of a parent, or one per shard at the top). */
 export type Factory = () => Collector;
 
+/** A collected doc as top_hits keeps it: ranked now, its source read only if it stays. */
+export interface HitRef {
+  index: string;
+  id: string;
+  score: number;
+  sort?: SortValue[];
+  /** The doc's place in the shard's doc order (ties). */
+  order: number;
+  /** `_source` (JSON text) read from the doc's segment, filtered by a `_source` option; undefined: none. */
+  source(filter?: unknown): string | undefined;
+}
+
+/**
+ * What aggregations need of the query phase beyond doc values (ES's AggregationContext): queries
+ * (`filter`, `filters`) and hits (`top_hits`), on whatever segment is being collected.
+ */
+export interface AggHooks {
+  /** A predicate for a query on the docs being collected. */
+  filter(query: unknown): (doc: number) => boolean;
+  /** The doc as a hit of the main query, with the sort values of `sort` (none: by score). */
+  hit(doc: number, sort: SortSpec[] | undefined): HitRef;
+}
+
 /** What a type's factory may use besides its spec. */
 export interface FactoryContext {
   reader: DocValuesReader;
@@ -41,6 +68,8 @@ export interface FactoryContext {
   budget: AggBudget;
   /** A top-level aggregation: it counts its buckets against `search.max_buckets` as they are created. */
   top: boolean;
+  /** Query and hit access; absent where only doc values are known (then filter/top_hits fail). */
+  hooks?: AggHooks;
 }
 
 /** What a type's rendering may use besides its partial. */
@@ -61,6 +90,8 @@ export interface AggregationType {
   readonly metric?: boolean;
   /** Its name under `typed_keys` (`sterms`, `tdigest_percentiles`); default the type's name. */
   typedName?(p: AggPartial | undefined): string;
+  /** Parses a body that is not a flat parameter object (filter, filters: queries); default: the `params` list. */
+  parse?(body: Record<string, unknown>, ctx: { name: string; loc: Locator; path: JsonPath; sub?: QueryParser }): Record<string, unknown>;
   /** Request checks beyond the parameters' own (composite sources, percents, …). */
   check?(spec: AggSpec): void;
   /** The shard collector; field problems throw here, as ES fails when it builds the aggregator. */

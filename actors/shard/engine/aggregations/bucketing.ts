@@ -1,6 +1,6 @@
 import type { BucketPartial, PartialMap, TermKey } from './aggPartials';
 import type { Aggregators } from './aggTypes';
-import { BUCKET_BYTES, BUCKET_PARTIAL_BYTES, type AggBudget } from './aggBudget';
+import { BUCKET_BYTES, BUCKET_PARTIAL_BYTES, subsBytes, type AggBudget } from './aggBudget';
 
 /** Keyed buckets with sub-aggregations, shared by the bucket aggregations (terms, histograms). */
 
@@ -21,6 +21,8 @@ export interface BucketLimits {
   count: boolean;
   /** Buckets beyond this many are not returned (terms' shard_size), so they are not counted. */
   cap?: number;
+  /** How many sub-aggregations each bucket holds (their memory comes with the bucket). */
+  subs: number;
 }
 
 /**
@@ -33,6 +35,7 @@ export function bucketing(
   const map = new Map<string, LiveBucket>();
   const meter = limits.budget.meter(limits.name);
   const cap = limits.count ? (limits.cap ?? Infinity) : 0;
+  const perBucket = BUCKET_BYTES + subsBytes(limits.subs);
   return {
     collect(doc) {
       const keys = keysOf(doc);
@@ -46,7 +49,7 @@ export function bucketing(
         let b = map.get(id);
         if (!b) {
           if (map.size < cap) limits.budget.consume(1);
-          meter.add(BUCKET_BYTES + 2 * id.length);
+          meter.add(perBucket + id.length);
           map.set(id, (b = { key: k, count: 0, subs: subs() }));
         }
         b.count++;

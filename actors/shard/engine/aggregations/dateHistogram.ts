@@ -23,7 +23,7 @@ export const dateHistogramAgg: AggregationType = {
     const dateType: FieldType = type ?? 'date';
     const subs = ctx.subs(spec.subs);
     return () => {
-      const b = bucketing((doc) => read(doc).map((v) => rounding.round(toNumber(v, dateType))), subs, { budget: ctx.budget, name: spec.name, count: ctx.top });
+      const b = bucketing((doc) => read(doc).map((v) => rounding.round(toNumber(v, dateType))), subs, { budget: ctx.budget, name: spec.name, count: ctx.top, subs: spec.subs.length });
       return {
         collect: b.collect,
         partial: (): HistogramPartial => ({ t: 'date_histogram', buckets: b.buckets().sort((x, y) => compareKeys(x.key, y.key)) }),

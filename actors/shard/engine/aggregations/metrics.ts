@@ -1,7 +1,7 @@
 import { illegalArgument } from '../../../wire/esErrors';
 import { formatDate, DEFAULT_DATE_FORMAT } from './aggDates';
 import type { AggPartial, MetricPartial, ValueKind } from './aggPartials';
-import type { AggregationType, AggSpec, Factory } from './aggTypes';
+import type { AggregationType, AggSpec, Collector, Factory } from './aggTypes';
 import { DATES, fielddataDisabled, fieldValues, NUMERIC, toNumber, valueKind, type Raw } from './values';
 import type { FieldType } from '../types';
 
@@ -16,29 +16,37 @@ function numericFactory(spec: AggSpec, type: FieldType | undefined, read: (doc: 
   }
   const kind = type === undefined && spec.params.missing !== undefined ? 'number' : valueKind(type);
   const t = spec.type as 'min' | 'max' | 'sum' | 'avg';
-  return () => {
-    let min = Infinity;
-    let max = -Infinity;
-    let sum = 0;
-    let count = 0;
-    return {
-      collect(doc) {
-        for (const v of read(doc)) {
-          const n = toNumber(v, type);
-          if (n < min) min = n;
-          if (n > max) max = n;
-          sum += n;
-          count++;
-        }
-      },
-      partial(): MetricPartial {
-        if (t === 'min') return { t, kind, value: count ? min : null };
-        if (t === 'max') return { t, kind, value: count ? max : null };
-        if (t === 'sum') return { t, kind, value: sum };
-        return { t, kind, sum, count };
-      },
-    };
-  };
+  return () => new NumericMetric(t, kind, type, read);
+}
+
+/** A numeric metric's state: a class, since every bucket of a parent aggregation holds one. */
+class NumericMetric implements Collector {
+  private min = Infinity;
+  private max = -Infinity;
+  private sum = 0;
+  private count = 0;
+  constructor(
+    private readonly t: 'min' | 'max' | 'sum' | 'avg',
+    private readonly kind: ValueKind,
+    private readonly type: FieldType | undefined,
+    private readonly read: (doc: number) => Raw[],
+  ) {}
+  collect(doc: number): void {
+    for (const v of this.read(doc)) {
+      const n = toNumber(v, this.type);
+      if (n < this.min) this.min = n;
+      if (n > this.max) this.max = n;
+      this.sum += n;
+      this.count++;
+    }
+  }
+  partial(): MetricPartial {
+    const { t, kind, count } = this;
+    if (t === 'min') return { t, kind, value: count ? this.min : null };
+    if (t === 'max') return { t, kind, value: count ? this.max : null };
+    if (t === 'sum') return { t, kind, value: this.sum };
+    return { t, kind, sum: this.sum, count };
+  }
 }
 
 // Metric values are doubles; one above 2^53 comes back from a shard as a bigint (lossless JSON).

@@ -4,6 +4,11 @@ import { termsAgg } from './terms';
 import { dateHistogramAgg } from './dateHistogram';
 import { compositeAgg } from './aggComposite';
 import { cardinalityAgg, percentilesAgg } from './aggMetrics';
+import { extendedStatsAgg, statsAgg } from './stats';
+import { filterAgg, filtersAgg, missingAgg } from './filters';
+import { dateRangeAgg, rangeAgg } from './ranges';
+import { histogramAgg } from './histogram';
+import { topHitsAgg } from './topHits';
 
 /**
  * Every aggregation type this engine runs, by its request name (ES's SearchModule registrations).
@@ -21,6 +26,15 @@ export const AGGREGATIONS: Readonly<Record<string, AggregationType>> = {
   composite: compositeAgg,
   percentiles: percentilesAgg,
   cardinality: cardinalityAgg,
+  stats: statsAgg,
+  extended_stats: extendedStatsAgg,
+  filter: filterAgg,
+  filters: filtersAgg,
+  missing: missingAgg,
+  range: rangeAgg,
+  date_range: dateRangeAgg,
+  histogram: histogramAgg,
+  top_hits: topHitsAgg,
 };
 
 /** Aggregations ES registers that this engine lacks (a clear 400; also "did you mean" candidates). */

@@ -43,7 +43,7 @@ export const termsAgg: AggregationType = {
     const order = orderComparator(spec);
     const countDesc = order.byCountDesc;
     return () => {
-      const b = bucketing((doc) => read(doc).map((v) => termKey(v, kind, type)).filter(accept), subs, { budget: ctx.budget, name: spec.name, count: ctx.top, cap: shardSize });
+      const b = bucketing((doc) => read(doc).map((v) => termKey(v, kind, type)).filter(accept), subs, { budget: ctx.budget, name: spec.name, count: ctx.top, cap: shardSize, subs: spec.subs.length });
       return {
         collect: b.collect,
         partial(): TermsPartial {

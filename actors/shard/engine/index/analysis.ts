@@ -168,7 +168,16 @@ export function normCache(stats: FieldStats): Float32Array {
   return c;
 }
 
-/** `weight - weight / (1 + freq * normInverse)`, weight = boost * idf. */
+/**
+ * A term's BM25 weight as ES computes it: ES 8 scores with LegacyBM25Similarity, which hands
+ * Lucene's BM25 the boost times (1 + k1), so weight = boost * 2.2 * idf (float32 at each step).
+ */
+export function bm25Weight(boost: number, termIdf: number): number {
+  return f(f(boost * K1_PLUS_1) * termIdf);
+}
+const K1_PLUS_1 = f(1 + K1);
+
+/** `weight - weight / (1 + freq * normInverse)`, weight = bm25Weight(boost, idf). */
 export function bm25(weight: number, freq: number, normInverse: number): number {
   return f(weight - f(weight / f(1 + f(freq * normInverse))));
 }
@@ -182,4 +191,27 @@ export function floatValue(x: number): number {
     if (f(y) === fx) return y;
   }
   return fx;
+}
+
+/** ES's position_increment_gap of text fields: the gap between the values of a multi-valued field. */
+export const POSITION_INCREMENT_GAP = 100;
+
+/**
+ * Positions of `tokens` (the analyzed values, one after another; `valueEnds[k]` = end of value k's
+ * tokens): 0, 1, … within a value, each value after the first starting POSITION_INCREMENT_GAP + 1
+ * after the previous value's last token (Lucene's invert loop).
+ */
+export function tokenPositions(n: number, valueEnds?: number[]): Uint32Array {
+  const out = new Uint32Array(n);
+  if (!valueEnds || valueEnds.length < 2) {
+    for (let i = 0; i < n; i++) out[i] = i;
+    return out;
+  }
+  let last = -1;
+  let i = 0;
+  valueEnds.forEach((end, k) => {
+    if (k > 0) last += POSITION_INCREMENT_GAP;
+    for (; i < end; i++) out[i] = ++last;
+  });
+  return out;
 }

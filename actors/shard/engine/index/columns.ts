@@ -8,9 +8,9 @@
 import type { FieldType } from '../types';
 import type { Instant } from '../base/dates';
 import type { FieldValue } from './docParser';
-import { analyze, type FieldStats } from './analysis';
+import { analyze, tokenPositions, type FieldStats } from './analysis';
 import { compareStrings, grow, lowerBound } from '../base/bits';
-import type { BlockImpacts, KeywordView, NumericView, PostingList, PostingRef, TextView } from './columnViews';
+import type { BlockImpacts, KeywordView, NumericView, PositionList, PostingList, PostingRef, TextView } from './columnViews';
 import { impactsOf } from './impacts';
 
 export type { PostingList, PostingRef, ColumnView, KeywordView, NumericView, TextView, NumVal } from './columnViews';
@@ -251,27 +251,89 @@ export class KeywordColumn implements KeywordView {
 }
 
 /** Inverted index of an analysed text field, with per-doc field lengths for BM25. */
+/**
+ * Positions of one term in the buffer, aligned with its postings: entries [starts[i], starts[i+1])
+ * of `pos` belong to posting i. A term seen once (one doc, one position) is just that position.
+ */
+export class TermPositions implements PositionList {
+  starts = new Uint32Array(4);
+  pos = new Uint32Array(4);
+  /** Postings with positions. */
+  n = 0;
+  /** A list over existing arrays (snapshot load). */
+  static of(starts: Uint32Array<ArrayBuffer>, pos: Uint32Array<ArrayBuffer>, n: number): TermPositions {
+    const t = new TermPositions();
+    t.starts = starts;
+    t.pos = pos;
+    t.n = n;
+    return t;
+  }
+  /** Appends the positions of the next posting: `src[order[from..to)]`. */
+  add(src: Uint32Array, order: Int32Array | null, from: number, to: number): void {
+    const base = this.starts[this.n];
+    this.starts = grow(this.starts, this.n + 2);
+    this.pos = grow(this.pos, base + (to - from));
+    for (let i = from; i < to; i++) this.pos[base + i - from] = src[order ? order[i] : i];
+    this.starts[++this.n] = base + (to - from);
+  }
+}
+
 export class TextColumn implements TextView {
   readonly kind = 'text' as const;
   readonly dict = new Map<string, BufferPostingRef>();
+  /** Positions per term (a number: its only posting has one position); absent for loaded snapshots without them. */
+  readonly pos = new Map<string, number | TermPositions>();
+  /** Whether every doc of the column recorded positions. */
+  hasPositions = true;
   /** Field length + 1 per doc; 0 = field absent. */
   lens = new Uint32Array(16);
   readonly docCount = new Cumulative();
   readonly sumLen = new Cumulative();
 
-  /** @param analyzed the values' tokens when the document parser already analyzed them */
-  add(doc: number, values: FieldValue[], analyzed?: string[]): void {
-    const tokens = analyzed ? [...analyzed] : values.flatMap((v) => analyze(v as string));
+  /**
+   * @param analyzed the values' tokens when the document parser already analyzed them
+   * @param valueEnds where each value's tokens end in `analyzed` (several values only)
+   */
+  add(doc: number, values: FieldValue[], analyzed?: string[], valueEnds?: number[]): void {
+    let tokens = analyzed;
+    if (!tokens) {
+      tokens = [];
+      if (values.length > 1) valueEnds = [];
+      for (const v of values) {
+        for (const t of analyze(v as string)) tokens.push(t);
+        valueEnds?.push(tokens.length);
+      }
+    }
+    const n = tokens.length;
     this.lens = grow(this.lens, doc + 1);
-    this.lens[doc] = tokens.length + 1;
-    this.sumLen.add(doc, tokens.length);
-    if (tokens.length > 0) this.docCount.add(doc, 1);
-    sortStrings(tokens);
-    for (let i = 0; i < tokens.length; ) {
+    this.lens[doc] = n + 1;
+    this.sumLen.add(doc, n);
+    if (n > 0) this.docCount.add(doc, 1);
+    const positions = tokenPositions(n, valueEnds);
+    // token indexes grouped by token, ascending within a token (so their positions ascend)
+    const order = sortedOrder(tokens);
+    for (let i = 0; i < n; ) {
       let j = i + 1;
-      while (j < tokens.length && tokens[j] === tokens[i]) j++;
-      const t = tokens[i];
-      this.dict.set(t, appendPosting(this.dict.get(t), doc, j - i));
+      const t = tokens[order[i]];
+      while (j < n && tokens[order[j]] === t) j++;
+      const prev = this.dict.get(t);
+      this.dict.set(t, appendPosting(prev, doc, j - i));
+      if (!this.hasPositions) {
+        i = j;
+        continue;
+      }
+      const p = this.pos.get(t);
+      if (prev === undefined && j - i === 1) this.pos.set(t, positions[order[i]]);
+      else {
+        let tp: TermPositions;
+        if (typeof p === 'object') tp = p;
+        else {
+          tp = new TermPositions();
+          if (p !== undefined) tp.add(Uint32Array.of(p), null, 0, 1);
+          this.pos.set(t, tp);
+        }
+        tp.add(positions, order, i, j);
+      }
       i = j;
     }
   }
@@ -282,6 +344,13 @@ export class TextColumn implements TextView {
 
   postings(term: string): PostingRef | undefined {
     return this.dict.get(term);
+  }
+
+  positions(term: string): PositionList | undefined {
+    if (!this.hasPositions) return undefined;
+    const p = this.pos.get(term);
+    if (p === undefined) return undefined;
+    return typeof p === 'number' ? { starts: Uint32Array.of(0, 1), pos: Uint32Array.of(p) } : { starts: p.starts.subarray(0, p.n + 1), pos: p.pos.subarray(0, p.starts[p.n]) };
   }
 
   forEachTerm(fn: (term: string, ref: PostingRef) => void): void {
@@ -299,18 +368,24 @@ export class TextColumn implements TextView {
   }
 }
 
-/** `a.sort()` for strings (UTF-16 order); short arrays by insertion, without sort's work array. */
-function sortStrings(a: string[]): void {
-  if (a.length > 16) {
-    a.sort();
-    return;
+/** Indexes of `a` ordered by value (UTF-16 order), equal values by index; short arrays by insertion. */
+function sortedOrder(a: string[]): Int32Array {
+  const n = a.length;
+  const o = new Int32Array(n);
+  for (let i = 0; i < n; i++) o[i] = i;
+  if (n > 16) {
+    const arr = Array.from(o).sort((x, y) => (a[x] < a[y] ? -1 : a[x] > a[y] ? 1 : x - y));
+    o.set(arr);
+    return o;
   }
-  for (let i = 1; i < a.length; i++) {
-    const x = a[i];
+  for (let i = 1; i < n; i++) {
+    const x = o[i];
+    const v = a[x];
     let j = i - 1;
-    for (; j >= 0 && a[j] > x; j--) a[j + 1] = a[j];
-    a[j + 1] = x;
+    for (; j >= 0 && a[o[j]] > v; j--) o[j + 1] = o[j];
+    o[j + 1] = x;
   }
+  return o;
 }
 
 /** Any column of a field. */

@@ -17,10 +17,28 @@ export interface ParsedField {
   values: FieldValue[];
   /** `text` fields: the analyzed tokens of all values, so indexing the doc is a plain append. */
   tokens?: string[];
+  /** `text` fields with several values: where each value's tokens end in `tokens` (positions). */
+  valueEnds?: number[];
 }
 
 /** A document flattened into leaf field values (one entry per field path). */
 export type ParsedDoc = ParsedField[];
+
+/** A text field's tokens (and value ends when it has several values). */
+function analyzeText(f: ParsedField): void {
+  if (f.values.length === 1) {
+    f.tokens = analyze(f.values[0] as string);
+    return;
+  }
+  const tokens: string[] = [];
+  const ends: number[] = [];
+  for (const v of f.values) {
+    for (const t of analyze(v as string)) tokens.push(t);
+    ends.push(tokens.length);
+  }
+  f.tokens = tokens;
+  f.valueEnds = ends;
+}
 
 const METADATA = new Set(['_id', '_index', '_routing', '_source', '_seq_no', '_primary_term', '_version', '_field_names', '_ignored', '_tier', '_doc_count', '_data_stream_timestamp', '_feature', '_nested_path']);
 
@@ -90,7 +108,7 @@ export function prepareDocument(m: MappingView, source: unknown, id: string, raw
     walkObject(ctx, m.root, source as Record<string, unknown>, m.root.dynamic ?? 'true', true);
     fields = [...ctx.out.values()];
     // Analysis belongs to validation: whatever fails here fails before the store changes.
-    for (const f of fields) if (f.def.type === 'text') f.tokens = f.values.flatMap((v) => analyze(v as string));
+    for (const f of fields) if (f.def.type === 'text') analyzeText(f);
   } catch (e) {
     undoAll(ctx.undo);
     throw e;

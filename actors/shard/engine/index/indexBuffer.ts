@@ -170,7 +170,8 @@ export class IndexBuffer implements StoreView {
     for (const f of parsed) {
       let col = this.columns.get(f.def.path);
       if (!col) this.columns.set(f.def.path, (col = columnFor(f.def.type)));
-      col.add(doc, f.values, f.tokens);
+      if (col.kind === 'text') col.add(doc, f.values, f.tokens, f.valueEnds);
+      else col.add(doc, f.values);
     }
     this.docCount = n;
     return doc;

@@ -214,6 +214,7 @@ export class IndexMapping implements MappingView {
 
   private addProperties(parent: FieldDef, props: Record<string, unknown>): void {
     for (const [name, spec] of Object.entries(props)) {
+      checkFieldName(name);
       const parts = name.split('.');
       let p = parent;
       for (const part of parts.slice(0, -1)) {
@@ -265,15 +266,27 @@ export class IndexMapping implements MappingView {
     if (type === 'scaled_float' && !(def.scalingFactor! > 0)) throw mapperParsing('Failed to parse mapping: Field [scaling_factor] is required');
     if (fields && typeof fields === 'object') {
       def.fields = new Map();
-      for (const [n, s] of Object.entries(fields as Record<string, unknown>)) def.fields.set(n, this.buildDef(`${path}.${n}`, s as Record<string, unknown>));
+      for (const [n, s] of Object.entries(fields as Record<string, unknown>)) {
+        checkFieldName(n);
+        def.fields.set(n, this.buildDef(`${path}.${n}`, s as Record<string, unknown>));
+      }
     }
     return def;
   }
 
   private addPropertiesTo(def: FieldDef, props: Record<string, unknown>): void {
     // children are indexed when the parent is attached
-    for (const [name, spec] of Object.entries(props)) def.properties!.set(name, this.buildDef(join(def.path, name), spec as Record<string, unknown>));
+    for (const [name, spec] of Object.entries(props)) {
+      checkFieldName(name);
+      def.properties!.set(name, this.buildDef(join(def.path, name), spec as Record<string, unknown>));
+    }
   }
+}
+
+/** ObjectMapper.validateFieldName (indices created by 8.6+): no empty or blank field names. */
+function checkFieldName(name: string): void {
+  const bad = name.length === 0 ? 'field name cannot be an empty string' : /^\s+$/.test(name) ? 'field name cannot contain only whitespaces' : undefined;
+  if (bad) throw mapperParsing(`Failed to parse mapping: ${bad}`, new EsError('illegal_argument_exception', 400, bad));
 }
 
 const join = (a: string, b: string) => (a ? `${a}.${b}` : b);

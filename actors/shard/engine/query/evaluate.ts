@@ -4,7 +4,7 @@
  * postings into one float64 array (Lucene sums clause scores in double, then casts to float).
  */
 import { Bitset } from '../base/bits';
-import { bm25, idf, lengthToNorm, normCache } from '../index/analysis';
+import { bm25, bm25Weight, idf, lengthToNorm, normCache } from '../index/analysis';
 import { docFreq, forEachPosting } from '../index/columnViews';
 import { statsOf, type QNode, type QueryContext } from './qnode';
 
@@ -71,7 +71,7 @@ function evalNode(node: QNode, ctx: QueryContext, acc: Float64Array | null, mult
       const ref = node.col.postings(node.term);
       if (docFreq(ref, n) === 0) return bits;
       const stats = statsOf(ctx).field(node.path);
-      const weight = f(f(mult * node.boost) * idf(statsOf(ctx).docFreq(node.path, node.term), stats.docCount));
+      const weight = bm25Weight(f(mult * node.boost), idf(statsOf(ctx).docFreq(node.path, node.term), stats.docCount));
       const cache = normCache(stats);
       const lens = node.col.lens;
       forEachPosting(ref, n, (d, tf) => {

@@ -108,7 +108,7 @@ function fromSource(
 }
 
 /** Values at a dotted path of the source, whatever mix of objects, dotted keys and arrays holds them. */
-function valuesAt(o: unknown, path: string): unknown[] {
+export function valuesAt(o: unknown, path: string): unknown[] {
   if (o === undefined || o === null) return [];
   if (Array.isArray(o)) return o.flatMap((x) => valuesAt(x, path));
   if (path === '') return [o];

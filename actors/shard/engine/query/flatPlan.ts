@@ -18,7 +18,7 @@ import { statsOf, type QNode, type QueryContext } from './qnode';
 
 const f = Math.fround;
 // Module-local copies: imported bindings compile to getter calls, which show in the inner loops.
-const { bm25, idf, lengthToNorm, normCache } = analysis;
+const { bm25, bm25Weight, idf, lengthToNorm, normCache } = analysis;
 const { BLOCK, blockMaxima, frontier } = impacts;
 
 /** One term clause, with its cursors. */
@@ -161,7 +161,7 @@ function build(d: Draft, ctx: QueryContext): FlatPlan {
       continue; // an absent should term never matches; the group's count is unchanged
     }
     const p = postingList(ref!);
-    const weight = f(t.boost * idf(statsOf(ctx).docFreq(t.path, t.term), docCount));
+    const weight = bm25Weight(t.boost, idf(statsOf(ctx).docFreq(t.path, t.term), docCount));
     const one = new Float32Array(256);
     for (let i = 0; i < 256; i++) one[i] = bm25(weight, 1, cache[i]);
     const nBlocks = Math.ceil(df / BLOCK);

@@ -11,6 +11,7 @@ import { minimumShouldMatchOf } from './msm';
 import { fuzzyEdits, fuzzyTerms } from './fuzzy';
 import { disMax, sumOfTerms, termColumn, termField } from './termScorers';
 import type { QNode, QueryContext } from './qnode';
+import { buildPhrase } from './phrase';
 
 const f = Math.fround;
 const NONE: QNode = { k: 'none' };
@@ -34,14 +35,6 @@ export interface MatchOptions {
   slop?: number;
   /** The query's name in errors (`match`, `multi_match`, …). */
   queryName?: string;
-}
-
-/** A phrase over analyzed tokens (positions); installed by the positions module. */
-export type PhraseBuilder = (col: TextView, path: string, field: string, tokens: string[], slop: number, prefix: boolean, maxExpansions: number, ctx: QueryContext) => QNode;
-let phraseBuilder: PhraseBuilder | undefined;
-/** Installs how phrases run (query/phrase.ts, once text postings carry positions). */
-export function setPhraseBuilder(b: PhraseBuilder): void {
-  phraseBuilder = b;
 }
 
 /** `node` with `boost` applied (a term keeps it inline, so the top-k path still sees a term). */
@@ -100,8 +93,7 @@ export function matchField(field: string, def: FieldDef | undefined, text: unkno
   if (col?.kind !== 'text') return NONE;
   if (kind === 'phrase' || kind === 'phrase_prefix') {
     if (tokens.length === 1 && kind === 'phrase') return termQuery(col, def.path, field, tokens[0], {}, ctx);
-    if (!phraseBuilder) throw new Error('phrase queries need positions');
-    return phraseBuilder(col, def.path, field, tokens, o.slop ?? 0, kind === 'phrase_prefix', o.maxExpansions ?? 50, ctx);
+    return buildPhrase(col, def.path, field, tokens, o.slop ?? 0, kind === 'phrase_prefix', o.maxExpansions ?? 50, ctx);
   }
   if (kind === 'bool_prefix') {
     const last = tokens.length - 1;

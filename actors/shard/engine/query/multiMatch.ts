@@ -8,7 +8,7 @@
 import { EsError } from '../../../wire/esErrors';
 import { Bitset } from '../base/bits';
 import { analyzerFor } from '../index/analyzers';
-import { bm25, idf, LENGTH_TABLE, lengthToNorm, normCache } from '../index/analysis';
+import { bm25, bm25Weight, idf, LENGTH_TABLE, lengthToNorm, normCache } from '../index/analysis';
 import { forEachPosting, type TextView } from '../index/columnViews';
 import { boosted, combineGrouped, isAllPattern, joined, matchField, multiFieldQueries, resolveFields, type MatchKind, type MatchOptions } from './fullText';
 import { disMax, dismaxOfTerms, localDf, termColumn, termField, type ScoredTerm } from './termScorers';
@@ -175,7 +175,7 @@ function bm25f(fields: Array<{ path: string; col: TextView; w: number }>, term: 
       }
       if (!scoring) return { bits };
       const cache = normCache({ docCount, sumTotalTermFreq: sumTTF });
-      const weight = f(mult * idf(df, docCount));
+      const weight = bm25Weight(mult, idf(df, docCount));
       const norm = (d: number) => {
         let len = 0;
         for (const { col, w } of fields) if (col.has(d)) len += w * LENGTH_TABLE[lengthToNorm(col.lens[d] - 1)];

@@ -5,11 +5,13 @@
  * compiled by their own modules (fullText.ts, multiMatch.ts, compound.ts, queryString.ts), which
  * compile their clauses back through `ctx.compile`.
  */
+import { compileIntervals } from './intervals';
+import { compileSpan, spanNode } from './spans';
 import { EsError, illegalArgument, parsingException } from '../../../wire/esErrors';
 import { compileRegExp, compileWildcard, RegExpFlag, type Matcher } from '../../../automaton';
 import type { FieldDef } from '../index/mapping';
 import { Bitset } from '../base/bits';
-import { analyze, bm25, idf, normCache } from '../index/analysis';
+import { analyze, bm25, bm25Weight, idf, normCache } from '../index/analysis';
 import { docFreq, forEachPosting, type KeywordView, type NumericView, type NumVal, type PostingRef } from '../index/columnViews';
 import { DateParseError, dateFormatter } from '../base/dates';
 import { parseDateMath } from '../base/dateMath';
@@ -96,6 +98,14 @@ function compileNamed(name: string, body: unknown, ctx: QueryContext): QNode {
     case 'match_phrase':
     case 'match_phrase_prefix': return compileFieldText(name, asObj(name, body), ctx);
     case 'fuzzy': return compileFuzzy(asObj(name, body), ctx);
+    case 'intervals': return compileIntervals(asObj(name, body), ctx);
+    case 'span_term': case 'span_near': case 'span_or': case 'span_not': case 'span_first': case 'span_multi':
+    case 'span_containing': case 'span_within': case 'field_masking_span': {
+      const b = asObj(name, body);
+      const inner = name === 'span_term' ? Object.entries(b).find(([k]) => k !== 'boost' && k !== '_name')?.[1] : undefined;
+      const boost = Math.fround(boostOf(b) * (isObj(inner) ? boostOf(inner) : 1));
+      return spanNode(compileSpan({ [name]: b }, ctx), boost, ctx);
+    }
     case 'dis_max': return compileDisMax(asObj(name, body), ctx);
     case 'boosting': return compileBoosting(asObj(name, body), ctx);
     case 'function_score': return compileFunctionScore(asObj(name, body), ctx);
@@ -331,7 +341,7 @@ function keywordTerm(ctx: QueryContext, col: KeywordView, path: string, ord: num
       forEachPosting(ref, ctx.s.maxDoc, (d) => bits.set(d));
       return bits;
     },
-    score: (mult) => bm25(Math.fround(Math.fround(mult * boost) * termIdf), 1, normInv),
+    score: (mult) => bm25(bm25Weight(Math.fround(mult * boost), termIdf), 1, normInv),
   };
 }
 
@@ -343,7 +353,7 @@ function booleanTerm(ctx: QueryContext, col: NumericView | undefined, path: stri
   const { df, stats } = statsOf(ctx).booleanTerm(path, value);
   const termIdf = idf(df, stats.docCount);
   const normInv = normCache(stats)[1];
-  return { k: 'const', boost, bits: () => bits, score: (mult) => bm25(Math.fround(Math.fround(mult * boost) * termIdf), 1, normInv) };
+  return { k: 'const', boost, bits: () => bits, score: (mult) => bm25(bm25Weight(Math.fround(mult * boost), termIdf), 1, normInv) };
 }
 
 /** [lo, hi] of one term value on a numeric/date/boolean field, or null when it can match nothing. */

@@ -22,6 +22,7 @@ import { UNLIMITED_BUDGET, type SearchBudget } from '../../../wire/circuitBreake
 import { bitsetBytes, hitsBytes, HITS_LABEL, BITSET_LABEL } from './queryBudget';
 import type { TermStatistics } from './termStats';
 import { finishHits } from './hitExtras';
+import { aggHooks, aggsNeedScores, type AggSegment } from './aggHooks';
 import { applyRescore, rescoreDepth } from './rescore';
 import { addCollapseField, collapseKey, collapseTop } from './collapse';
 
@@ -44,6 +45,8 @@ export interface QueryOptions {
   aggregate?: (doc: number) => void;
   /** Shard-wide scoring statistics (several segments); default: the segment's own. */
   stats?: TermStatistics;
+  /** Points the aggregators' hooks (filter, top_hits) at this segment before it is collected. */
+  aggBind?: (seg: AggSegment) => void;
 }
 
 /** Shards at least this large walk a cached sorted order for numeric sorts. */
@@ -105,12 +108,13 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
   const budget = opts.budget ?? UNLIMITED_BUDGET;
   // the hits this phase will hold: the top candidates (the rescore window if larger) and the page's hit objects
   budget.reserve(hitsBytes(Math.max(k, depth), size, keys?.length ?? 0), HITS_LABEL);
-  const aggregators = req.aggs && !opts.collectAggs && !opts.aggregate ? createAggregators(req.aggs, store, budget) : null;
+  const own = aggHooks();
+  const aggregators = req.aggs && !opts.collectAggs && !opts.aggregate ? createAggregators(req.aggs, store, budget, own.hooks) : null;
 
   const plan = !keys && !req.aggs && !groupKey && req.trackTotalHits !== true && !opts.exhaustive ? planTopScore(compiled, ctx) : null;
   if (plan) return topScoreQuery(store, s, req, plan, ctx, slice, from, k, depth);
   const tracksScores = !keys || keys.some((x) => x.kind === 'score') || req.trackScores === true;
-  const ev = evaluate(compiled, ctx, tracksScores || req.minScore !== undefined);
+  const ev = evaluate(compiled, ctx, tracksScores || req.minScore !== undefined || aggsNeedScores(req.aggs));
   if (ev.score) scoreOf = ev.score;
   let bits = ev.bits;
   if (bits) budget.reserve(bitsetBytes(s.maxDoc), BITSET_LABEL); // the matching docs, one bit per doc
@@ -119,6 +123,7 @@ export function executeQuery(store: StoreView, s: SearcherRef, req: ShardQueryRe
   const minScore = req.minScore !== undefined ? (d: number) => scoreOf(d) >= req.minScore! : null;
 
   let aggs: unknown;
+  if (req.aggs) (opts.aggBind ?? own.bind)({ store, ctx, scoreOf, shardIndex: req.shardIndex ?? 0 });
   if (aggregators) {
     candidates(store, s, bits, range, minScore).forEach((d) => aggregators.collect(d));
     aggs = aggregators.partial();

@@ -4,7 +4,7 @@
  * DisjunctionMaxScorer: the best clause plus `tie_breaker` times the others).
  */
 import { Bitset } from '../base/bits';
-import { bm25, idf, lengthToNorm, normCache } from '../index/analysis';
+import { bm25, bm25Weight, idf, lengthToNorm, normCache } from '../index/analysis';
 import { docFreq, forEachPosting, type KeywordView, type PostingRef, type TextView } from '../index/columnViews';
 import { evaluateChild, type Evaluated } from './evaluate';
 import { statsOf, type QNode, type QueryContext } from './qnode';
@@ -99,7 +99,7 @@ function termRun(t: ScoredTerm, ctx: QueryContext, scoring: boolean, mult: numbe
     forEachPosting(ref, n, (d) => bits.set(d));
     return { bits, score: scoring ? () => 0 : undefined };
   }
-  const weight = f(f(mult * t.boost) * idf(t.df, t.field.docCount));
+  const weight = bm25Weight(f(mult * t.boost), idf(t.df, t.field.docCount));
   const scores = new Map<number, number>();
   const { cache } = t.field;
   forEachPosting(ref, n, (d, tf) => {

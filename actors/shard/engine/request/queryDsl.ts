@@ -1,3 +1,5 @@
+import { parseIntervals } from './intervalsDsl';
+import { spanParsers } from './spanDsl';
 import { EsError, illegalArgument } from '../../../wire/esErrors';
 import { compoundParsers } from './compoundDsl';
 import { didYouMean, isObject, Locator, tokenName, unknownField, type JsonPath } from '../base/xcontent';
@@ -22,15 +24,15 @@ export type Query = Record<string, Record<string, unknown>>;
 export const SUPPORTED_QUERIES = [
   'match_all', 'match_none', 'match', 'multi_match', 'term', 'terms', 'range', 'exists', 'ids', 'bool', 'constant_score',
   'prefix', 'wildcard', 'regexp', 'dis_max', 'boosting', 'function_score', 'combined_fields', 'query_string',
-  'simple_query_string', 'match_bool_prefix', 'match_phrase', 'match_phrase_prefix', 'fuzzy',
+  'simple_query_string', 'match_bool_prefix', 'match_phrase', 'match_phrase_prefix', 'fuzzy', 'intervals',
+  'span_term', 'span_near', 'span_or', 'span_not', 'span_first', 'span_multi', 'span_containing', 'span_within', 'field_masking_span',
 ] as const;
 
 /** Other query names ES registers: valid there, a clear 400 here (also the "did you mean" candidates). */
 const OTHER_ES_QUERIES = [
   'terms_set', 'script_score', 'script', 'nested', 'has_child', 'has_parent', 'parent_id', 'geo_bounding_box', 'geo_distance',
   'geo_polygon', 'geo_shape', 'shape', 'more_like_this', 'percolate', 'rank_feature', 'distance_feature', 'wrapper',
-  'pinned', 'intervals', 'span_term', 'span_first', 'span_near', 'span_or', 'span_not', 'span_containing',
-  'span_within', 'span_multi', 'field_masking_span', 'knn', 'text_expansion', 'sparse_vector', 'semantic', 'rule',
+  'pinned', 'knn', 'text_expansion', 'sparse_vector', 'semantic', 'rule',
   'weighted_tokens',
 ];
 const ALL_QUERIES = [...SUPPORTED_QUERIES, ...OTHER_ES_QUERIES];
@@ -353,6 +355,8 @@ const PARSERS: Record<string, Parser> = {
   ids,
   bool,
   ...compoundParsers((v, loc, path) => parseQuery(v, loc, path)),
+  intervals: parseIntervals,
+  ...spanParsers((v, loc, path) => parseQuery(v, loc, path)),
 };
 
 /**

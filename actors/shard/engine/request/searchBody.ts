@@ -83,7 +83,7 @@ export function parseSearchBody(body: unknown, loc: Locator): SearchBody {
       case '_source': out.source = parseSourceBody(v, loc, at); break;
       case 'stored_fields': out.storedFields = Array.isArray(v) ? v.map(String) : [String(v)]; break;
       case 'aggs':
-      case 'aggregations': out.aggs = parseAggs(v, loc, at); break;
+      case 'aggregations': out.aggs = parseAggs(v, loc, at, parseQuery); break;
       case 'min_score': out.minScore = numberValue(v); break;
       case 'timeout':
       case 'shard_timeout': out.timeoutMs = parseTimeValue(String(v), 'timeout'); break;

@@ -55,14 +55,14 @@ abstract class TermColumn {
   private _posOff?: Float64Array | null;
   private _cumDocs?: Float64Array;
   private _cumSum?: Float64Array;
-  /** Direct-mapped cache of decoded terms (bounded heap: at most 1,024 strings per view). */
+  /** Direct-mapped cache of decoded terms (bounded heap: at most 4,096 strings per view). */
   private readonly strs: Array<string | undefined>;
   private readonly strOrd: Int32Array;
   readonly numTerms: number;
 
   constructor(protected readonly file: SegmentFile, protected readonly field: number, protected readonly meta: SegmentFieldMeta, protected readonly maxDoc: number) {
     this.numTerms = meta.terms ?? 0;
-    const n = Math.min(1024, Math.max(1, this.numTerms));
+    const n = Math.min(4096, Math.max(1, this.numTerms));
     this.strs = new Array<string | undefined>(n);
     this.strOrd = new Int32Array(n).fill(-1);
   }

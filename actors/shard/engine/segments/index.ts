@@ -2,6 +2,18 @@
  * Immutable segments on disk: the file format (format.ts), the writer (writer.ts), the reader
  * (reader.ts) over a bounded off-heap cache (cache.ts); the merge policy (mergePolicy.ts) and merges
  * in worker threads (mergeScheduler.ts, throttle.ts).
+ *
+ * Points of the contract worth knowing:
+ * - `writeSegmentSteps` yields `undefined` (pause) or a Promise (an fsync on the libuv pool): drive
+ *   it with `runSteps` (or call `writeSegmentAsync`); `writeSegment` is the synchronous form.
+ * - `SegmentCache.evictSegment(key)` takes `DiskSegment.cacheKey` (path + body CRC), so segments of
+ *   different shards sharing one cache never collide.
+ * - `SegmentMeta.minSeqNo/maxSeqNo` cover the docs and the tombstones (-1 when there are none);
+ *   `fields[path]` also says `terms` and `positions`; the footer's copy of `sizeBytes` is 0, the
+ *   writer's return value and `DiskSegment.meta` carry the file size.
+ * - `mayContainId` and the id lookups cover tombstone ids too; a write keeps the latest tombstone
+ *   per id of those its predicate keeps.
+ * - `MergeSpec.tombstones` is `{ minSeqNo, dropIds }` (it crosses threads), not a predicate.
  */
 export { SegmentCache, ENTRY_OVERHEAD } from './cache';
 export { FORMAT_VERSION, SegmentFormatError } from './format';

@@ -87,9 +87,16 @@ export class DiskSegment implements LeafData {
     return (this.idsMemo = this.table(Sec.idOffs, Sec.idBytes, this.idsMemo)).table;
   }
 
+  private seqE?: CacheEntry<Float64Array>;
+
   /** seqNo of every doc, ascending in doc order (an off-heap view; binary-search it). */
   get seqNos(): Float64Array {
-    return this.sec<Float64Array>(Sec.seqNos);
+    // the hottest section (a doc's _doc id is its seqNo): its entry is held in a field, not the memo map
+    const e = this.seqE;
+    if (e !== undefined && e.live) return e.value!;
+    const n = this.file.section<Float64Array>(Sec.seqNos);
+    this.seqE = n;
+    return n.value;
   }
 
   /** Version of every doc. */

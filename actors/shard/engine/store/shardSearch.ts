@@ -15,6 +15,7 @@ import { docRange } from '../query/slice';
 import { createAggregators } from '../aggregations/aggs';
 import type { Leaf } from './leaf';
 import { finishLeafHits, leafRequest } from './leafOptions';
+import { aggHooks } from '../query/aggHooks';
 
 /** A segment as one searcher sees it: its docs with seqNo <= the searcher's, its deletions up to it. */
 export interface LeafSearcher {
@@ -173,7 +174,8 @@ export function queryLeaves(leaves: readonly LeafSearcher[], req: ShardQueryRequ
     slice = { ...slice, docIdRange: docRange(Math.max(0, Math.floor(seqNo) + 1), slice.id, slice.max) };
   }
   const reader = new SegmentSwitch(leaves[0]?.leaf as Leaf);
-  const aggregators = req.aggs && !opts.collectAggs ? createAggregators(req.aggs, reader, opts.budget) : null;
+  const ah = aggHooks();
+  const aggregators = req.aggs && !opts.collectAggs ? createAggregators(req.aggs, reader, opts.budget, ah.hooks) : null;
   const fill = docOrderAsc(req);
   let got = 0;
   const results: Array<{ shardIndex: number; result: ShardQueryResult }> = [];
@@ -189,7 +191,7 @@ export function queryLeaves(leaves: readonly LeafSearcher[], req: ShardQueryRequ
     const r = executeQuery(leaf, s, { ...leafReq, from: 0, size: want, checkWindow: i === 0 ? req.checkWindow : undefined, ...(slice ? { slice } : {}) }, {
       ...opts,
       stats,
-      ...(aggregators ? { aggregate: (d: number) => aggregators.collect(d) } : {}),
+      ...(aggregators ? { aggregate: (d: number) => aggregators.collect(d), aggBind: ah.bind } : {}),
     });
     for (const h of r.hits) {
       const d = leaf.docId(h.doc);

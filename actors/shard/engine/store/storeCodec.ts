@@ -287,6 +287,7 @@ function encodeText(w: ChunkWriter, col: TextColumn, maxDoc: number): void {
 
 function decodeText(r: ByteReader): TextColumn {
   const col = new TextColumn();
+  col.hasPositions = false; // legacy images carry no positions: phrases re-analyze `_source` (query/positions.ts)
   const terms = r.strings();
   const postings = decodePostings(r);
   check(terms.length === postings.length, 'text terms and postings disagree');

@@ -100,3 +100,45 @@ describe('findForcedDeletesMerges (only_expunge_deletes)', () => {
     expect(findForcedDeletesMerges(segs([6, 6, 6], rep(3, { del: 0.5 })), 10, { maxMergedSegmentBytes: 7 * MB })).toEqual([names(0, 1), ['s2']]);
   });
 });
+
+describe('findMerges over a shard life', () => {
+  /** Flushes of `mb` MB one after another, merging what the policy asks after each; returns the final list and the bytes merged. */
+  function simulate(flushes: number, mb: number, delShare: () => number) {
+    let list: MergeCandidate[] = [];
+    let merged = 0, n = 0;
+    for (let f = 0; f < flushes; f++) {
+      list.push({ name: `f${n++}`, sizeBytes: mb * MB, maxDoc: mb * 1000, delCount: 0 });
+      // updates delete docs in older segments
+      for (const s of list) s.delCount = Math.min(s.maxDoc, s.delCount + Math.round(s.maxDoc * delShare()));
+      for (;;) {
+        const merges = findMerges(list);
+        if (merges.length === 0) break;
+        for (const m of merges) {
+          const at = list.findIndex((s) => s.name === m[0]);
+          const run = list.slice(at, at + m.length);
+          const live = run.reduce((s, x) => s + (x.maxDoc - x.delCount), 0);
+          const bytes = run.reduce((s, x) => s + x.sizeBytes * (1 - x.delCount / x.maxDoc), 0);
+          merged += bytes;
+          list.splice(at, m.length, { name: `m${n++}`, sizeBytes: bytes, maxDoc: live, delCount: 0 });
+        }
+      }
+    }
+    return { list, merged };
+  }
+
+  it('keeps the segment count logarithmic and writes each byte a few times (append-only)', () => {
+    const { list, merged } = simulate(1000, 1, () => 0);
+    expect(list.length).toBeLessThanOrEqual(30); // tiers of 10 by factors of 10: 1,000 MB in 3 tiers
+    expect(merged / (1000 * MB)).toBeLessThan(4); // write amplification
+    expect(list.reduce((s, x) => s + x.maxDoc, 0)).toBe(1000 * 1000);
+  });
+
+  it('keeps deleted docs near deletes_pct_allowed under steady updates', () => {
+    let seed = 7;
+    const r = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+    const { list } = simulate(600, 1, () => r() * 0.02);
+    const del = list.reduce((s, x) => s + x.delCount, 0) / list.reduce((s, x) => s + x.maxDoc, 0);
+    expect(del).toBeLessThan(0.25); // 19.6 % here: deletes_pct_allowed is 20
+    expect(list.length).toBeLessThanOrEqual(30);
+  });
+});

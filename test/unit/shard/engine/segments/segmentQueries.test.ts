@@ -44,6 +44,10 @@ const cases: Array<[string, Partial<ShardQueryRequest>]> = [
   ['bool with exists and filter', { query: { bool: { must: [{ match: { title: 'delta' } }], filter: [{ exists: { field: 'body' } }], must_not: [{ term: { b: true } }] } } }],
   ['terms and stats aggregations', { size: 0, aggs: { tags: { terms: { field: 'tag', size: 20 } }, avg_d: { avg: { field: 'd' } }, max_n: { max: { field: 'n' } } } }],
   ['_doc order scroll page', { sort: [{ field: '_doc', order: 'asc' }], size: 1000 }],
+  // positions (issue 24): the buffer's written to disk and read back
+  ['match_phrase', { query: { match_phrase: { body: 'alpha bravo' } }, size: 20 }],
+  ['sloppy match_phrase over values 100 apart', { query: { match_phrase: { body: { query: 'kilo alpha', slop: 120 } } }, size: 20 }],
+  ['match_phrase_prefix', { query: { match_phrase_prefix: { title: 'echo f' } }, size: 20 }],
 ];
 
 describe('queries over a disk segment', () => {

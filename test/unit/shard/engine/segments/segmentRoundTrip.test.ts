@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   openSegment, runSteps, SegmentCache, verifySegment, writeSegment, writeSegmentSteps, type DiskSegment, type LeafData,
@@ -48,9 +48,9 @@ describe('segment written from the buffer', () => {
     expect(m).toMatchObject({ name: 'flush1', version: 1, maxDoc: leaf.maxDoc, tombstones: [...leaf.tombstones()].length });
     expect(m.minSeqNo).toBe(0);
     const title = store.activeBuffer().column('title') as TextView;
-    expect(m.fields.title).toEqual({ type: 'text', kind: 'text', ...title.stats(leaf.maxDoc), terms: expect.any(Number) });
+    // the buffer keeps positions of every text field (issue 24), so every text field has them on disk
+    expect(m.fields.title).toEqual({ type: 'text', kind: 'text', ...title.stats(leaf.maxDoc), terms: expect.any(Number), positions: true });
     expect(m.fields.body.positions).toBe(true);
-    expect(m.fields.title.positions).toBeUndefined();
     expect(m.sourceBytes).toBe(store.sourceBytes());
     expect(verifySegment(join(tmp.dir, 'flush1.seg')).sizeBytes).toBe(m.sizeBytes);
   });
@@ -62,7 +62,7 @@ describe('segment written from the buffer', () => {
     expect(new Set(srcs.map((b) => b.buffer)).size).toBe(1);
   });
 
-  it('rejects nothing of a bloom filter: about 1% false positives on ids never written', () => {
+  it('answers mayContainId with about 1% false positives on ids never written', () => {
     let fp = 0;
     for (let i = 0; i < 10000; i++) if (seg.mayContainId(`absent-${i}`)) fp++;
     expect(fp).toBeLessThan(300);
@@ -122,6 +122,51 @@ describe('writer', () => {
     const seg = openSegment(join(tmp.dir, 'empty.seg'), new SegmentCache({ maxBytes: 1 << 20 }));
     expect(seg.tombstoneOf('x')).toEqual({ seqNo: 0, version: 1 });
     expect(seg.docsOfId('x')).toEqual([]);
+    seg.close();
+  });
+});
+
+describe('damaged files', () => {
+  let good: string;
+  beforeAll(() => {
+    writeSegment(tmp.dir, 'good', { leaves: [{ leaf: storeLeaf(randomStore(9, 400)) }] });
+    good = join(tmp.dir, 'good.seg');
+  });
+
+  it('refuses a truncated file (no trailer): the partial-write case', () => {
+    const p = join(tmp.dir, 'trunc.seg');
+    copyFileSync(good, p);
+    truncateSync(p, 5000);
+    expect(() => openSegment(p, new SegmentCache({ maxBytes: 1 << 20 }))).toThrow(/trailer|incomplete/);
+    expect(() => verifySegment(p)).toThrow();
+  });
+
+  it('detects a flipped byte: on loading the section, and in verifySegment', () => {
+    const p = join(tmp.dir, 'flip.seg');
+    const bytes = readFileSync(good);
+    bytes[200] ^= 0xff; // inside the seqNos section (just after the header)
+    writeFileSync(p, bytes);
+    const seg = openSegment(p, new SegmentCache({ maxBytes: 1 << 20 }));
+    expect(() => seg.seqNos).toThrow(/checksum/);
+    seg.close();
+    expect(() => verifySegment(p)).toThrow(/checksum/);
+  });
+});
+
+describe('text UTF-8 cannot carry', () => {
+  it('keeps ids, keyword terms and routings with lone surrogates exactly (UTF-16 tables)', () => {
+    const s = newStore();
+    const docs: Array<[string, string]> = [['a\ud800', '{"tag":["x\\udc00","y","\\ud83d"]}'], ['b', '{"tag":"\\udc00z"}'], ['c\udfff', '{"tag":"y"}']];
+    for (const [id, source] of docs) s.write({ op: 'index', id, source, routing: id });
+    s.write({ op: 'delete', id: 'gone\ud801' });
+    s.refresh();
+    const leaf = storeLeaf(s);
+    writeSegment(tmp.dir, 'surrogates', { leaves: [{ leaf }] });
+    const seg = openSegment(join(tmp.dir, 'surrogates.seg'), new SegmentCache({ maxBytes: 1 << 20 }));
+    expectSameDocs(seg, docsOf(leaf));
+    expectSameColumns(seg, leaf, leaf.maxDoc);
+    expect(seg.tombstoneOf('gone\ud801')).toMatchObject({ seqNo: 3 });
+    expect(seg.docsOfId('a\ud800')).toEqual([0]);
     seg.close();
   });
 });
