@@ -13,6 +13,10 @@ export const Aggregate = {
   User: 'user',
   Role: 'role',
   Node: 'node',
+  /** An async search (`POST /_async_search`): submitted, completed, extended, deleted, cancelled, expired. */
+  AsyncSearch: 'asyncsearch',
+  /** Per-principal context quota refusals (`search.max_open_contexts_per_user`): `quota.rejected`. */
+  Quota: 'quota',
 } as const;
 export type Aggregate = (typeof Aggregate)[keyof typeof Aggregate];
 
