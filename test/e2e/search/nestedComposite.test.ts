@@ -127,3 +127,18 @@ describe('search.aggregation/360_date_histogram.yml on a date_range field', () =
     expect(b[12]).toMatchObject({ key_as_string: '2016-06-01T00:00:00.000Z', doc_count: 1 });
   });
 });
+
+describe('inside async search', () => {
+  it('runs nested (inner_hits) and nested aggregations to completion', async () => {
+    const r = await t.es.asyncSearch.submit({
+      index: 'verynested',
+      wait_for_completion_timeout: '10s',
+      query: { nested: { path: 'courses', query: { term: { 'courses.name': 'Linear Algebra' } }, inner_hits: {} } },
+      aggs: { c: { nested: { path: 'courses' }, aggs: { n: { terms: { field: 'courses.name' } } } } },
+    });
+    expect(r.is_running).toBe(false);
+    expect(r.response.hits.hits.map((h) => h._id)).toEqual(['2']);
+    expect((r.response.hits.hits[0].inner_hits!.courses.hits as unknown as Aggs).hits[0]._nested).toEqual({ field: 'courses', offset: 1 });
+    expect((r.response.aggregations!.c as Aggs).doc_count).toBe(2); // the matched doc's two courses
+  });
+});
