@@ -11,6 +11,9 @@ import { connectBus, serverList, type BusConnection } from '../streams/busConnec
 import { natsConnectionFromSettings } from './bus/natsSettings';
 import { warnIfAnonymous } from './bus/anonymousProbe';
 import { httpTls, type HttpTls } from './tls/httpSsl';
+import { readCompactedState, keptHistory } from '../streams/compactedState';
+import { Compactor } from './compaction/compactor';
+import { eventsRetentionMs } from './compaction/retention';
 import type { NodeContext, NodeIdentity } from './nodeContext';
 import { Router } from './edge/router';
 import { startEdge, type Edge } from './edge/httpEdge';
@@ -38,6 +41,10 @@ import { documentRoutes } from './edge/routes/documents';
 import { bulkRoutes } from './edge/routes/bulk';
 import { indexRoutes } from './edge/routes/indices';
 import { indexStateRoutes } from './edge/routes/indexState';
+import { asyncSearchRoutes } from './edge/routes/asyncSearch';
+import { AsyncSearchRegistry } from './contexts/asyncSearches';
+import { AsyncResults } from './contexts/asyncResults';
+import { asyncRunner } from './search/asyncSearchService';
 import { searchRoutes } from './edge/routes/search';
 import { scrollFromFact, type PagingServices } from './search';
 import { scrollRoutes } from './edge/routes/scroll';
@@ -143,6 +150,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     // HTTPS first: a refused configuration (plain HTTP on a non-loopback HOST) starts nothing.
     const host = opts.host ?? process.env.HOST ?? '127.0.0.1';
     const tls = await httpTls(settings, host, configDir);
+    const retentionMs = eventsRetentionMs(settings); // disagreeing retention settings start nothing
     let nats: EmbeddedNats | undefined;
     const natsUrl = opts.natsUrl ?? process.env.NATS_URL;
     let natsLogin: BusConnection;
@@ -171,7 +179,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       nc, settings, log, manager: () => isMaster(),
       ...(nats ? { storeDir: join(dataDir, 'nats', 'jetstream'), serverLog: join(dataDir, 'nats', 'nats-server.log') } : {}),
     });
-    await ensureStreams(nc, { eventMaxAgeMs: settings.num('events.retention_ms', 0), replicas: replicas === undefined ? undefined : Number(replicas), dataMaxBytes: await flood.dataCap() });
+    // No max_age on ES_EVT: the compactor removes facts older than events.retention once compacted.
+    await ensureStreams(nc, { eventMaxAgeMs: 0, replicas: replicas === undefined ? undefined : Number(replicas), dataMaxBytes: await flood.dataCap() });
     await flood.start();
     stops.push(() => flood.stop());
     const bus = new Bus(nc);
@@ -241,7 +250,10 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       stops.push(() => watch.stop());
     }
 
-    const security = await startSecurity(ctx, opts.clock ? { now: () => opts.clock!.now() } : {});
+    // Start-up reads the compacted state (ES_STATE) plus the ES_EVT tail after it (actors/compaction).
+    const compacted = await readCompactedState(nc);
+    const history = await keptHistory(nc);
+    const security = await startSecurity(ctx, { ...(opts.clock ? { now: () => opts.clock!.now() } : {}), compacted: { seq: compacted.seq, facts: compacted.facts, firstSeq: history.firstSeq }, readCompacted: () => readCompactedState(nc) });
     stops.push(() => security.stop());
 
     // Scroll contexts and PITs: this node's own as actors (registry), every node's as the log tells
@@ -262,8 +274,13 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       nodeId: node.id,
       legacy: false, // contexts of older logs are adopted under a lease (one node takes them)
       directory,
+      compacted: { seq: compacted.seq, states: compacted.contexts, firstSeq: history.firstSeq },
     });
     log.info({ ...revived, ms: Date.now() - t1 }, 'search contexts revived from the lifecycle log');
+    // One node at a time keeps ES_STATE current and ages facts out of ES_EVT (actors/compaction).
+    const compactor = new Compactor({ nc, leases: await leasesBucket(nc, Number(replicas ?? 1)), nodeId: node.id, log, retentionMs, ...(opts.clock ? { now: () => opts.clock!.now() } : {}) });
+    compactor.start();
+    stops.push(() => compactor.stop());
     const contextService = new ContextService({
       nc, nodeId: node.id, registry: contexts, directory,
       liveNodes: () => membership.liveIds(),
@@ -280,6 +297,16 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     });
     stops.push(() => contextService.stop());
     void contextService.adoptOrphans();
+    // Async searches: actors here, every node's folded from the same consumer, results in a node-only KV bucket.
+    const asyncSearches = new AsyncSearchRegistry({
+      nc, bus, nodeId: node.id, log,
+      leases: await leasesBucket(nc, Number(replicas ?? 1)),
+      results: await AsyncResults.open(nc, replicas === undefined ? undefined : Number(replicas)),
+      liveNodes: () => membership.liveIds(),
+      warm: () => membership.warm,
+      catchUp: () => directory.catchUp(),
+    });
+    directory.onFacts('asyncsearch', (e) => asyncSearches.apply(e));
     // Checkpoints of the context projection bound the next start-up's fold (actors/contexts/checkpoint.ts).
     const checkpoint = () =>
       writeCheckpoint(nc, contexts, directory, checkpointPath).catch((e: Error) => log.warn({ err: e.message }, 'context checkpoint failed'));
@@ -305,8 +332,13 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       directory,
       contextService,
       ids,
+      asyncSearches,
     };
     services.nodeOps.contexts = () => liveContexts(services);
+    asyncSearches.setRunner(asyncRunner(services));
+    const asyncRevived = await asyncSearches.start();
+    if (asyncRevived.revived) log.info(asyncRevived, 'async searches revived from the lifecycle log');
+    stops.push(() => asyncSearches.stop());
     // Metadata changes asked through the API are acknowledged once every live node applied them (ES).
     services.nodeOps.meta_applied = (body) => cluster.applied((body as { seq: number }).seq, META_ACK_MS);
     cluster.peersApplied = async (seq) => {
@@ -322,6 +354,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     scrollRoutes(router, services);
     pitRoutes(router, services);
     contextRoutes(router, services);
+    asyncSearchRoutes(router, services, asyncSearches);
     viewRoutes(router, services);
     const docApis = documentApiRoutes(router, services);
     stops.push(() => docApis.stop());

@@ -132,8 +132,23 @@ export class StreamFollower {
     }
   }
 
+  /**
+   * Called when the facts after `position` are no longer in the stream (the compactor removed them
+   * while this follower was away, e.g. cut off from NATS for longer than `events.retention`): the
+   * follower goes on from the stream's first message, and the owner reloads what it missed from
+   * the compacted state.
+   */
+  onGap?: (from: number, to: number) => void;
+
   /** An ordered consumer from the message after `position`. */
   private async subscribe(): Promise<ConsumerMessages> {
+    if (this.position > 0 && this.onGap) {
+      const first = (await (await jetstreamManager(this.nc)).streams.info(this.stream)).state.first_seq;
+      if (first > this.position + 1) {
+        this.log.error({ stream: this.stream, position: this.position, first }, `${this.stream} no longer holds the messages after this follower's position (removed by retention once compacted): reloading from the compacted state`);
+        this.onGap(this.position + 1, first - 1);
+      }
+    }
     const consumer = await jetstream(this.nc).consumers.get(this.stream, {
       filter_subjects: this.filter,
       deliver_policy: DeliverPolicy.StartSequence,

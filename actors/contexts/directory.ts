@@ -2,6 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import { EVENT_STREAM, StreamFollower, subjects, type Envelope, type LoggedMessage } from '../../streams';
 import { applyContext, type ContextKind, type ContextState } from '../../streams/evolve';
+import { readCompactedState } from '../../streams/compactedState';
 import type { ContextRecord } from './registry';
 
 const dec = new TextDecoder();
@@ -35,9 +36,17 @@ export class ContextDirectory {
   /** Scroll paging data rebuilt from an opened fact, per context (parsed once). */
   private readonly scrolls = new Map<string, NonNullable<ContextRecord['scroll']>>();
   private readonly listeners: Array<(s: ContextState) => void> = [];
+  private readonly others = new Map<string, (e: Envelope) => void>();
 
   constructor(nc: NatsConnection, log: Logger) {
     this.follower = new StreamFollower(nc, EVENT_STREAM, subjects.allFacts, (m) => this.dispatch(m), log);
+    // Facts removed while this node was away: open contexts come back from the compacted state.
+    this.follower.onGap = () =>
+      void readCompactedState(nc)
+        .then((cs) => {
+          for (const st of cs.contexts) if ((this.states.get(st.id)?.seq ?? 0) < st.seq) this.put(st, false);
+        })
+        .catch((e: Error) => log.error({ err: e.message }, 'contexts could not be reloaded from the compacted state'));
   }
 
   /** Starts from the states folded at start-up (checkpoint + log up to `afterSeq`), then follows. */
@@ -54,7 +63,12 @@ export class ContextDirectory {
     // es.v1.evt.<aggregate>.<id>.<fact>
     const dot = m.subject.indexOf('.', 'es.v1.evt.'.length);
     const aggregate = m.subject.slice('es.v1.evt.'.length, dot);
-    if (aggregate !== 'scroll' && aggregate !== 'pit') return;
+    if (aggregate !== 'scroll' && aggregate !== 'pit') {
+      // async searches ride the same consumer (actors/contexts/asyncSearches.ts folds them)
+      const fn = this.others.get(aggregate);
+      if (fn) fn(JSON.parse(dec.decode(m.data)) as Envelope);
+      return;
+    }
     const e = JSON.parse(dec.decode(m.data)) as Envelope;
     this.apply(e);
   }
@@ -94,6 +108,11 @@ export class ContextDirectory {
       this.endedOrder = this.endedOrder.slice(this.endedHead);
       this.endedHead = 0;
     }
+  }
+
+  /** Every fact of another aggregate the follower reads (`asyncsearch`), as it is appended. */
+  onFacts(aggregate: string, fn: (e: Envelope) => void): void {
+    this.others.set(aggregate, fn);
   }
 
   /** A change of a context (opened, extended, adopted, ended). */

@@ -54,6 +54,8 @@ export interface SearchOutcome {
   total: { value: number; relation: 'eq' | 'gte' } | undefined;
   maxScore: number | null;
   aggregations?: Record<string, unknown>;
+  /** `profile: true`: per shard, its searches and aggregations sections (ES's SearchProfileResults). */
+  profile?: { shards: Array<Record<string, unknown>> };
   shards: { total: number; successful: number; skipped: number; failed: number; failures?: ShardFailure[] };
   tookMs: number;
   /** Some shard did not answer within the search's `timeout` (ES's `timed_out: true`). */
@@ -64,7 +66,7 @@ export interface SearchOutcome {
 export interface SearchOptions {
   timeoutMs?: number;
   /** Called as each shard's query answer (or failure) arrives: an async search's progress. */
-  onShard?: (ok: boolean) => void;
+  onShard?: (ok: boolean, total: number) => void;
 }
 
 export interface RenderExtra {
@@ -136,8 +138,8 @@ async function querySearch(s: SearchServices, req: SearchRequest, targets: Shard
   const answers = await Promise.all(
     targets.map((t) =>
       s.shards.query(t.ref, { req: shardRequest(req, t, single), searcher: t.searcher, fetch: single }, { timeoutMs: opts.timeoutMs }).then(
-        (page): Answer => (opts.onShard?.(true), { ok: true, page }),
-        (error): Answer => (opts.onShard?.(false), { ok: false, error }),
+        (page): Answer => (opts.onShard?.(true, targets.length), { ok: true, page }),
+        (error): Answer => (opts.onShard?.(false, targets.length), { ok: false, error }),
       ),
     ),
   );
@@ -178,6 +180,7 @@ function shardRequest(req: SearchRequest, t: ShardTarget, single: boolean): Shar
     trackScores: req.trackScores,
     minScore: req.minScore,
     aggs: req.aggs,
+    ...(req.profile ? { profile: true } : {}),
     slice: t.slice,
     shardIndex: t.shardIndex,
     checkWindow: req.checkWindow,
@@ -270,12 +273,23 @@ export async function assembleSearch(
     const reduced = reduceAggs(ok.map((o) => o.page.head.aggs), req.aggs);
     aggregations = renderAggs(reduced, req.aggs, req.typedKeys ?? false, budget.maxBuckets);
   }
+  const profile = req.profile
+    ? {
+      shards: ok
+        .map((o) => ({
+          id: `[${node}][${o.t.ref.index}][${o.t.ref.n}]`, node_id: node, shard_id: o.t.ref.n, index: o.t.ref.index, cluster: '(local)',
+          searches: o.page.head.profile?.searches ?? [], aggregations: o.page.head.profile?.aggregations ?? [],
+        }))
+        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+    }
+    : undefined;
   return outcome({
     searchers,
     list,
     total: reduceTotal(shardResults, req.trackTotalHits),
     maxScore: maxScoreOf(ok.map((o) => o.page.head.maxScore)),
     aggregations,
+    ...(profile ? { profile } : {}),
     shards: {
       total: targets.length,
       successful: ok.length + timedOut,
@@ -421,6 +435,7 @@ export function renderSearch(
   }
   w.ascii(']}');
   if (out.aggregations) w.utf8(`,"aggregations":${stringify(out.aggregations)}`);
+  if (out.profile) w.utf8(`,"profile":${stringify(out.profile)}`);
   w.u8(0x7d);
   return new RawJson([w.take()]);
 }

@@ -6,6 +6,7 @@ import type { SortSpec } from '../shard/engine/types';
 import type { ContextHandle, ContextRecord } from '../contexts';
 import { executeSearch, renderSearch, sliceTargets, type SearchOutcome, type ShardTarget } from './coordinator';
 import { contextMissing, mayUse, requireLog, useContext } from './contextUse';
+import { checkContextQuota } from './contextQuota';
 import { orderedTargets, refuseFilteredAliases, searchIndices } from './indices';
 import { indexNames } from './coordinator';
 import { checkMaxTermsCount, withIndexBoosts } from './searchRewrite';
@@ -68,6 +69,7 @@ export interface ScrollStart {
 export async function startScroll(s: PagingServices, req: SearchCall, sr: SearchRequest): Promise<ScrollStart> {
   requireLog(s);
   const keepAliveMs = keepAliveOrThrow(s, sr.scrollKeepAliveMs!);
+  if (!req.internal) checkContextQuota(s, req, 'scroll');
   const indices = await searchIndices(s, req);
   refuseFilteredAliases(s, req.params.index, indices, 'scroll');
   checkMaxTermsCount(sr, indices);

@@ -54,6 +54,8 @@ export interface SearcherRef {
 export interface ShardQueryRequest {
   /** Query DSL JSON, already validated by parseSearchRequest; absent = match_all. */
   query?: unknown;
+  /** `profile: true`: the shard reports its query and aggregation timings. */
+  profile?: boolean;
   postFilter?: unknown;
   sort?: SortSpec[];
   /**
@@ -113,6 +115,8 @@ export interface ShardQueryResult {
   hits: ShardHit[];
   /** Partial aggregation state, merged with reduceAggs. */
   aggs?: unknown;
+  /** With `profile`: the shard's `searches` and `aggregations` profile sections. */
+  profile?: { searches: unknown[]; aggregations: unknown[] };
 }
 
 /** One document write inside a bulk/index/delete request, as the shard actor receives it. */
