@@ -56,6 +56,8 @@ export const NODE_SETTINGS: Readonly<Record<string, SettingDef>> = {
   'indices.breaker.accounting.overhead': overhead,
   'network.breaker.inflight_requests.limit': memory,
   'network.breaker.inflight_requests.overhead': overhead,
+  // How long lifecycle facts stay once compacted (actors/compaction/retention.ts); `_ms` is the old alias.
+  'events.retention': time,
   'events.retention_ms': nonNegative,
   'snapshot.enabled': bool,
   'snapshot.interval_ms': { type: 'int', min: 1 },

@@ -11,6 +11,9 @@ import { connectBus, serverList, type BusConnection } from '../streams/busConnec
 import { natsConnectionFromSettings } from './bus/natsSettings';
 import { warnIfAnonymous } from './bus/anonymousProbe';
 import { httpTls, type HttpTls } from './tls/httpSsl';
+import { readCompactedState, keptHistory } from '../streams/compactedState';
+import { Compactor } from './compaction/compactor';
+import { eventsRetentionMs } from './compaction/retention';
 import type { NodeContext, NodeIdentity } from './nodeContext';
 import { Router } from './edge/router';
 import { startEdge, type Edge } from './edge/httpEdge';
@@ -149,6 +152,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     // HTTPS first: a refused configuration (plain HTTP on a non-loopback HOST) starts nothing.
     const host = opts.host ?? process.env.HOST ?? '127.0.0.1';
     const tls = await httpTls(settings, host, configDir);
+    const retentionMs = eventsRetentionMs(settings); // disagreeing retention settings start nothing
     let nats: EmbeddedNats | undefined;
     const natsUrl = opts.natsUrl ?? process.env.NATS_URL;
     let natsLogin: BusConnection;
@@ -177,7 +181,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       nc, settings, log, manager: () => isMaster(),
       ...(nats ? { storeDir: join(dataDir, 'nats', 'jetstream'), serverLog: join(dataDir, 'nats', 'nats-server.log') } : {}),
     });
-    await ensureStreams(nc, { eventMaxAgeMs: settings.num('events.retention_ms', 0), replicas: replicas === undefined ? undefined : Number(replicas), dataMaxBytes: await flood.dataCap() });
+    // No max_age on ES_EVT: the compactor removes facts older than events.retention once compacted.
+    await ensureStreams(nc, { eventMaxAgeMs: 0, replicas: replicas === undefined ? undefined : Number(replicas), dataMaxBytes: await flood.dataCap() });
     await flood.start();
     stops.push(() => flood.stop());
     const bus = new Bus(nc);
@@ -253,7 +258,10 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       stops.push(() => watch.stop());
     }
 
-    const security = await startSecurity(ctx, opts.clock ? { now: () => opts.clock!.now() } : {});
+    // Start-up reads the compacted state (ES_STATE) plus the ES_EVT tail after it (actors/compaction).
+    const compacted = await readCompactedState(nc);
+    const history = await keptHistory(nc);
+    const security = await startSecurity(ctx, { ...(opts.clock ? { now: () => opts.clock!.now() } : {}), compacted: { seq: compacted.seq, facts: compacted.facts, firstSeq: history.firstSeq }, readCompacted: () => readCompactedState(nc) });
     stops.push(() => security.stop());
 
     // Scroll contexts and PITs: this node's own as actors (registry), every node's as the log tells
@@ -274,8 +282,13 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       nodeId: node.id,
       legacy: false, // contexts of older logs are adopted under a lease (one node takes them)
       directory,
+      compacted: { seq: compacted.seq, states: compacted.contexts, firstSeq: history.firstSeq },
     });
     log.info({ ...revived, ms: Date.now() - t1 }, 'search contexts revived from the lifecycle log');
+    // One node at a time keeps ES_STATE current and ages facts out of ES_EVT (actors/compaction).
+    const compactor = new Compactor({ nc, leases: await leasesBucket(nc, Number(replicas ?? 1)), nodeId: node.id, log, retentionMs, ...(opts.clock ? { now: () => opts.clock!.now() } : {}) });
+    compactor.start();
+    stops.push(() => compactor.stop());
     const contextService = new ContextService({
       nc, nodeId: node.id, registry: contexts, directory,
       liveNodes: () => membership.liveIds(),

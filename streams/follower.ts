@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { DATA_STREAM } from './subjects';
 import { READ_MAX_BYTES, readWindow, type LoggedMessage } from './eventLog';
 import { Connectivity } from './connectivity';
+import { Slicer } from './slicer';
 
 interface Waiter {
   seq: number;
@@ -138,6 +139,14 @@ export class StreamFollower {
   }
 
   /**
+   * Called when the facts after `position` are no longer in the stream (the compactor removed them
+   * while this follower was away, e.g. cut off from NATS for longer than `events.retention`): the
+   * follower goes on from the stream's first message, and the owner reloads what it missed from
+   * the compacted state.
+   */
+  onGap?: (from: number, to: number) => void;
+
+  /**
    * The sequence of the last message that still exists for us, when the consumer has nothing left
    * to deliver (the stream's last sequence may be a purged message: a trimmed shard's log);
    * undefined when messages are still to come or the consumer cannot be asked.
@@ -177,6 +186,13 @@ export class StreamFollower {
 
   /** An ordered consumer from the message after `position`. */
   private async subscribe(): Promise<ConsumerMessages> {
+    if (this.position > 0 && this.onGap) {
+      const first = (await (await jetstreamManager(this.nc)).streams.info(this.stream)).state.first_seq;
+      if (first > this.position + 1) {
+        this.log.error({ stream: this.stream, position: this.position, first }, `${this.stream} no longer holds the messages after this follower's position (removed by retention once compacted): reloading from the compacted state`);
+        this.onGap(this.position + 1, first - 1);
+      }
+    }
     const consumer = await jetstream(this.nc).consumers.get(this.stream, {
       filter_subjects: this.filter,
       deliver_policy: DeliverPolicy.StartSequence,
@@ -233,6 +249,7 @@ export class StreamFollower {
    */
   private async run(first: ConsumerMessages): Promise<void> {
     const from = this.position;
+    const slicer = new Slicer(20);
     let n = 0;
     let messages: ConsumerMessages | undefined = first;
     while (!this.stopped) {
@@ -250,6 +267,9 @@ export class StreamFollower {
           if (this.onProgress && ++n % 4096 === 0) this.onProgress(m.seq - from, this.catchUp.target - from);
           if (m.seq >= this.catchUp.target) this.catchUp.resolve();
           if (this.waiters.length) this.wake();
+          // messages that came together are applied one after the other: the loop gets a turn
+          // between them once a slice's time is used (a write batch takes tens of ms to apply)
+          if (slicer.due) await slicer.pause();
         }
         if (!this.stopped && this.renewing !== messages) {
           this.restarts++;

@@ -142,8 +142,12 @@ export class ClusterState {
   }
 
   /** Loads the newest snapshot, follows ES_DATA from there until caught up, then takes up its copies. */
+  /** Identity of the document log (its stream's creation time): copies' commits are tied to it. */
+  private logId?: string;
+
   async start(): Promise<StartResult> {
     const info = await (await jetstreamManager(this.ctx.nc)).streams.info(DATA_STREAM);
+    this.logId = info.created;
     const t0 = Date.now();
     const restored = await this.snapshots.restore(info);
     if (restored) this.install(restored);
@@ -251,7 +255,7 @@ export class ClusterState {
   private capture(): ClusterImage {
     const at = Math.max(this.follower.position, this.metaSeq);
     const image: ClusterImage = {
-      metaSeq: at, metaAccepted: this.metaAccepted, indices: [], clusterSettings: structuredClone(this.clusterSettings), copies: [], metadata: this.metadata.image(),
+      metaSeq: at, lastMetaMessage: this.metaSeq, metaAccepted: this.metaAccepted, indices: [], clusterSettings: structuredClone(this.clusterSettings), copies: [], metadata: this.metadata.image(),
     };
     for (const idx of this.byName.values()) {
       image.indices.push({
@@ -628,6 +632,7 @@ export class ClusterState {
         dir,
         cache: this.maintenance.cache,
         retentionMs: parseTimeValue(this.ctx.settings.str('indices.merge.deletes_retention', '60s'), 'indices.merge.deletes_retention'),
+        ...(this.logId ? { logId: this.logId } : {}),
       });
     };
     const copy = new ShardActor(idx.shards[n].ref, store(), {

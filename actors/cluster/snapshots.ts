@@ -49,6 +49,11 @@ export const KEEP_SNAPSHOTS = 2;
  */
 export interface ClusterImage {
   metaSeq: number;
+  /**
+   * The last metadata fact's sequence: the message that fingerprints the snapshot (shard messages
+   * are trimmed behind commits, metadata facts are not, so it is still there at the next start).
+   */
+  lastMetaMessage?: number;
   /** The last metadata fact applied (facts name the one they were decided after). */
   metaAccepted: number;
   indices: Array<IndexImage & { allocation?: ShardAllocation[] }>;
@@ -237,7 +242,7 @@ export class Snapshotter {
     // encoded afterwards.
     const image = this.capture();
     const ops = this.counters.appliedOps;
-    const seq = Math.max(image.metaSeq, ...image.copies.map((c) => c.applied));
+    const seq = image.lastMetaMessage ?? Math.max(image.metaSeq, ...image.copies.map((c) => c.applied));
     const pauseMs = performance.now() - t0;
     if (seq === this.seqAtLast) {
       this.opsAtLast = ops;

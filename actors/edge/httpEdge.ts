@@ -207,6 +207,14 @@ function send(
     payload = Buffer.from(serialize(shapeBody(body, shape, stack !== undefined, stack), shape.pretty));
   } else if (body instanceof RawJson) {
     const c = body.chunks;
+    if (c.length > 1 && method !== 'HEAD' && c.every((x) => typeof x !== 'string')) {
+      // a large body built in slices (a big bulk's items): written piece by piece, never copied into one
+      const parts = c as Buffer[];
+      res.writeHead(status, { ...PRODUCT, 'content-type': contentType, 'content-length': parts.reduce((a, b) => a + b.length, 0), ...(headers ?? {}) });
+      for (const b of parts) res.write(b);
+      res.end();
+      return;
+    }
     payload = c.length === 1 && typeof c[0] !== 'string' ? c[0] : Buffer.concat(c.map((x) => (typeof x === 'string' ? Buffer.from(x) : x)));
   } else if (body !== undefined) {
     payload = Buffer.from(stringify(body));

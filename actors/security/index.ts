@@ -57,6 +57,14 @@ export interface SecurityOptions {
   print?: (text: string) => void;
   /** Interval of the expiry sweep (default 60 s). */
   sweepMs?: number;
+  /**
+   * The compacted state inside NATS (ES_STATE: every credential's facts as of ES_EVT `seq`;
+   * `firstSeq` is the first fact ES_EVT still holds). Used instead of the local checkpoint when that
+   * one is older, or when facts after it were removed (retention).
+   */
+  compacted?: { seq: number; facts: Envelope[]; firstSeq: number };
+  /** Reads the compacted credential facts again (a local checkpoint written after retention removed facts builds on them). */
+  readCompacted?: () => Promise<{ seq: number; facts: Envelope[] }>;
 }
 
 /** The module plus its services, for tests and benchmarks. */
@@ -174,15 +182,20 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   const checkpointPath = join(ctx.dataDir, CHECKPOINT_FILE);
   const loaded = await readFactCheckpoint(ctx.nc, checkpointPath);
   if (loaded.why && loaded.why !== 'no checkpoint') ctx.log.warn({ why: loaded.why }, 'security checkpoint not used');
+  const c = opts.compacted;
+  // The local checkpoint is faster (API keys folded, in columns) but may be older than the compacted
+  // state, or have lost the facts after it to retention: then ES_STATE is the starting point.
+  const local = loaded.cp && (!c || (loaded.cp.seq >= c.seq && loaded.cp.seq + 1 >= c.firstSeq)) ? loaded.cp : undefined;
+  if (loaded.cp && !local) ctx.log.info({ checkpoint: loaded.cp.seq, compacted: c!.seq }, 'security starts from the compacted state (ES_STATE), not the local checkpoint');
   // API keys come folded (installed before the live subscription starts: later facts fold on top).
-  if (loaded.cp) apiKeys.load(loaded.cp.apiKeys);
-  await facts.start(aggregates, loaded.cp);
+  if (local) apiKeys.load(local.apiKeys);
+  await facts.start(aggregates, local ?? (c && (c.seq > 0 || c.firstSeq > 1) ? { seq: c.seq, facts: c.facts } : undefined));
   // The checkpoint is a fold of the log alone: a credential another node just created may not be
   // in this node's memory yet, and must not be dropped from it for that (factCheckpoint.ts).
   let writing: Promise<unknown> = Promise.resolve();
   const checkpoint = () =>
     (writing = writing.then(() =>
-      writeFactCheckpoint(ctx.nc, checkpointPath, aggregates, (e) => seal.open(e)).catch((e: Error) => ctx.log.warn({ err: e.message }, 'security checkpoint failed')),
+      writeFactCheckpoint(ctx.nc, checkpointPath, aggregates, (e) => seal.open(e), opts.readCompacted).catch((e: Error) => ctx.log.warn({ err: e.message }, 'security checkpoint failed')),
     ));
   // A first checkpoint soon after start (not during it: it would compete with start-up), then periodically.
   const firstCheckpoint = setTimeout(() => void checkpoint(), Math.min(30_000, st.num('snapshot.interval_ms', 300_000)));

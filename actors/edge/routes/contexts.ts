@@ -49,7 +49,7 @@ async function getContext(s: PagingServices, req: EsRequest): Promise<EsResponse
     throw new EsError(
       'resource_not_found_exception',
       404,
-      `no search context [${given}] in the lifecycle log: it never existed here, or its events are older than the retention (events.retention_ms)`,
+      `no search context [${given}] in the lifecycle log: it never existed here, or its events are older than the retention (events.retention)`,
     );
   }
   // Its live expiry is known by its owner node only (a PIT search need not log a fact).

@@ -60,8 +60,11 @@ class Ctx {
   private byPath?: Map<string, ParsedField>;
   readonly undo: Array<() => void> = [];
   private floatPaths?: Map<string, boolean>;
+  /** Inside a nested object (not included in the parent): values are checked, not kept. */
+  nestedDepth = 0;
   constructor(readonly m: MappingView, readonly id: string, readonly raw?: string) {}
   add(def: FieldDef, v: FieldValue): void {
+    if (this.nestedDepth > 0) return;
     let f: ParsedField | undefined;
     if (this.byPath) f = this.byPath.get(def.path);
     else for (let i = 0; i < this.out.length && !f; i++) if (this.out[i].def.path === def.path) f = this.out[i];
@@ -171,6 +174,8 @@ function allowNew(dyn: Dynamic, parent: FieldDef, name: string): boolean {
   return dyn === 'true';
 }
 
+const includedInParent = (def: FieldDef) => [def.params.include_in_parent, def.params.include_in_root].some((x) => x === true || x === 'true');
+
 function walkValue(ctx: Ctx, parent: FieldDef, name: string, v: unknown, dyn: Dynamic): void {
   // geo points and ranges are objects or [lon, lat] arrays that are one value
   const enc = parent.properties!.get(name);
@@ -187,7 +192,13 @@ function walkValue(ctx: Ctx, parent: FieldDef, name: string, v: unknown, dyn: Dy
     if (def && def.type !== 'object') throw failedToParse(ctx, def, preview(v));
     if (!def) def = resolveObject(ctx, parent, name, dyn);
     if (!def || def.enabled === false) return;
-    walkObject(ctx, def, v as Record<string, unknown>, def.dynamic ?? dyn);
+    const apart = def.nested === true && !includedInParent(def);
+    if (apart) ctx.nestedDepth++;
+    try {
+      walkObject(ctx, def, v as Record<string, unknown>, def.dynamic ?? dyn);
+    } finally {
+      if (apart) ctx.nestedDepth--;
+    }
     return;
   }
   if (def?.type === 'object') {

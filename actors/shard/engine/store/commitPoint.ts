@@ -30,6 +30,8 @@ export interface CommitPoint {
   /** Largest seqNo of a deletion a merge dropped: searchers older than it need their pinned segments. */
   droppedThrough: number;
   time: number;
+  /** The document log followed (its stream's creation time). */
+  logId?: string;
 }
 
 const COMMIT = /^commit_(\d+)\.json$/;

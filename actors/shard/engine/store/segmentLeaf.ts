@@ -8,6 +8,7 @@ import type { ShardSettings } from '../index/storeView';
 import type { ColumnView } from '../index/columnViews';
 import type { IdEntry } from '../index/indexBuffer';
 import { SearchCaches } from '../index/caches';
+import { docValuesOf } from '../index/fieldCodecs';
 import type { DiskSegment, SegmentMeta } from '../segments';
 import { Deletions } from './deletions';
 import type { Leaf } from './leaf';
@@ -154,7 +155,7 @@ export class SegmentLeaf implements Leaf {
   values(field: string, doc: number): Array<number | bigint | string | boolean> {
     const col = this.data.column(field);
     if (col?.kind === 'numeric') return col.natural(doc);
-    if (col?.kind === 'keyword') return col.values(doc);
+    if (col?.kind === 'keyword') return docValuesOf(this.mapping.fieldType(field), col.values(doc));
     return [];
   }
 }

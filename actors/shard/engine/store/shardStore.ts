@@ -6,7 +6,7 @@ import type { IndexMapping } from '../index/mapping';
 import type { ShardSettings } from '../index/storeView';
 import { IndexBuffer, parseSource, type BufferOptions, type Tombstone } from '../index/indexBuffer';
 import type { QueryOptions } from '../query/search';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Leaf } from './leaf';
 import { SegmentLeaf } from './segmentLeaf';
@@ -27,6 +27,8 @@ export interface ShardStoreOptions extends BufferOptions {
   cache?: SegmentCache;
   /** Docs deleted more recently than this (ms) stay in merged segments (contexts opened elsewhere may still need them). Default 60 s. */
   retentionMs?: number;
+  /** Identity of the document log the commits follow (its creation time): a commit of another log is discarded. */
+  logId?: string;
 }
 
 /** A segment as a merge policy sees it (segments/mergePolicy.ts). */
@@ -549,6 +551,7 @@ export class ShardStore {
       pins,
       droppedThrough: this.droppedThrough,
       time: Date.now(),
+      ...(this.o.logId ? { logId: this.o.logId } : {}),
     };
     writeCommit(dir, c);
     this.committed = { gen, applied, seqNo };
@@ -573,7 +576,13 @@ export class ShardStore {
   /** Opens the copy's directory: segments and deletions of its newest commit, pins; garbage removed. */
   private openDir(dir: string): void {
     mkdirSync(dir, { recursive: true });
-    const c = readCommit(dir);
+    let c = readCommit(dir);
+    if (c && this.o.logId && c.logId && c.logId !== this.o.logId) {
+      // written while following another document log (the stream was re-created): not this shard's
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir, { recursive: true });
+      c = undefined;
+    }
     const opened = new Map<string, SegmentLeaf>();
     const open = (cs: CommittedSegment): SegmentLeaf => {
       let leaf = opened.get(cs.meta.name);
