@@ -6,6 +6,7 @@ import { EsError, indexNotFound } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { IndexMapping, ShardStore } from '../shard/engine';
 import { SegmentMaintenance } from '../shard/maintenance';
+import { segmentObjects, type RecoveryOffer } from '../shard/peerRecovery';
 import { parseTimeValue } from '../wire/timeValue';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -644,7 +645,15 @@ export class ClusterState {
       proposeMapping: (u, m) => this.proposeMapping(u, m),
       followed: (seq) => this.follower.waitFor(seq),
       onStateChange: () => this.changed(),
-      newStore: () => store(true),
+      newStore: (fresh) => store(fresh),
+      recovery: {
+        dir,
+        objects: () => segmentObjects(this.ctx.nc, Number(this.ctx.settings.get('cluster.stream_replicas', 1))),
+        prefix: `${idx.uuid}/${n}/${this.ctx.node.id}/`,
+        offer: () => this.askForSegments(idx, n),
+        trimPoint: async () => (await this.trimPoints()).get(copyKey(idx.uuid, n)) ?? 0,
+        ...(this.logId ? { logId: this.logId } : {}),
+      },
       maintenance: this.maintenance,
       indexSettings: () => idx.settings.raw,
       onCommit: (c) => void this.trim(c),
@@ -671,6 +680,26 @@ export class ClusterState {
       /* no bucket yet: nothing trimmed */
     }
     return out;
+  }
+
+  /**
+   * Asks a started copy of shard `n` on another node for its segments (peer recovery): the primary
+   * first. Undefined when no other node holds a started copy.
+   */
+  private async askForSegments(idx: IndexState, n: number): Promise<RecoveryOffer | undefined> {
+    const me = this.ctx.node.id;
+    const nodes = this.copyNodes(idx, n).map((c) => c.node).filter((node) => node !== me && this.copyStarted(node, idx.uuid, n));
+    for (const node of nodes) {
+      try {
+        const m = await this.ctx.nc.request(subjects.shardCopy(idx.uuid, n, node, 'recovery'), enc.encode('{}'), { timeout: 30 * 60_000 });
+        const reply = parseJson<{ ok: boolean; result?: RecoveryOffer; error?: { reason?: string } }>(dec.decode(m.data));
+        if (reply.ok && reply.result) return reply.result;
+        this.ctx.log.warn({ shard: `[${idx.name}][${n}]`, from: node, err: reply.error?.reason }, 'a copy refused to give its segments');
+      } catch (e) {
+        this.ctx.log.warn({ shard: `[${idx.name}][${n}]`, from: node, err: (e as Error).message }, 'a copy did not give its segments');
+      }
+    }
+    return undefined;
   }
 
   /** Set by the system: the log sequence a node's copy has committed (from its membership record). */

@@ -14,6 +14,8 @@ import type { PreparedBatch } from './engine/store/shardStore';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';
 import { RecordingView } from './mappingProposal';
 import type { ForceMergeOptions, SegmentMaintenance } from './maintenance';
+import { fetchSegments, offerSegments, type RecoveryOffer } from './peerRecovery';
+import type { ObjectStore } from '@nats-io/obj';
 import type { SearchScope } from '../wire/circuitBreaker';
 
 /** Address of one shard (any of its copies). */
@@ -49,6 +51,20 @@ export type CopyRole = 'primary' | 'replica';
 /** `recovering`: reading its history from the log; `failed`: cannot apply the log (see log lines). */
 export type CopyState = 'recovering' | 'started' | 'failed';
 
+/** What peer recovery needs from the node (peerRecovery.ts). */
+export interface RecoveryDeps {
+  /** The copy's directory. */
+  dir: string;
+  objects: () => Promise<ObjectStore>;
+  /** This copy's object name prefix when it is the source (`<uuid>/<n>/<node>/`). */
+  prefix: string;
+  /** Asks a started copy on another node for its segments (undefined: none to ask). */
+  offer: () => Promise<RecoveryOffer | undefined>;
+  /** Where the shard's document log was trimmed up to (0: never). */
+  trimPoint: () => Promise<number>;
+  logId?: string;
+}
+
 /** What a shard copy needs from its node. */
 export interface CopyDeps {
   nc: NatsConnection;
@@ -62,14 +78,16 @@ export interface CopyDeps {
   followed: (seq: number) => Promise<void>;
   /** The state of this copy changed (membership reports it). */
   onStateChange: () => void;
-  /** A fresh empty store (to rebuild a copy that could not apply the log). */
-  newStore: () => ShardStore;
+  /** A store on the copy's directory (`fresh`: emptied first, to rebuild a copy that could not apply the log). */
+  newStore: (fresh?: boolean) => ShardStore;
   /** The node's segment housekeeping (flushes, merges); absent in tests that run copies alone. */
   maintenance?: SegmentMaintenance;
   /** The index's settings, flat (merge policy). */
   indexSettings?: () => Record<string, string>;
   /** A commit of this copy is durable (the node may trim the log behind it). */
   onCommit?: (copy: ShardActor) => void;
+  /** Peer recovery (peerRecovery.ts): absent in tests that run copies alone. */
+  recovery?: RecoveryDeps;
   /** A query or fetch op's budget on the node's request breaker (closed when its reply is built). */
   searchScope?: () => SearchScope;
 }
@@ -331,6 +349,7 @@ export class ShardActor implements LocalCopy {
     this.syncPrimarySub();
     this.deps.onStateChange();
     try {
+      await this.fromPeer();
       for await (const m of readStream(this.deps.nc, DATA_STREAM, { filterSubject: this.subject, startSeq: this.applied + 1, maxBytes: READ_MAX_BYTES })) {
         if (m.seq > this.applied) this.applyMessage(m);
       }
@@ -348,6 +367,32 @@ export class ShardActor implements LocalCopy {
     this.deps.onStateChange();
   }
 
+  /**
+   * An empty copy, or one whose log was trimmed past its commit, takes another copy's segments
+   * first (peer recovery) and then reads only the log after them. Throws when the log was trimmed
+   * past this copy and no other copy can give it segments (the documents would be lost).
+   */
+  private async fromPeer(): Promise<void> {
+    const r = this.deps.recovery;
+    if (!r) return;
+    const trimmed = await r.trimPoint();
+    if (this.applied > 0 && trimmed <= this.applied) return;
+    const offer = await r.offer().catch((e: Error) => {
+      this.deps.log.warn({ shard: this.ref, err: e.message }, 'no copy could give its segments; reading the document log');
+      return undefined;
+    });
+    if (!offer || offer.commit.applied <= this.applied) {
+      if (trimmed > this.applied) throw new Error(`the document log of ${this.label} was trimmed up to ${trimmed}, past this copy (${this.applied}), and no other copy gave its segments`);
+      return;
+    }
+    const t0 = Date.now();
+    this.store.close();
+    await fetchSegments(await r.objects(), offer, r.dir, r.logId);
+    this.store = this.deps.newStore(false);
+    this.applied = this.store.committedPoint().applied;
+    this.deps.log.info({ shard: this.ref, files: offer.files.length, bytes: offer.bytes, applied: this.applied, ms: Date.now() - t0 }, 'copy recovered from another copy\'s segments');
+  }
+
   /** The copy cannot follow the log (an op that does not apply): stop serving and rebuild from the log. */
   private fail(e: unknown, seq: number): void {
     this.deps.log.error({ err: e, shard: this.ref, seq }, 'shard copy cannot apply the document log; rebuilding it from the log');
@@ -355,7 +400,7 @@ export class ShardActor implements LocalCopy {
     this.syncPrimarySub();
     this.deps.onStateChange();
     if (this.rebuilds++ < 1) {
-      this.store = this.deps.newStore();
+      this.store = this.deps.newStore(true);
       this.applied = 0;
       void this.recover();
     }
@@ -417,6 +462,11 @@ export class ShardActor implements LocalCopy {
         }
         case 'segments':
           return this.ok(msg, this.segments());
+        case 'recovery': {
+          const r = this.deps.recovery;
+          if (!r) throw new Error('this copy does not serve recoveries');
+          return this.ok(msg, await offerSegments(this.store, r.dir, await r.objects(), r.prefix));
+        }
         case 'stats':
           return this.ok(msg, {
             ...this.store.stats(), maxSeqNo: this.store.maxSeqNo(), indexTotal: this.store.indexTotal(), sizeBytes: this.store.sourceBytes(),

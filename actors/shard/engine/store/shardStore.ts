@@ -554,6 +554,7 @@ export class ShardStore {
       ...(this.o.logId ? { logId: this.o.logId } : {}),
     };
     writeCommit(dir, c);
+    this.lastCommit = c;
     this.committed = { gen, applied, seqNo };
     this.committedNames = onDisk.map((l) => l.name);
     const inUse = new Set<string>();
@@ -567,6 +568,12 @@ export class ShardStore {
 
   /** Segments the newest commit names. */
   private committedNames: string[] = [];
+  private lastCommit?: CommitPoint;
+
+  /** The newest commit point (peer recovery sends its files), undefined before the first. */
+  commitSnapshot(): CommitPoint | undefined {
+    return this.lastCommit ? structuredClone(this.lastCommit) : undefined;
+  }
 
   /** What the newest commit holds: the log sequence and seqNo its segments reach. */
   committedPoint(): { gen: number; applied: number; seqNo: number } {
@@ -612,6 +619,7 @@ export class ShardStore {
       this.droppedThrough = c.droppedThrough ?? -1;
       this.committed = { gen: c.gen, applied: c.applied, seqNo: c.seqNo };
       this.committedNames = c.segments.map((x) => x.meta.name);
+      this.lastCommit = c;
       this.appliedStream = c.applied;
       this.lastFlushed = { applied: c.applied, seqNo: c.seqNo };
       this.bufferBase = c.applied;
