@@ -143,7 +143,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
     if (opts.security && !route.anonymous) {
       // Awaited only when they are promises: a warm authentication is a value, and every needless
       // await is a trip through the microtask queue on each request.
-      const who = opts.security.authenticate(esReq);
+      const who = opts.security.authenticate(esReq, route.authz);
       esReq.auth = who instanceof Promise ? await who : who;
       const a = route.authz;
       const ok = a.kind === 'cluster' ? opts.security.authorize(esReq.auth, a.action) : a.kind === 'indices' ? opts.security.authorize(esReq.auth, a.action, a.indices(esReq)) : undefined;

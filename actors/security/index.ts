@@ -17,6 +17,7 @@ import { TokenService } from './oauth2Tokens';
 import { ownerOf, sameOwner } from './ownership';
 import { RealmChain } from './realms/realmChain';
 import { RoleStore } from './roleStore';
+import { applyRunAs } from './runAs';
 import { apiKeyRoutes } from './routes/apiKeys';
 import { privilegeRoutes } from './routes/privileges';
 import { roleRoutes } from './routes/roles';
@@ -239,9 +240,14 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
     enabled: true,
     gate: {
       // After a reconnect, credentials are checked once the facts missed meanwhile are folded.
-      authenticate: (req) => {
+      authenticate: (req, authz) => {
         const f = facts.fresh();
-        return f ? f.then(() => chain.authenticate(req)) : chain.authenticate(req);
+        const run = () => {
+          const a = chain.authenticate(req);
+          // run-as (es-security-runas-user) after authentication; without the header one lookup
+          return a instanceof Promise ? a.then((x) => applyRunAs(x, req, authz, realms, roles)) : applyRunAs(a, req, authz, realms, roles);
+        };
+        return f ? f.then(run) : run();
       },
       authorize: (auth, action, indices) => authorize(auth, action, indices) },
     allowedIndices,
