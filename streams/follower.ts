@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { DATA_STREAM } from './subjects';
 import { READ_MAX_BYTES, readWindow, type LoggedMessage } from './eventLog';
 import { Connectivity } from './connectivity';
+import { Slicer } from './slicer';
 
 interface Waiter {
   seq: number;
@@ -201,6 +202,7 @@ export class StreamFollower {
    */
   private async run(first: ConsumerMessages): Promise<void> {
     const from = this.position;
+    const slicer = new Slicer(20);
     let n = 0;
     let messages: ConsumerMessages | undefined = first;
     while (!this.stopped) {
@@ -218,6 +220,9 @@ export class StreamFollower {
           if (this.onProgress && ++n % 4096 === 0) this.onProgress(m.seq - from, this.catchUp.target - from);
           if (m.seq >= this.catchUp.target) this.catchUp.resolve();
           if (this.waiters.length) this.wake();
+          // messages that came together are applied one after the other: the loop gets a turn
+          // between them once a slice's time is used (a write batch takes tens of ms to apply)
+          if (slicer.due) await slicer.pause();
         }
         if (!this.stopped && this.renewing !== messages) {
           this.restarts++;

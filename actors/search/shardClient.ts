@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { TimeoutError, type NatsConnection } from '@nats-io/transport-node';
 import { Connectivity, PRIMARY_OPS, subjects, type ShardOp } from '../../streams';
 import { EsError, errorFromWire } from '../wire/esErrors';
+import { Slicer } from '../../streams';
 import { parseJson, stringify } from '../wire/json';
 import { encodeBatch } from '../shard/opCodec';
 import { assembleReply, HEADER_ROOM } from '../shard/replyChunks';
@@ -22,6 +23,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * retry on a new primary does).
  */
 export const DEFAULT_SHARD_TIMEOUT_MS = 15_000;
+
+/**
+ * Largest write request to a primary (a bulk's writes for one shard go in several): the primary
+ * and every copy parse, analyze and index one request without a turn of the event loop.
+ */
+export const WRITE_REQUEST_BYTES = 256 * 1024;
 
 /** The `max_payload` the README asks of a nats-server (large pages and bulk chunks travel in one message). */
 export const RECOMMENDED_MAX_PAYLOAD = 8 * 1024 * 1024;
@@ -217,9 +224,14 @@ export class ShardClient {
     return reply.result;
   }
 
-  /** Sends writes in chunks that fit a NATS message; outcomes come back in order. */
+  /**
+   * Sends writes in chunks of at most WRITE_REQUEST_BYTES (and well within a NATS message);
+   * outcomes come back in order. The chunk size bounds how long the primary and every copy spend
+   * on one write message without a turn of the event loop (parsing, analyzing and indexing it).
+   */
   async write(ref: ShardRef, writes: DocWrite[], refresh?: string): Promise<WriteReply> {
-    const budget = Math.floor(this.maxPayload * 0.4);
+    const budget = Math.min(Math.floor(this.maxPayload * 0.4), WRITE_REQUEST_BYTES);
+    const slicer = new Slicer();
     const head = JSON.stringify({ refresh });
     // A document that cannot travel in one message is refused on its own (ES's 413), never sent.
     const refused = new Map<number, WriteOutcome>();
@@ -232,9 +244,11 @@ export class ShardClient {
     const chunks: DocWrite[][] = [];
     let cur: DocWrite[] = [];
     let size = 0;
-    for (const [i, w] of writes.entries()) {
+    for (let i = 0; i < writes.length; i++) {
+      if ((i & 1023) === 0 && slicer.due) await slicer.pause();
+      const w = writes[i];
       if (refused.has(i)) continue;
-      const s = (w.source?.length ?? 0) * 3 + 128; // worst-case UTF-8 growth
+      const s = (w.source === undefined ? 0 : Buffer.byteLength(w.source)) + 128;
       if (cur.length && size + s > budget) {
         chunks.push(cur);
         cur = [];
@@ -251,6 +265,7 @@ export class ShardClient {
     const sent: WriteOutcome[] = [];
     const out: WriteReply = { outcomes: [], refreshed: false, maxSeqNo: -1 };
     for (const c of chunks) {
+      if (slicer.due) await slicer.pause();
       let reply: ShardReply<WriteReply>;
       try {
         const payload = enc.encode(`${head}\n${encodeBatch(c, (w) => w.source)}`);

@@ -72,6 +72,8 @@ const enc = new TextEncoder();
 const FETCH_LABEL = '<fetch_source>';
 const charsOf = (xs: string[]) => xs.reduce((n, x) => n + x.length, 0);
 const dec = new TextDecoder();
+/** Largest group commit (several write requests in one log message): see ShardClient's WRITE_REQUEST_BYTES. */
+const GROUP_BYTES = 512 * 1024;
 /** A primary refuses to wait longer than this for a replica-lag or mapping round trip. */
 const WAIT_MS = 10_000;
 
@@ -443,7 +445,8 @@ export class ShardActor implements LocalCopy {
     this.pumping = true;
     try {
       while (this.queue.length) {
-        const budget = Math.floor(this.maxPayload * 0.4);
+        // bounded in bytes too: one group is prepared (parsed, analyzed) without a turn of the event loop
+        const budget = Math.min(Math.floor(this.maxPayload * 0.4), GROUP_BYTES);
         const group: PendingWrite[] = [this.queue.shift()!];
         let bytes = group[0].bytes;
         while (this.queue.length && bytes + this.queue[0].bytes * 2 <= budget) {
