@@ -67,7 +67,11 @@ export const drivers: Record<string, Driver> = {
     creation: 'token.created',
     timerFacts: new Set(['token.expired']),
     create: (e, clock) => createActor(accessTokenMachine, { clock, input: { tokenId: e.aggregateId, now: ms(e), created: data<TokenCreated>(e) } }),
-    command: (e) => (e.type === 'token.refreshed' ? { type: 'refresh', ...data<object>(e) } : e.type === 'token.invalidated' ? { type: 'invalidate', ...data<object>(e) } : { type: e.type }),
+    command: (e) =>
+      e.type === 'token.refreshed' ? { type: 'refresh', ...data<object>(e) }
+      : e.type === 'token.invalidated' ? { type: 'invalidate', ...data<object>(e) }
+      : e.type === 'token.reuse_detected' ? { type: 'reuse', ...data<object>(e) }
+      : { type: e.type },
   },
   apikey: {
     creation: 'apikey.created',
@@ -75,7 +79,7 @@ export const drivers: Record<string, Driver> = {
     create: (e, clock) => createActor(apiKeyMachine, { clock, input: { keyId: e.aggregateId, now: ms(e), created: data<ApiKeyCreated>(e) } }),
     command: (e) =>
       e.type === 'apikey.updated' ? { type: 'update', ...data<object>(e) }
-      : e.type === 'apikey.invalidated' ? { type: 'invalidate', at: data<{ invalidation: number }>(e).invalidation }
+      : e.type === 'apikey.invalidated' ? { type: 'invalidate', at: data<{ invalidation: number }>(e).invalidation, ...(data<{ cascadeOf?: string }>(e).cascadeOf ? { cascadeOf: data<{ cascadeOf: string }>(e).cascadeOf } : {}) }
       : { type: e.type },
   },
   servicetoken: {
