@@ -32,8 +32,18 @@ export interface SigningKey {
   key: Buffer;
 }
 
+/** PIT ids remembered (encoded per context, verified per id string), each way; cleared when full. */
+const PIT_MEMO_MAX = 10_000;
+
 export class IdCodec {
   private keys: SigningKey[];
+  /**
+   * A PIT id never changes (no position in it): its encoding per context and its verification per
+   * id string are remembered, so a PIT search costs no HMAC. Only ids that verified are kept;
+   * both memos are dropped when the keys change.
+   */
+  private readonly pitIds = new Map<string, string>();
+  private readonly pitContexts = new Map<string, string>();
 
   /**
    * @param keys the cluster's keys, oldest first (the last one signs); a bare Buffer is key id 0
@@ -45,7 +55,10 @@ export class IdCodec {
 
   /** Takes a rotated key set (the cluster watch calls this). */
   setKeys(keys: SigningKey[]): void {
-    if (keys.length) this.keys = keys;
+    if (!keys.length) return;
+    this.keys = keys;
+    this.pitIds.clear();
+    this.pitContexts.clear();
   }
 
   private mac(key: Buffer, body: Buffer): Buffer {
@@ -90,12 +103,25 @@ export class IdCodec {
     return { contextId: d.contextId, pos: parseJson<ScrollPosition>(d.payload) };
   }
   pitId(contextId: string): string {
-    return this.encode(KIND.pit, contextId, '');
+    let id = this.pitIds.get(contextId);
+    if (id === undefined) {
+      id = this.encode(KIND.pit, contextId, '');
+      remember(this.pitIds, contextId, id);
+    }
+    return id;
   }
   /** Decodes a PIT id or throws ES's 400 `invalid id: [x]`. */
   parsePitId(id: string): string {
+    const known = this.pitContexts.get(id);
+    if (known !== undefined) return known;
     const d = this.decode('pit', id);
     if (!d) throw illegalArgument(`invalid id: [${id}]`);
+    remember(this.pitContexts, id, d.contextId);
     return d.contextId;
   }
+}
+
+function remember(m: Map<string, string>, k: string, v: string): void {
+  if (m.size >= PIT_MEMO_MAX) m.clear();
+  m.set(k, v);
 }

@@ -47,7 +47,7 @@ async function plainSearch(s: PagingServices, req: SearchCall, sr: SearchRequest
   const indices = await searchIndices(s, req);
   checkMaxTermsCount(sr, indices);
   const targets = withIndexBoosts(s, sr, withAliasFilters(s, req.params.index, orderedTargets(indices, sr.routing)), req.query.ignore_unavailable === 'true');
-  const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs });
+  const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs, render: {} });
   await expandCollapse(s, sr, out, targets);
   return {
     body: renderSearch(out, sr, indexNames(targets), { restTotalHitsAsInt: sr.restTotalHitsAsInt, noTotal: sr.trackTotalHits === false }),
@@ -71,7 +71,7 @@ async function pitSearch(s: PagingServices, req: SearchCall, sr: SearchRequest):
       'pit',
     ), false);
     checkMaxTermsCount(sr, [...new Set(h.shards.map((p) => p.index))].map((n) => s.cluster.get(n)).filter((i): i is NonNullable<typeof i> => !!i));
-    const out = await executeSearch(s, { ...sr, sort, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs });
+    const out = await executeSearch(s, { ...sr, sort, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs, render: {} });
     await expandCollapse(s, sr, out, targets);
     await h.ready; // the extension is logged before the answer
     return {

@@ -8,6 +8,7 @@ import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
 import { ChunkedResponder } from './replyChunks';
 import { encodeFetchPage, encodeQueryPage, hitMeta, replySources } from './pageCodec';
+import type { RenderSpec, SourceBytes } from './hitRender';
 import { registerLocalCopy, unregisterLocalCopy, type LocalCopy, type LocalOp } from './localCopies';
 import type { ShardStore } from './engine';
 import type { PreparedBatch } from './engine/store/shardStore';
@@ -30,6 +31,8 @@ export interface QueryMessage {
   searcher?: SearcherRef;
   /** Include the top hits' sources in the reply (single-shard searches skip the fetch round trip). */
   fetch?: boolean;
+  /** Write the fetched hits as the response carries them (actors/shard/hitRender.ts). */
+  render?: RenderSpec;
 }
 export interface FetchMessage {
   docs: number[];
@@ -70,7 +73,14 @@ export interface CopyDeps {
 const enc = new TextEncoder();
 /** Label of the sources a reply copies (request breaker). */
 const FETCH_LABEL = '<fetch_source>';
-const charsOf = (xs: string[]) => xs.reduce((n, x) => n + x.length, 0);
+const charsOf = (xs: ReadonlyArray<{ length: number }>) => xs.reduce((n, x) => n + x.length, 0);
+/** A store that reads several sources at once (segments on disk: a run of docs in one read). */
+type BulkSourceStore = { sourcesOf?: (docs: number[]) => readonly SourceBytes[] };
+/** The store's batch read of sources, when it has one. */
+const bulkSources = (store: object) => {
+  const f = (store as BulkSourceStore).sourcesOf;
+  return typeof f === 'function' ? (docs: number[]) => f.call(store, docs) : undefined;
+};
 const dec = new TextDecoder();
 /** A primary refuses to wait longer than this for a replica-lag or mapping round trip. */
 const WAIT_MS = 10_000;
@@ -575,9 +585,9 @@ export class ShardActor implements LocalCopy {
     try {
       const searcher = m.searcher ?? this.store.acquireSearcher();
       const result = this.store.query(searcher, m.req, scope ? { budget: scope } : undefined);
-      const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => this.store.source(d), this.maxPayload) : [];
+      const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => this.store.source(d), this.maxPayload, bulkSources(this.store)) : [];
       scope?.reserve(charsOf(sources), FETCH_LABEL); // the reply's copy of the sources
-      return encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(this.store, result.hits, m.req));
+      return encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(this.store, result.hits, m.req), m.render);
     } finally {
       scope?.close();
     }
@@ -587,7 +597,7 @@ export class ShardActor implements LocalCopy {
   private fetch(m: FetchMessage): Uint8Array {
     const scope = this.deps.searchScope?.();
     try {
-      const sources = replySources(m.docs, (d) => this.store.source(d), this.maxPayload);
+      const sources = replySources(m.docs, (d) => this.store.source(d), this.maxPayload, bulkSources(this.store));
       scope?.reserve(charsOf(sources), FETCH_LABEL);
       return encodeFetchPage(sources);
     } finally {
