@@ -38,6 +38,12 @@ export const NODE_SETTINGS: Readonly<Record<string, SettingDef>> = {
   'search.max_keep_alive': time,
   'search.keep_alive_interval': time,
   'search.max_open_scroll_context': nonNegative,
+  'search.default_allow_partial_results': bool,
+  // Per-principal cap on open scrolls + PITs + async searches (0 = off; ours, README Differences).
+  'search.max_open_contexts_per_user': nonNegative,
+  // Async search (actors/search/asyncSearchService.ts): ES's keys and defaults.
+  'search.max_async_search_response_size': str,
+  'async_search.max_keep_alive': time,
   // Circuit breakers (actors/wire/circuitBreaker.ts) and the bucket limit; all dynamic, as in ES.
   'search.max_buckets': { type: 'int', min: 0, max: 2 ** 31 - 1 },
   'indices.breaker.total.use_real_memory': bool,

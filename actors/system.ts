@@ -29,6 +29,7 @@ import { clusterIdentity, CLUSTER_BUCKET } from './cluster/identity';
 import { Kvm } from '@nats-io/kv';
 import { VERSION } from './edge/routes/cluster';
 import { localInfo } from './edge/views/nodes';
+import { startLoopMonitor } from './edge/views/eventLoop';
 import { callNodes, serveNode } from './cluster/nodeRpc';
 import { liveContexts } from './edge/routes/contextList';
 import { ContextDirectory, ContextRegistry, ContextService, reviveContexts, writeCheckpoint } from './contexts';
@@ -36,6 +37,11 @@ import { startSecurity, type SecurityModule, type SecurityModuleWithServices } f
 import { documentRoutes } from './edge/routes/documents';
 import { bulkRoutes } from './edge/routes/bulk';
 import { indexRoutes } from './edge/routes/indices';
+import { indexStateRoutes } from './edge/routes/indexState';
+import { asyncSearchRoutes } from './edge/routes/asyncSearch';
+import { AsyncSearchRegistry } from './contexts/asyncSearches';
+import { AsyncResults } from './contexts/asyncResults';
+import { asyncRunner } from './search/asyncSearchService';
 import { searchRoutes } from './edge/routes/search';
 import { scrollFromFact, type PagingServices } from './search';
 import { scrollRoutes } from './edge/routes/scroll';
@@ -121,6 +127,7 @@ function nodeFile(dataDir: string): NodeFile {
  */
 export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   const settings = opts.settings ?? loadSettings();
+  startLoopMonitor(); // _nodes/stats event_loop
   const log = opts.log ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
   const dataDir = resolve(opts.dataDir ?? process.env.DATA_DIR ?? './data');
   const configDir = resolve(opts.configDir ?? process.env.CONFIG_DIR ?? './config');
@@ -248,6 +255,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     stops.push(() => contexts.stopAll());
     stops.push(() => directory.stop());
     cluster.onIndexDeleted((idx) => contexts.releaseIndex(idx.uuid));
+    cluster.onIndexClosed((idx) => contexts.releaseIndex(idx.uuid, 'index_closed'));
     const t1 = Date.now();
     const checkpointPath = join(dataDir, 'contexts-checkpoint.json');
     const revived = await reviveContexts(nc, contexts, {
@@ -276,6 +284,16 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     });
     stops.push(() => contextService.stop());
     void contextService.adoptOrphans();
+    // Async searches: actors here, every node's folded from the same consumer, results in a node-only KV bucket.
+    const asyncSearches = new AsyncSearchRegistry({
+      nc, bus, nodeId: node.id, log,
+      leases: await leasesBucket(nc, Number(replicas ?? 1)),
+      results: await AsyncResults.open(nc, replicas === undefined ? undefined : Number(replicas)),
+      liveNodes: () => membership.liveIds(),
+      warm: () => membership.warm,
+      catchUp: () => directory.catchUp(),
+    });
+    directory.onFacts('asyncsearch', (e) => asyncSearches.apply(e));
     // Checkpoints of the context projection bound the next start-up's fold (actors/contexts/checkpoint.ts).
     const checkpoint = () =>
       writeCheckpoint(nc, contexts, directory, checkpointPath).catch((e: Error) => log.warn({ err: e.message }, 'context checkpoint failed'));
@@ -301,8 +319,13 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       directory,
       contextService,
       ids,
+      asyncSearches,
     };
     services.nodeOps.contexts = () => liveContexts(services);
+    asyncSearches.setRunner(asyncRunner(services));
+    const asyncRevived = await asyncSearches.start();
+    if (asyncRevived.revived) log.info(asyncRevived, 'async searches revived from the lifecycle log');
+    stops.push(() => asyncSearches.stop());
     // Metadata changes asked through the API are acknowledged once every live node applied them (ES).
     services.nodeOps.meta_applied = (body) => cluster.applied((body as { seq: number }).seq, META_ACK_MS);
     cluster.peersApplied = async (seq) => {
@@ -311,12 +334,14 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     };
     clusterRoutes(router, services);
     indexRoutes(router, services);
+    indexStateRoutes(router, services);
     documentRoutes(router, services);
     bulkRoutes(router, services);
     searchRoutes(router, services);
     scrollRoutes(router, services);
     pitRoutes(router, services);
     contextRoutes(router, services);
+    asyncSearchRoutes(router, services, asyncSearches);
     viewRoutes(router, services);
     const docApis = documentApiRoutes(router, services);
     stops.push(() => docApis.stop());

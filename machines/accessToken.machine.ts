@@ -24,6 +24,8 @@ export interface TokenSubject {
   authenticationType: string;
   /** Set when the token was created by an API key (client_credentials). */
   apiKey?: { id: string; name: string | null };
+  /** Set when a service account's token minted it (client_credentials): the service token's name and type. */
+  serviceToken?: { name: string; type: string };
 }
 
 /** The principal that created the pair; only it may refresh (ES `canAccessResourcesOf`). */

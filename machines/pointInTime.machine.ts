@@ -1,7 +1,7 @@
 import { assign, emit, enqueueActions, setup } from 'xstate';
 import { keepAliveDelay, usedSince, type UsageInput } from './contextUsage';
 
-export type PitReleaseReason = 'index_deleted' | 'shutdown';
+export type PitReleaseReason = 'index_deleted' | 'index_closed' | 'shutdown';
 
 export interface PointInTimeInput extends UsageInput {
   contextId: string;

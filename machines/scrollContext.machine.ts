@@ -1,7 +1,7 @@
 import { assign, emit, enqueueActions, setup } from 'xstate';
 import { keepAliveDelay, usedSince, type UsageInput } from './contextUsage';
 
-export type ScrollReleaseReason = 'exhausted' | 'index_deleted' | 'shutdown' | 'no_scroll_param' | 'keep_alive_too_large';
+export type ScrollReleaseReason = 'exhausted' | 'index_deleted' | 'index_closed' | 'shutdown' | 'no_scroll_param' | 'keep_alive_too_large';
 
 export interface ScrollContextInput extends UsageInput {
   contextId: string;

@@ -22,6 +22,7 @@ import type { StoreView } from '../actors/shard/engine/index/storeView';
 import type { IndexBuffer } from '../actors/shard/engine/index/indexBuffer';
 import { MergeScheduler, openSegment, runSteps, SegmentCache, writeSegmentSteps, writeSegment, type DiskSegment, type LeafData } from '../actors/shard/engine/segments';
 import { num, parseOrExit } from './cli/args';
+import { rng } from '../test/support/rng';
 
 const USAGE = 'usage: npx tsx scripts/segmentsBench.ts [N=1000000] [--segments 10] [--quick] [--no-lmdb] [--keep]';
 const args = parseOrExit('segmentsBench', USAGE, process.argv.slice(2), {
@@ -34,17 +35,6 @@ const WORDS = 'alpha bravo charlie delta echo foxtrot golf hotel india juliet ki
 const TS0 = Date.parse('2020-01-01T00:00:00Z');
 const MB = 1024 * 1024;
 const gc = () => (globalThis as { gc?: () => void }).gc!();
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Source of corpus doc i (the loader's shape). */
 function corpusDoc(i: number, r: () => number): string {

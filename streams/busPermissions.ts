@@ -23,7 +23,7 @@ export const SUBSCRIBER_INBOX_PREFIX = '_INBOX_es_sub';
 export const NODE_SUBJECTS: readonly string[] = [
   'es.v1.evt.>', // lifecycle facts (ES_EVT)
   'es.v1.state.>', // compacted credential and context state, secret material (ES_STATE, node-only)
-  'es.v1.cmd.>', // commands to context actors
+  'es.v1.cmd.>', // commands to context actors (scroll, pit, asyncsearch: es.v1.cmd.asyncsearch.<id>.get|delete)
   'es.v1.shard.>', // shard request/reply
   'es.v1.reply.>', // the rest of a reply too large for one message (actors/shard/replyChunks.ts)
   'es.v1.data.>', // document log (ES_DATA)
@@ -33,7 +33,7 @@ export const NODE_SUBJECTS: readonly string[] = [
   '$JS.API.>', // streams, consumers, direct gets
   '$JS.ACK.>',
   '$JS.FC.>',
-  '$KV.>', // cluster identity, leases (ES_CLUSTER, ES_LEASES) and any bucket a node adds
+  '$KV.>', // cluster identity, leases (ES_CLUSTER, ES_LEASES), async search results (ES_ASYNC_SEARCH) and any bucket a node adds
   '_INBOX.>', // replies and push deliveries
 ];
 
@@ -77,7 +77,7 @@ export const ADMIN_PERMISSIONS: BusPermissions = { publish: { allow: ['>'] }, su
 export type KeyRole = BusRole | 'admin';
 
 /** Streams only nodes may read (documented; the subscriber role names none of them). */
-export const NODE_ONLY_STREAMS = [DATA_STREAM, STATE_STREAM, 'KV_ES_CLUSTER', 'KV_ES_LEASES'] as const;
+export const NODE_ONLY_STREAMS = [DATA_STREAM, STATE_STREAM, 'KV_ES_CLUSTER', 'KV_ES_LEASES', 'KV_ES_ASYNC_SEARCH'] as const;
 
 /**
  * Whether a NATS subject pattern (`*` one token, `>` the rest) covers a concrete subject.

@@ -71,8 +71,24 @@ export async function ensureStreams(nc: NatsConnection, opts: LogOptions = {}): 
   return jsm;
 }
 
-/** `maxBytes` for reading the document log: above its largest message, below max_pending. */
+/** Bytes a reader of the document log lets the server have in flight for it: above its largest message, below max_pending. */
 export const READ_MAX_BYTES = 40 * 1024 * 1024;
+
+/**
+ * How many messages a consumer asks for at a time so that at most `maxBytes` are in flight: as
+ * many of the largest message the server takes (`max_payload`) as fit, at least 2, at most 1,000.
+ *
+ * Why messages and not bytes: nats.js (3.4) `consume({ max_bytes })` also caps each pull at 100
+ * messages, and keeps counting as outstanding the bytes of a pull that the server ended on that
+ * cap, or on a message larger than the bytes left (409 without pending counts). The count only
+ * grows, until the client stops pulling: the consumer then gets nothing until two idle heartbeats
+ * are missed (2 x 15 s). That was the followers' "stalled with messages pending" (issue 21); pulls
+ * by message count are accounted exactly (ended by their count, or by a 408 that says what was left).
+ */
+export function readWindow(nc: NatsConnection, maxBytes = READ_MAX_BYTES): number {
+  const largest = Math.max(1, nc.info?.max_payload ?? 1024 * 1024);
+  return Math.min(1_000, Math.max(2, Math.floor(maxBytes / largest)));
+}
 
 export interface LoggedMessage {
   seq: number;
@@ -91,10 +107,11 @@ export interface ReadOptions {
   /** Called with (done, total) every few thousand messages. */
   onProgress?: (done: number, total: number) => void;
   /**
-   * Bound the pull by bytes in flight instead of by 2048 messages: for logs of large messages (the
+   * Bound what is in flight by bytes instead of by 2048 messages: for logs of large messages (the
    * document log's batches reach ~29 MB), so that while the caller folds a batch the server never
-   * queues more than its per-client max_pending (64 MB) for us and cuts us as a slow consumer.
-   * Small messages (lifecycle facts) read much faster by count (70k vs 3.7k facts/s on 1M facts).
+   * queues more than its per-client max_pending (64 MB) for us and cuts us as a slow consumer. The
+   * pulls still go by count (see readWindow). Small messages (lifecycle facts) read much faster with
+   * a large count (70k vs 3.7k facts/s on 1M facts).
    */
   maxBytes?: number;
 }
@@ -119,7 +136,8 @@ export async function* readStream(nc: NatsConnection, stream: string, opts: Read
   // A filtered consumer may have nothing to deliver at all: ask for pending before consuming.
   const ci = await consumer.info(true);
   if (ci.num_pending === 0) return;
-  const messages = await consumer.consume(opts.maxBytes ? { max_bytes: opts.maxBytes } : { max_messages: 2048 });
+  // by count, never by bytes: see readWindow
+  const messages = await consumer.consume({ max_messages: opts.maxBytes ? readWindow(nc, opts.maxBytes) : 2048 });
   try {
     for await (const m of messages) {
       done++;

@@ -10,9 +10,10 @@ import servicetoken from './schemas/servicetoken.schema.json';
 import user from './schemas/user.schema.json';
 import role from './schemas/role.schema.json';
 import node from './schemas/node.schema.json';
+import asyncsearch from './schemas/asyncsearch.schema.json';
 
 /** The aggregate schemas by aggregate name (`streams/schemas/<aggregate>.schema.json`). */
-export const FACT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>> = { scroll, pit, token, apikey, servicetoken, user, role, node };
+export const FACT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>> = { scroll, pit, token, apikey, servicetoken, user, role, node, asyncsearch };
 
 let set: SchemaSet | undefined;
 

@@ -7,7 +7,7 @@ export interface Slice {
   field?: string;
 }
 
-export type ReleaseReason = 'exhausted' | 'index_deleted' | 'shutdown' | 'no_scroll_param' | 'keep_alive_too_large';
+export type ReleaseReason = 'exhausted' | 'index_deleted' | 'index_closed' | 'shutdown' | 'no_scroll_param' | 'keep_alive_too_large';
 
 /** Owner principal of a context or credential (never a secret). */
 export interface Owner {

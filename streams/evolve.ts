@@ -265,6 +265,65 @@ export function evolveRole(s: RoleState | undefined, e: FactLike): RoleState | u
   return { id: e.aggregateId, seq: e.seq, name, kind, deleted, ...(d.mapping?.roles ? { roles: d.mapping.roles } : s?.roles ? { roles: s.roles } : {}) };
 }
 
+/** An async search as its facts describe it (actors/contexts/asyncSearches.ts runs it). */
+export interface AsyncSearchState {
+  id: string;
+  seq: number;
+  status: 'running' | 'completed' | 'expired' | 'deleted' | 'cancelled';
+  /** ES's id (base64 of the doc id and the task id), as the client knows it. */
+  esId: string;
+  /** The node that runs it (the submitter, or the last adopter). */
+  node?: string;
+  owner?: Owner;
+  indices: string[];
+  /** The search as submitted (URL parameters and body text): an adopter runs it again if it was still running. */
+  request: { params: Record<string, string>; query: Record<string, string>; body?: string };
+  keepAliveMs: number;
+  submittedAt: number;
+  expiresAt: number;
+  completedAt?: number;
+  completion?: { status: number; partial: boolean; shards: { total: number; successful: number; skipped: number; failed: number } };
+  extensions: number;
+  endedAt?: number;
+  by?: string;
+  correlationId?: string;
+}
+
+const ASYNC_END: Record<string, AsyncSearchState['status']> = { expired: 'expired', deleted: 'deleted', cancelled: 'cancelled' };
+
+/** Folds one `asyncsearch.*` fact (pure). */
+export function evolveAsyncSearch(s: AsyncSearchState | undefined, e: FactLike): AsyncSearchState | undefined {
+  if (s && e.seq <= s.seq) return s;
+  const dot = e.type.indexOf('.');
+  const fact = e.type.slice(dot + 1);
+  const at = Date.parse(e.time);
+  if (fact === 'submitted') {
+    if (s) return s;
+    const d = e.data as { keepAliveMs: number; esId: string; node?: string; owner?: Owner; indices?: string[]; request: AsyncSearchState['request']; submittedAt?: number };
+    const submittedAt = d.submittedAt ?? at;
+    return {
+      id: e.aggregateId, seq: e.seq, status: 'running', esId: d.esId, ...((d.node ?? e.node) ? { node: d.node ?? e.node } : {}),
+      ...(d.owner ? { owner: d.owner } : {}), indices: d.indices ?? [], request: d.request, keepAliveMs: d.keepAliveMs,
+      submittedAt, expiresAt: submittedAt + d.keepAliveMs, extensions: 0, ...(e.correlationId ? { correlationId: e.correlationId } : {}),
+    };
+  }
+  if (!s) return s;
+  // only the owner speaks for it (as for contexts): a node that lost it may append a stray fact
+  if (s.node && e.node && e.node !== s.node && fact !== 'adopted') return s;
+  const n: AsyncSearchState = { ...s, seq: e.seq };
+  if (fact === 'adopted') return { ...n, node: (e.data as { to: string }).to };
+  if (s.status !== 'running' && s.status !== 'completed') return n;
+  if (fact === 'completed') return { ...n, status: 'completed', completedAt: at, completion: e.data as AsyncSearchState['completion'] };
+  if (fact === 'extended') {
+    const keepAliveMs = (e.data as { keepAliveMs: number }).keepAliveMs;
+    return { ...n, keepAliveMs, expiresAt: at + keepAliveMs, extensions: s.extensions + 1 };
+  }
+  const end = ASYNC_END[fact];
+  if (!end) return n;
+  const by = (e.data as { by?: string }).by;
+  return { ...n, status: end, endedAt: at, ...(by ? { by } : {}) };
+}
+
 /** Everything the log says, by aggregate then id. */
 export interface World {
   scroll: Map<string, ContextState>;
@@ -276,6 +335,7 @@ export interface World {
   role: Map<string, RoleState>;
   /** Cluster nodes, by node id (`node.joined` / `node.left`). */
   node: Map<string, NodeState>;
+  asyncsearch: Map<string, AsyncSearchState>;
   /** Facts folded, and facts of aggregates nobody folds (counted, not kept). */
   events: number;
   unknown: number;
@@ -295,6 +355,7 @@ type Folds = {
   user: typeof evolveUser;
   role: typeof evolveRole;
   node: typeof evolveNode;
+  asyncsearch: typeof evolveAsyncSearch;
 };
 
 /** The fold of each aggregate. */
@@ -307,11 +368,12 @@ export const folds: Folds = {
   user: evolveUser,
   role: evolveRole,
   node: evolveNode,
+  asyncsearch: evolveAsyncSearch,
 };
 
 /** A world with nothing in it. */
 export function emptyWorld(): World {
-  return { scroll: new Map(), pit: new Map(), token: new Map(), apikey: new Map(), servicetoken: new Map(), user: new Map(), role: new Map(), node: new Map(), events: 0, unknown: 0 };
+  return { scroll: new Map(), pit: new Map(), token: new Map(), apikey: new Map(), servicetoken: new Map(), user: new Map(), role: new Map(), node: new Map(), asyncsearch: new Map(), events: 0, unknown: 0 };
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
-import { READ_MAX_BYTES, type LoggedMessage } from './eventLog';
+import { DATA_STREAM } from './subjects';
+import { READ_MAX_BYTES, readWindow, type LoggedMessage } from './eventLog';
 import { Connectivity } from './connectivity';
 
 interface Waiter {
@@ -15,6 +16,27 @@ interface Waiter {
 const STALL_MS = 1_500;
 /** How often an idle follower checks that nothing is pending. */
 const IDLE_CHECK_MS = 5_000;
+
+/** What `_nodes/stats` shows of one follower. */
+export interface FollowerStats {
+  stream: string;
+  filter: string;
+  position: number;
+  /** Times the watchdog found it idle with messages pending and replaced its consumer. */
+  stalls: number;
+  /** Times its consumer ended or failed and it followed again. */
+  restarts: number;
+  /** Ordered-consumer resets (a gap noticed, a leader change) and missed idle heartbeats. */
+  resets: number;
+  heartbeats_missed: number;
+}
+
+const followersOf = new WeakMap<NatsConnection, Set<StreamFollower>>();
+
+/** The followers running on a connection (one node's), for `_nodes/stats`. */
+export function followerStats(nc: NatsConnection): FollowerStats[] {
+  return [...(followersOf.get(nc) ?? [])].map((f) => f.stats());
+}
 
 /** The follower did not reach a stream sequence in time. */
 export class FollowTimeout extends Error {
@@ -46,6 +68,12 @@ export class StreamFollower {
   private progressAt = Date.now();
   private watchdog?: NodeJS.Timeout;
   private checking = false;
+  private stalls = 0;
+  private restarts = 0;
+  private resets = 0;
+  private heartbeatsMissed = 0;
+  /** The consumer this follower ended to replace it (after a reset), so its end is not a failure. */
+  private renewing?: ConsumerMessages;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -59,6 +87,9 @@ export class StreamFollower {
   /** Starts following after `afterSeq`; returns once the consumer is set up. */
   async start(afterSeq: number): Promise<void> {
     this.position = afterSeq;
+    let mine = followersOf.get(this.nc);
+    if (!mine) followersOf.set(this.nc, (mine = new Set()));
+    mine.add(this);
     const info = await (await jetstreamManager(this.nc)).streams.info(this.stream);
     let resolve!: () => void;
     let reject!: (e: Error) => void;
@@ -89,7 +120,8 @@ export class StreamFollower {
         return;
       }
       if (Date.now() - this.progressAt < STALL_MS) return;
-      this.log.warn({ stream: this.stream, position: this.position, last }, `${this.stream} follower stalled with messages pending; following again`);
+      this.stalls++;
+      this.log.warn({ stream: this.stream, position: this.position, last, stalls: this.stalls }, `${this.stream} follower stalled with messages pending; following again`);
       this.progressAt = Date.now();
       this.messages?.stop();
     } catch {
@@ -106,18 +138,34 @@ export class StreamFollower {
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: this.position + 1,
     });
-    // Bounded by bytes: write batches reach tens of MB, and the server must never queue more than
-    // its per-client max_pending for us while a big batch is applied (slow-consumer cut).
-    this.messages = await consumer.consume({ max_bytes: READ_MAX_BYTES });
+    // Pulled by count (pulls by bytes stall: see readWindow); for the document log, whose write
+    // batches reach tens of MB, few enough that the server never queues more than its per-client
+    // max_pending for us while a big batch is applied (slow-consumer cut).
+    this.messages = await consumer.consume({ max_messages: this.stream === DATA_STREAM ? readWindow(this.nc, READ_MAX_BYTES) : 1_000 });
     void this.watch(this.messages);
     return this.messages;
   }
 
-  /** Logs the consumer's resets (leader changes, gaps it noticed): what an operator reads after a failover. */
+  /**
+   * Watches the consumer's notifications. An ordered-consumer reset (its server restarted, a leader
+   * changed, a gap was noticed) is not left to the client: nats.js (3.4) recreates the consumer but
+   * keeps counting the pulls it had sent to the old one as outstanding (their ends go to an inbox it
+   * no longer listens to), so the new one is asked for few or no messages and stalls until two idle
+   * heartbeats are missed (30 s). This consumer is ended instead, and the follower starts a fresh one
+   * from the message after the last it dispatched (see run).
+   */
   private async watch(messages: ConsumerMessages): Promise<void> {
     try {
       for await (const st of messages.status()) {
-        if (st.type === 'reset' || st.type === 'ordered_consumer_recreated' || st.type === 'heartbeats_missed') {
+        if (st.type === 'heartbeats_missed') this.heartbeatsMissed++;
+        if (st.type === 'reset') {
+          this.resets++;
+          this.log.info({ stream: this.stream, position: this.position }, `${this.stream} follower consumer reset by the server side; following again with a fresh consumer`);
+          this.renewing = messages;
+          messages.stop();
+          return;
+        }
+        if (st.type === 'heartbeats_missed') {
           this.log.warn({ stream: this.stream, event: st.type, position: this.position }, `${this.stream} follower consumer ${st.type}`);
         }
       }
@@ -156,13 +204,18 @@ export class StreamFollower {
           if (m.seq >= this.catchUp.target) this.catchUp.resolve();
           if (this.waiters.length) this.wake();
         }
-        if (!this.stopped) this.log.warn({ position: this.position }, `${this.stream} follower ended; following again`);
+        if (!this.stopped && this.renewing !== messages) {
+          this.restarts++;
+          this.log.warn({ position: this.position }, `${this.stream} follower ended; following again`);
+        }
       } catch (e) {
         if (this.stopped) break;
+        this.restarts++;
         this.log.warn({ err: (e as Error).message, position: this.position }, `${this.stream} follower failed; following again`);
       }
+      const renewed = this.renewing === messages;
       messages = undefined;
-      if (!this.stopped) await new Promise((r) => setTimeout(r, 250));
+      if (!this.stopped && !renewed) await new Promise((r) => setTimeout(r, 250));
     }
   }
 
@@ -198,8 +251,16 @@ export class StreamFollower {
     });
   }
 
+  stats(): FollowerStats {
+    return {
+      stream: this.stream, filter: this.filter, position: this.position,
+      stalls: this.stalls, restarts: this.restarts, resets: this.resets, heartbeats_missed: this.heartbeatsMissed,
+    };
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
+    followersOf.get(this.nc)?.delete(this);
     clearInterval(this.watchdog);
     this.messages?.stop();
     await this.loop?.catch(() => undefined);

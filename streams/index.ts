@@ -7,6 +7,7 @@ export { ensureStreams, readStream, readFacts, READ_MAX_BYTES } from './eventLog
 export type { Envelope, MakeEnvelope } from './envelope';
 export type { LoggedMessage, ReadOptions, LogOptions } from './eventLog';
 export type { Slice, ReleaseReason, Owner, ScrollFact, PitFact, NodeFact, NodeJoinedData, NodeLeftData } from './events';
-export { StreamFollower, FollowTimeout } from './follower';
+export { StreamFollower, FollowTimeout, followerStats } from './follower';
+export type { FollowerStats } from './follower';
 export { deleteSubjectMessages } from './logRoom';
 export { Connectivity, NatsUnavailable, RECONNECT_WAIT_MS } from './connectivity';

@@ -4,6 +4,7 @@ import { pointInTimeMachine } from '../machines/pointInTime.machine';
 import { accessTokenMachine, type TokenCreated } from '../machines/accessToken.machine';
 import { apiKeyMachine, type ApiKeyCreated } from '../machines/apiKey.machine';
 import { serviceTokenMachine, type ServiceTokenCreated } from '../machines/serviceToken.machine';
+import { asyncSearchMachine } from '../machines/asyncSearch.machine';
 import { ReplayClock } from './replayClock';
 import type { FactLike } from './evolve';
 
@@ -83,6 +84,17 @@ export const drivers: Record<string, Driver> = {
     timerFacts: new Set(),
     create: (e, clock) => createActor(serviceTokenMachine, { clock, input: { tokenId: e.aggregateId, created: data<ServiceTokenCreated>(e) } }),
     command: (e) => ({ type: e.type === 'servicetoken.invalidated' ? 'invalidate' : e.type, ...data<object>(e) }),
+  },
+  asyncsearch: {
+    creation: 'asyncsearch.submitted',
+    timerFacts: new Set(['asyncsearch.expired']),
+    create: (e, clock) => createActor(asyncSearchMachine, { clock, input: { id: e.aggregateId, keepAliveMs: data<{ keepAliveMs: number }>(e).keepAliveMs } }),
+    command: (e) =>
+      e.type === 'asyncsearch.completed' ? { type: 'complete', ...data<object>(e) }
+      : e.type === 'asyncsearch.extended' ? { type: 'extend', keepAliveMs: data<{ keepAliveMs: number }>(e).keepAliveMs }
+      : e.type === 'asyncsearch.deleted' || e.type === 'asyncsearch.cancelled' ? { type: 'delete', ...data<{ by?: string }>(e) }
+      : e.type === 'asyncsearch.adopted' ? { type: 'adopt', ...data<{ from: string; to: string }>(e) }
+      : { type: e.type },
   },
 };
 

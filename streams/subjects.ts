@@ -13,6 +13,8 @@ export const Aggregate = {
   User: 'user',
   Role: 'role',
   Node: 'node',
+  /** An async search (`POST /_async_search`): submitted, completed, extended, deleted, cancelled, expired. */
+  AsyncSearch: 'asyncsearch',
 } as const;
 export type Aggregate = (typeof Aggregate)[keyof typeof Aggregate];
 

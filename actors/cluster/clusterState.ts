@@ -21,6 +21,8 @@ export type MetaEvent =
   | { kind: 'index_created'; name: string; uuid: string; creationDate: number; settings: Record<string, string>; mappings: unknown; aliases?: Record<string, AliasMeta> }
   | { kind: 'index_deleted'; uuid: string }
   | { kind: 'settings_updated'; uuid: string; settings: Record<string, string> }
+  /** POST /<index>/_close and _open (ES MetadataIndexStateService): every node applies it from the log. */
+  | { kind: 'index_state'; uuid: string; state: 'open' | 'close' }
   | { kind: 'mapping_updated'; uuid: string; mappings: unknown }
   | { kind: 'cluster_settings'; settings: Record<string, unknown> }
   /** Where the copies of an index's shards are, decided by the allocator (allocator.ts). */
@@ -95,6 +97,7 @@ export class ClusterState {
   private readonly byUuid = new Map<string, IndexState>();
   private readonly copies = new Map<string, ShardActor>();
   private readonly deletedListeners: Array<(s: IndexState) => void> = [];
+  private readonly closedListeners: Array<(s: IndexState) => void> = [];
   private readonly changeListeners: Array<() => void> = [];
   /** Fold of `cluster_settings` facts (what a snapshot records). */
   private readonly clusterSettings: Record<string, unknown> = {};
@@ -288,7 +291,7 @@ export class ClusterState {
   }
   /** Indices an expression names: index names, aliases (their indices), wildcards over both. */
   resolve(expr: string | undefined, opts?: ResolveOptions): IndexState[] {
-    const hidden = { hiddenIndex: (n: string) => this.isHidden(n), hiddenAlias: (a: string) => this.metadata.aliases.isHidden(a) };
+    const hidden = { hiddenIndex: (n: string) => this.isHidden(n), hiddenAlias: (a: string) => this.metadata.aliases.isHidden(a), closedIndex: (n: string) => this.isClosed(n) };
     return resolveExpression(expr, this.names(), { ...hidden, ...opts }, this.aliasIndexNames()).map((n) => this.byName.get(n)!);
   }
 
@@ -474,6 +477,23 @@ export class ClusterState {
     return this.waitUntil(() => !this.byUuid.has(idx.uuid) || this.primariesStarted(idx), timeoutMs);
   }
 
+  /** Closes or opens an index: acknowledged once every live node applied it (as other metadata changes). */
+  async setIndexState(idx: IndexState, state: 'open' | 'close'): Promise<void> {
+    await this.writeMetaAcked(() => {
+      if (!this.byUuid.has(idx.uuid)) throw indexNotFound(idx.name);
+      return { kind: 'index_state', uuid: idx.uuid, state };
+    });
+  }
+
+  /** Whether an index is closed (`POST /<index>/_close`). */
+  isClosed(name: string): boolean {
+    return !!this.byName.get(name)?.settings.closed;
+  }
+
+  onIndexClosed(fn: (s: IndexState) => void): void {
+    this.closedListeners.push(fn);
+  }
+
   async deleteIndex(idx: IndexState): Promise<void> {
     await this.writeMetaAcked(() => (this.byUuid.has(idx.uuid) ? { kind: 'index_deleted', uuid: idx.uuid } : undefined));
   }
@@ -620,6 +640,18 @@ export class ClusterState {
         this.metadata.aliases.dropIndex(e.uuid);
         for (let n = 0; n < idx.shards.length; n++) this.dropCopy(copyKey(idx.uuid, n));
         for (const fn of this.deletedListeners) fn(idx);
+        return;
+      }
+      case 'index_state': {
+        const idx = this.byUuid.get(e.uuid);
+        if (!idx) return;
+        const closed = e.state === 'close';
+        const raw = { ...idx.settings.raw };
+        // ES marks a closed index `index.verified_before_close: true` and drops it when it opens again
+        if (closed) raw['index.verified_before_close'] = 'true';
+        else delete raw['index.verified_before_close'];
+        idx.settings = { ...idx.settings, raw, ...(closed ? { closed: true } : { closed: undefined }) };
+        if (closed) for (const fn of this.closedListeners) fn(idx);
         return;
       }
       case 'settings_updated': {

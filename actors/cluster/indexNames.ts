@@ -37,6 +37,8 @@ export interface ResolveOptions {
   hiddenAlias?: (name: string) => boolean;
   /** With expand_wildcards=none a wildcard just matches nothing (lenient options), never a 404. */
   lenientNone?: boolean;
+  /** Closed indices: wildcards match them only with expand_wildcards `closed`/`all`. */
+  closedIndex?: (name: string) => boolean;
 }
 
 /** A `*` pattern (ES Regex.simpleMatch), matched without a backtracking RegExp (`*a*a*a…*b` was exponential). */
@@ -54,6 +56,8 @@ export function resolveExpression(expr: string | undefined, names: string[], opt
   const out = new Set<string>();
   const expand = opts.expandWildcards ?? 'open';
   const showHidden = /hidden|all/.test(expand);
+  const showClosed = /closed|all/.test(expand);
+  const showOpen = /open|all/.test(expand);
   let sawWildcard = false;
   parts.forEach((p, i) => {
     if (p.startsWith('-') && i > 0) {
@@ -73,7 +77,8 @@ export function resolveExpression(expr: string | undefined, names: string[], opt
       const re = globToRegex(p === '_all' ? '*' : p);
       // a hidden name matches only with expand_wildcards hidden/all, or a dot pattern for a dot name
       const visible = (n: string, hidden: boolean) => showHidden || (n.startsWith('.') ? p.startsWith('.') : !hidden);
-      for (const n of names) if (re.test(n) && visible(n, opts.hiddenIndex?.(n) ?? false)) out.add(n);
+      const stateShown = (n: string) => (opts.closedIndex?.(n) ? showClosed : showOpen || !opts.closedIndex);
+      for (const n of names) if (re.test(n) && visible(n, opts.hiddenIndex?.(n) ?? false) && stateShown(n)) out.add(n);
       // Wildcards match alias names as well, standing for their indices (ES's default options).
       for (const [a, idx] of aliases ?? []) {
         if (re.test(a) && visible(a, opts.hiddenAlias?.(a) ?? false)) for (const n of idx) out.add(n);

@@ -20,6 +20,8 @@ export interface IndexSettings {
   refreshIntervalMs: number;
   /** Every setting as given, flattened, with the `index.` prefix (for GET _settings). */
   raw: Record<string, string>;
+  /** Closed (`POST /<index>/_close`): searches, PITs and scrolls refuse it with `index_closed_exception`. */
+  closed?: boolean;
 }
 
 const DEFAULTS: IndexSettings = {

@@ -65,6 +65,12 @@ export async function contextsView(s: PagingServices, now = Date.now()) {
   const rows = [
     ...local.map((rec) => contextRow(s.contexts, rec, node, now)),
     ...others.map((st) => remoteRow(st, live.get(st.id), { id: st.node ?? '', name: names.get(st.node ?? '') ?? st.node ?? '' }, now)),
+    // async searches (running or kept): their expiry is in the log; progress when they run here
+    ...(s.asyncSearches?.open() ?? []).map((a) => ({
+      id: a.id, kind: 'async_search', owner: a.owner ?? null, indices: a.indices, shards: a.completion?.shards.total ?? s.asyncSearches!.progressOf(a.id)?.total ?? 0,
+      created: a.submittedAt, age_ms: now - a.submittedAt, keep_alive_ms: a.keepAliveMs, expires_at: a.expiresAt, in_use: a.status === 'running',
+      pages: null, node: { id: a.node ?? '', name: names.get(a.node ?? '') ?? a.node ?? '' }, status: a.status,
+    })),
   ];
   return {
     now,

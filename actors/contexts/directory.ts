@@ -35,6 +35,7 @@ export class ContextDirectory {
   /** Scroll paging data rebuilt from an opened fact, per context (parsed once). */
   private readonly scrolls = new Map<string, NonNullable<ContextRecord['scroll']>>();
   private readonly listeners: Array<(s: ContextState) => void> = [];
+  private readonly others = new Map<string, (e: Envelope) => void>();
 
   constructor(nc: NatsConnection, log: Logger) {
     this.follower = new StreamFollower(nc, EVENT_STREAM, subjects.allFacts, (m) => this.dispatch(m), log);
@@ -54,7 +55,12 @@ export class ContextDirectory {
     // es.v1.evt.<aggregate>.<id>.<fact>
     const dot = m.subject.indexOf('.', 'es.v1.evt.'.length);
     const aggregate = m.subject.slice('es.v1.evt.'.length, dot);
-    if (aggregate !== 'scroll' && aggregate !== 'pit') return;
+    if (aggregate !== 'scroll' && aggregate !== 'pit') {
+      // async searches ride the same consumer (actors/contexts/asyncSearches.ts folds them)
+      const fn = this.others.get(aggregate);
+      if (fn) fn(JSON.parse(dec.decode(m.data)) as Envelope);
+      return;
+    }
     const e = JSON.parse(dec.decode(m.data)) as Envelope;
     this.apply(e);
   }
@@ -94,6 +100,11 @@ export class ContextDirectory {
       this.endedOrder = this.endedOrder.slice(this.endedHead);
       this.endedHead = 0;
     }
+  }
+
+  /** Every fact of another aggregate the follower reads (`asyncsearch`), as it is appended. */
+  onFacts(aggregate: string, fn: (e: Envelope) => void): void {
+    this.others.set(aggregate, fn);
   }
 
   /** A change of a context (opened, extended, adopted, ended). */

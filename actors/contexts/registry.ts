@@ -334,17 +334,17 @@ export class ContextRegistry {
    * Server frees it (index deleted, continuation without scroll, keep-alive too large);
    * `correlationId` is the request that made the server free it, if one did.
    */
-  async release(rec: ContextRecord, reason: ScrollReleaseReason | 'index_deleted', correlationId?: string): Promise<void> {
+  async release(rec: ContextRecord, reason: ScrollReleaseReason | 'index_deleted' | 'index_closed', correlationId?: string): Promise<void> {
     if (!this.live.has(rec.id)) return;
     rec.endDetail = reason;
     this.as(correlationId, () => rec.actor.send({ type: 'release', reason } as never));
     await rec.appended;
   }
 
-  /** Releases every context that pinned a shard of the deleted index. */
-  releaseIndex(indexUuid: string): void {
+  /** Releases every context that pinned a shard of the deleted (or closed) index. */
+  releaseIndex(indexUuid: string, reason: 'index_deleted' | 'index_closed' = 'index_deleted'): void {
     for (const rec of [...this.live.values()]) {
-      if (rec.shards.some((s) => s.indexUuid === indexUuid)) void this.release(rec, 'index_deleted');
+      if (rec.shards.some((s) => s.indexUuid === indexUuid)) void this.release(rec, reason);
     }
   }
 

@@ -11,6 +11,7 @@ import { RawJson, type EsRequest, type EsResponse, type SecurityGate } from '../
 import { DEFAULT_MAX_CONTENT_LENGTH, readBody, type BodyAccount } from './httpBody';
 import type { CircuitBreakerService } from '../wire/circuitBreaker';
 import { redactError, redactUri, secretsOf } from './logRedaction';
+import { responseShape, serialize, shapeBody, type ResponseShape } from './responseFormat';
 
 export interface EdgeOptions {
   host: string;
@@ -149,10 +150,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
       if (ok instanceof Promise) await ok;
     }
     const out = await route.handler(esReq);
-    send(res, method, out.status ?? 200, out.body, out.headers, compat, query.pretty !== undefined);
+    send(res, method, out.status ?? 200, out.body, out.headers, compat, responseShape(query, route.pattern));
   } catch (e) {
     if (e instanceof HttpBodyError) {
-      send(res, method, e.status, e.body, e.headers, compat, false);
+      // a plain-string error (no handler, wrong method) is never reshaped; a body like DELETE _pit's 404 is
+      const b = e.body as { error?: unknown } | undefined;
+      send(res, method, e.status, e.body, e.headers, compat, typeof b?.error === 'string' ? undefined : responseShape(query, route?.pattern));
       return;
     }
     // the client went away mid-request: nobody to answer, nothing went wrong here
@@ -167,7 +170,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
     for (const [k, v] of Object.entries(err.extra.header ?? {})) headers[k] = v;
     // a body left unread (413, or a 429 of the in-flight breaker) must not be parsed as the next request
     if (err.status === 413 || (err.type === 'circuit_breaking_exception' && !req.complete)) headers.connection = 'close';
-    send(res, method, err.status, toErrorBody(err), headers, compat, query.pretty !== undefined);
+    send(res, method, err.status, toErrorBody(err), headers, compat, responseShape(query, route?.pattern), e instanceof Error ? e.stack ?? String(e) : String(e));
   }
 }
 
@@ -184,7 +187,9 @@ function send(
   body: unknown,
   headers: Record<string, string | string[]> | undefined,
   contentType: string,
-  pretty: boolean,
+  shape: ResponseShape | undefined,
+  /** An error's stack trace (`error_trace=true`); set only for error bodies, which filters never touch. */
+  stack?: string,
 ): void {
   if (res.headersSent) return;
   if (body instanceof Readable) {
@@ -197,12 +202,16 @@ function send(
     return;
   }
   let payload: Buffer | undefined;
-  if (body instanceof RawJson) {
+  const ct = headers?.['content-type'];
+  if (shape && body !== undefined && method !== 'HEAD' && (ct === undefined || String(ct).includes('json'))) {
+    payload = Buffer.from(serialize(shapeBody(body, shape, stack !== undefined, stack), shape.pretty));
+  } else if (body instanceof RawJson && body.chunks.length > 1 && method !== 'HEAD') {
+    return sendChunks(res, status, body.chunks, headers, contentType);
+  } else if (body instanceof RawJson) {
     const c = body.chunks;
     payload = c.length === 1 && typeof c[0] !== 'string' ? c[0] : Buffer.concat(c.map((x) => (typeof x === 'string' ? Buffer.from(x) : x)));
-    if (pretty) payload = Buffer.from(JSON.stringify(JSON.parse(payload.toString()), null, 2));
   } else if (body !== undefined) {
-    payload = Buffer.from(pretty ? JSON.stringify(JSON.parse(stringify(body)), null, 2) : stringify(body));
+    payload = Buffer.from(stringify(body));
   }
   res.writeHead(status, {
     ...PRODUCT,
@@ -211,6 +220,21 @@ function send(
     ...(headers ?? {}),
   });
   res.end(method === 'HEAD' ? undefined : payload);
+}
+
+/**
+ * A body in several chunks (a search response whose hits are byte ranges of the shards' pages):
+ * written as they are, corked, so the headers and every chunk leave in one `writev` (no copy into
+ * one buffer first).
+ */
+function sendChunks(res: ServerResponse, status: number, chunks: Array<Buffer | string>, headers: Record<string, string | string[]> | undefined, contentType: string): void {
+  const bufs = chunks.map((x) => (typeof x === 'string' ? Buffer.from(x) : x));
+  let length = 0;
+  for (const b of bufs) length += b.length;
+  res.writeHead(status, { ...PRODUCT, 'content-type': contentType, 'content-length': length, ...(headers ?? {}) });
+  res.cork();
+  for (const b of bufs) res.write(b);
+  res.end(); // uncorks: one writev
 }
 
 /** Ids a request body may carry (`scroll_id`, PIT `id`), so that an error echoing one is scrubbed. */

@@ -55,6 +55,8 @@ export interface SearchOutcome {
   total: { value: number; relation: 'eq' | 'gte' } | undefined;
   maxScore: number | null;
   aggregations?: Record<string, unknown>;
+  /** `profile: true`: per shard, its searches and aggregations sections (ES's SearchProfileResults). */
+  profile?: { shards: Array<Record<string, unknown>> };
   shards: { total: number; successful: number; skipped: number; failed: number; failures?: ShardFailure[] };
   tookMs: number;
   /** Some shard did not answer within the search's `timeout` (ES's `timed_out: true`). */
@@ -71,6 +73,8 @@ export interface SearchOptions {
    * hits they return with their sources ready to send (actors/shard/hitRender.ts).
    */
   render?: HitRendering;
+  /** Called as each shard's query answer (or failure) arrives: an async search's progress. */
+  onShard?: (ok: boolean, total: number) => void;
 }
 
 /** The per-hit part of a response's rendering ({@link RenderExtra}'s `sortLength`, `docSortValues`). */
@@ -160,8 +164,8 @@ async function querySearch(s: SearchServices, req: SearchRequest, targets: Shard
   const answers = await Promise.all(
     targets.map((t) =>
       s.shards.query(t.ref, { req: shardRequest(req, t, single), searcher: t.searcher, fetch: single, ...(single && opts.render ? { render: renderSpec(t, opts.render) } : {}) }, { timeoutMs: opts.timeoutMs }).then(
-        (page): Answer => ({ ok: true, page }),
-        (error): Answer => ({ ok: false, error }),
+        (page): Answer => (opts.onShard?.(true, targets.length), { ok: true, page }),
+        (error): Answer => (opts.onShard?.(false, targets.length), { ok: false, error }),
       ),
     ),
   );
@@ -173,7 +177,7 @@ async function querySearch(s: SearchServices, req: SearchRequest, targets: Shard
     if (!a.ok && !(a.error instanceof ShardTimeoutError)) s.stats.queryFailure++;
   }
   const fetchStart = Date.now();
-  const out = await assembleSearch(req, targets, answers, s.ctx.node.id, async (t, docs, searcher) => {
+  const out = await assembleSearch(withSortValueTypes(s, req, targets), targets, answers, s.ctx.node.id, async (t, docs, searcher) => {
     s.stats.fetchCurrent++;
     try {
       return await s.shards.fetch(t.ref, docs, searcher);
@@ -202,6 +206,7 @@ function shardRequest(req: SearchRequest, t: ShardTarget, single: boolean): Shar
     trackScores: req.trackScores,
     minScore: req.minScore,
     aggs: req.aggs,
+    ...(req.profile ? { profile: true } : {}),
     slice: t.slice,
     shardIndex: t.shardIndex,
     checkWindow: req.checkWindow,
@@ -223,6 +228,14 @@ function hitMetaWanted(req: SearchRequest): Pick<ShardQueryRequest, HitOptions> 
     ...(req.collapse ? { collapse: { field: req.collapse.field } } : {}),
     ...(req.rescore ? { rescore: req.rescore } : {}),
   };
+}
+
+/** Sort keys on `ip` fields merge shard pages by address bytes (their values are shown as text). */
+function withSortValueTypes(s: SearchServices, req: SearchRequest, targets: ShardTarget[]): SearchRequest {
+  if (!req.sort?.length) return req;
+  const isIp = (field: string) => targets.some((t) => s.cluster?.get(t.ref.index)?.mapping.fieldType(field) === 'ip');
+  if (!req.sort.some((k) => isIp(k.field))) return req;
+  return { ...req, sort: req.sort.map((k) => (isIp(k.field) ? { ...k, valueType: 'ip' as const } : k)) };
 }
 
 /**
@@ -286,12 +299,23 @@ export async function assembleSearch(
     const reduced = reduceAggs(ok.map((o) => o.page.head.aggs), req.aggs);
     aggregations = renderAggs(reduced, req.aggs, req.typedKeys ?? false, budget.maxBuckets);
   }
+  const profile = req.profile
+    ? {
+      shards: ok
+        .map((o) => ({
+          id: `[${node}][${o.t.ref.index}][${o.t.ref.n}]`, node_id: node, shard_id: o.t.ref.n, index: o.t.ref.index, cluster: '(local)',
+          searches: o.page.head.profile?.searches ?? [], aggregations: o.page.head.profile?.aggregations ?? [],
+        }))
+        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+    }
+    : undefined;
   return outcome({
     searchers,
     list,
     total: reduceTotal(shardResults, req.trackTotalHits),
     maxScore: maxScoreOf(ok.map((o) => o.page.head.maxScore)),
     aggregations,
+    ...(profile ? { profile } : {}),
     shards: {
       total: targets.length,
       successful: ok.length + timedOut,
@@ -452,6 +476,7 @@ export function renderSearch(
   }
   w.ascii(']}');
   if (out.aggregations) w.utf8(`,"aggregations":${stringify(out.aggregations)}`);
+  if (out.profile) w.utf8(`,"profile":${stringify(out.profile)}`);
   w.u8(0x7d);
   return new RawJson([w.take()]);
 }

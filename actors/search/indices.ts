@@ -1,4 +1,4 @@
-import { illegalArgument } from '../wire/esErrors';
+import { EsError, illegalArgument } from '../wire/esErrors';
 import type { EsRequest } from '../wire/rest';
 import { resolveExpression, routingSpec, type IndexState, type ResolveOptions } from '../cluster';
 import { aliasFilterFor } from '../cluster/aliases';
@@ -62,7 +62,19 @@ export async function searchIndices(s: SearchServices, req: Pick<EsRequest, 'par
       if (ok instanceof Promise) await ok;
     }
   }
-  return s.security ? resolveAuthorized(s, s.security, req.auth, action, expr, opts) : s.cluster.resolve(expr, opts);
+  const found = s.security ? resolveAuthorized(s, s.security, req.auth, action, expr, opts) : s.cluster.resolve(expr, opts);
+  return refuseClosed(found, opts.ignoreUnavailable);
+}
+
+/**
+ * A closed index named explicitly is ES's 400 `index_closed_exception` for searches, PITs and scrolls
+ * (IndicesOptions forbid closed), or is left out with `ignore_unavailable`; wildcards skip closed ones.
+ */
+export function refuseClosed(indices: IndexState[], ignoreUnavailable?: boolean): IndexState[] {
+  if (!indices.some((i) => i.settings.closed)) return indices;
+  if (ignoreUnavailable) return indices.filter((i) => !i.settings.closed);
+  const c = indices.find((i) => i.settings.closed)!;
+  throw new EsError('index_closed_exception', 400, 'closed', { meta: { index_uuid: c.uuid, index: c.name } });
 }
 
 /**

@@ -16,23 +16,59 @@ const OPEN = 'indices:data/read/open_point_in_time';
 /** A PIT just opened: its id and how many shards it pinned. */
 export interface PitOpened {
   id: string;
-  shards: { total: number; successful: number; failed: number };
+  shards: { total: number; successful: number; skipped: number; failed: number };
+  /** Our context uuid (OpenSearch's list and delete name PITs by id; the registry by uuid). */
+  contextId: string;
+  createdAt: number;
+}
+
+/** ES's open options beyond the index expression and keep alive. */
+export interface PitOptions {
+  /** A query: shards where no document matches are left out of the PIT (counted as skipped). */
+  indexFilter?: unknown;
+  /** Shards asked at once (ES default 5). */
+  maxConcurrentShardRequests?: number;
+  /** ES default false: a shard without a started copy fails the open. */
+  allowPartialSearchResults?: boolean;
+}
+
+/** Runs `fns` with at most `limit` under way at once, results in order (allSettled). */
+async function limited<T>(fns: Array<() => Promise<T>>, limit: number): Promise<PromiseSettledResult<T>[]> {
+  const out: PromiseSettledResult<T>[] = new Array(fns.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < fns.length) {
+      const i = next++;
+      out[i] = await fns[i]().then((value) => ({ status: 'fulfilled' as const, value }), (reason: unknown) => ({ status: 'rejected' as const, reason }));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, fns.length) }, worker));
+  return out;
 }
 
 /** Opens a PIT on the request's indices with keep alive `keepAlive` (ES time value). */
-export async function openPit(s: PagingServices, req: Pick<EsRequest, 'params' | 'query' | 'auth' | 'opaqueId'>, keepAlive: string): Promise<PitOpened> {
+export async function openPit(s: PagingServices, req: Pick<EsRequest, 'params' | 'query' | 'auth' | 'opaqueId'>, keepAlive: string, o: PitOptions = {}): Promise<PitOpened> {
   const keepAliveMs = keepAliveOrThrow(s, parseKeepAlive(keepAlive, 'keep_alive'));
   requireLog(s);
   const indices = await searchIndices(s, req, OPEN);
   refuseFilteredAliases(s, req.params.index, indices, 'point in time');
-  const targets = orderedTargets(indices, req.query.routing);
-  const settled = await Promise.allSettled(targets.map((t) => s.shards.call<SearcherRef>(t.ref, 'searcher', {})));
+  const all = orderedTargets(indices, req.query.routing);
+  const concurrency = o.maxConcurrentShardRequests ?? 5;
+  // index_filter: a shard none of whose documents match is left out (ES's can-match phase skips it)
+  let targets = all;
+  if (o.indexFilter !== undefined) {
+    const counts = await limited(all.map((t) => () => s.shards.call<number>(t.ref, 'count', { query: o.indexFilter })), concurrency);
+    targets = all.filter((_, i) => counts[i].status !== 'fulfilled' || (counts[i] as PromiseFulfilledResult<number>).value > 0).map((t, i) => ({ ...t, shardIndex: i }));
+  }
+  const skipped = all.length - targets.length;
+  const settled = await limited(targets.map((t) => () => s.shards.call<SearcherRef>(t.ref, 'searcher', {})), concurrency);
+  // pinned shards keep their rank in the PIT's own shard list (_shard_doc)
   const shards = targets.flatMap((t, i) => {
     const r = settled[i];
     return r.status === 'fulfilled' ? [{ index: t.ref.index, indexUuid: t.ref.indexUuid, n: t.ref.n, shardIndex: t.shardIndex, searcher: r.value }] : [];
   });
   const failed = targets.length - shards.length;
-  if (failed && req.query.allow_partial_search_results !== 'true') {
+  if (failed && !(o.allowPartialSearchResults ?? req.query.allow_partial_search_results === 'true')) {
     const first = settled.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     throw first.reason;
   }
@@ -45,7 +81,7 @@ export async function openPit(s: PagingServices, req: Pick<EsRequest, 'params' |
     correlationId: req.opaqueId,
   });
   await rec.appended;
-  return { id: s.ids.pitId(rec.id), shards: { total: targets.length, successful: shards.length, failed } };
+  return { id: s.ids.pitId(rec.id), contextId: rec.id, createdAt: rec.createdAt, shards: { total: all.length, successful: shards.length, skipped, failed } };
 }
 
 /** Closes the caller's PIT `pitId` wherever its owner node runs; how many contexts were freed. */

@@ -1,4 +1,4 @@
-import { allShardsFailed } from '../wire/esErrors';
+import { allShardsFailed, EsError } from '../wire/esErrors';
 import type { EsRequest, EsResponse } from '../wire/rest';
 import { parseSearchRequest, withImplicitShardDoc, type SearchRequest } from '../shard/engine';
 import { executeSearch, renderSearch, sliceTargets, targetQuery } from './coordinator';
@@ -43,11 +43,12 @@ export async function runSearch(s: PagingServices, call: SearchCall, parsed: Sea
   return plainSearch(s, call, sr);
 }
 
-async function plainSearch(s: PagingServices, req: SearchCall, sr: SearchRequest): Promise<EsResponse> {
-  const indices = await searchIndices(s, req);
+async function plainSearch(s: PagingServices, call: SearchCall, sr: SearchRequest): Promise<EsResponse> {
+  const indices = await searchIndices(s, call);
   checkMaxTermsCount(sr, indices);
-  const targets = withIndexBoosts(s, sr, withAliasFilters(s, req.params.index, orderedTargets(indices, sr.routing)), req.query.ignore_unavailable === 'true');
-  const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs, render: {} });
+  const targets = withIndexBoosts(s, sr, withAliasFilters(s, call.params.index, orderedTargets(indices, sr.routing)), call.query.ignore_unavailable === 'true');
+  const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs, onShard: call.onShard, render: {} });
+  checkPartial(s, sr, out);
   await expandCollapse(s, sr, out, targets);
   return {
     body: renderSearch(out, sr, indexNames(targets), { restTotalHitsAsInt: sr.restTotalHitsAsInt, noTotal: sr.trackTotalHits === false }),
@@ -71,7 +72,8 @@ async function pitSearch(s: PagingServices, req: SearchCall, sr: SearchRequest):
       'pit',
     ), false);
     checkMaxTermsCount(sr, [...new Set(h.shards.map((p) => p.index))].map((n) => s.cluster.get(n)).filter((i): i is NonNullable<typeof i> => !!i));
-    const out = await executeSearch(s, { ...sr, sort, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs, render: {} });
+    const out = await executeSearch(s, { ...sr, sort, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs, onShard: req.onShard, render: {} });
+    checkPartial(s, sr, out);
     await expandCollapse(s, sr, out, targets);
     await h.ready; // the extension is logged before the answer
     return {
@@ -84,6 +86,24 @@ async function pitSearch(s: PagingServices, req: SearchCall, sr: SearchRequest):
   } finally {
     h.done();
   }
+}
+
+/**
+ * `allow_partial_search_results=false` (or the cluster's `search.default_allow_partial_results:
+ * false`): a search some shard failed is ES's `Partial shards failure` instead of a 200 with
+ * `_shards.failures` (AbstractSearchAsyncAction).
+ */
+function checkPartial(s: PagingServices, sr: SearchRequest, out: { shards: { failed: number; failures?: Array<{ shard: number; index: string | null; node: string; reason: { type: string; reason: string } }> } }): void {
+  if (!out.shards.failed) return;
+  if (sr.allowPartialSearchResults ?? s.ctx.settings.bool('search.default_allow_partial_results', true)) return;
+  const failures = out.shards.failures ?? [];
+  const causes = failures.map((f) => new EsError(f.reason.type, 500, f.reason.reason));
+  const status = failures.some((f) => f.reason.type === 'no_shard_available_action_exception' || f.reason.type === 'timeout_exception') ? 503 : 500;
+  throw new EsError('search_phase_execution_exception', status, 'Partial shards failure', {
+    causes: causes.length ? causes : undefined,
+    causedBy: causes[0],
+    meta: { phase: 'query', grouped: true, failed_shards: failures },
+  });
 }
 
 /** `_count`: the query on every target shard, the counts added (every shard failing: all shards failed). */

@@ -3,6 +3,7 @@ import type { ClusterState } from '../cluster';
 import type { ShardClient } from './shardClient';
 import type { Membership } from '../cluster/membership';
 import type { ContextDirectory, ContextRegistry, ContextService } from '../contexts';
+import type { AsyncSearchRegistry } from '../contexts/asyncSearches';
 import type { IdCodec } from './ids';
 import type { EsRequest } from '../wire/rest';
 import type { Authentication } from '../wire/security';
@@ -64,6 +65,8 @@ export interface PagingServices extends SearchServices {
   /** Uses, clears and adoptions of contexts wherever their owner runs. */
   contextService: ContextService;
   ids: IdCodec;
+  /** Async searches of the cluster (absent in harnesses that start parts of a node). */
+  asyncSearches?: AsyncSearchRegistry;
 }
 
 /**
@@ -82,6 +85,8 @@ export interface SearchCall {
   readonly text?: string;
   readonly auth?: EsRequest['auth'];
   readonly opaqueId?: string;
+  /** Told as each shard answers (async search shows partial progress with it). */
+  readonly onShard?: (ok: boolean, total: number) => void;
 }
 
 export interface SearchStats {

@@ -160,6 +160,7 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   apiKeys = new ApiKeyService(facts, roles, digest, apiKeysEnabled, now);
   const files = new FileServiceTokens(ctx.configDir, () => serviceAccounts?.fileReloaded());
   serviceAccounts = new ServiceAccountService(facts, roles, files, digest, serviceTokenAlgorithm, now);
+  tokens.serviceAccountAuth = (account, name, type) => serviceAccounts.authOf(account, name, type);
   // Cached authentications hold compiled permissions: a role or application privilege change drops them.
   roles.onChange(() => {
     tokens.clearCache();

@@ -64,6 +64,7 @@ export function subjectOf(a: Authentication): TokenSubject {
     realm: { ...a.authenticationRealm },
     authenticationType: a.authenticationType,
     ...(a.apiKey ? { apiKey: { ...a.apiKey } } : {}),
+    ...(a.token && a.authenticationRealm.type === '_service_account' ? { serviceToken: { name: a.token.name, type: a.token.type } } : {}),
   };
 }
 
@@ -87,6 +88,11 @@ export class TokenService {
   private readonly byAccess = new Map<string, string>();
   private readonly byRefresh = new Map<string, string>();
   private readonly auths = new Map<string, Authentication>();
+  /**
+   * A service account's authentication by its token (set once service accounts are up): a token a
+   * service account minted (client_credentials) carries that account's privileges.
+   */
+  serviceAccountAuth?: (account: string, tokenName: string, tokenType: string) => Authentication;
 
   constructor(
     private readonly facts: FactLog,
@@ -150,6 +156,10 @@ export class TokenService {
   /** The authentication a token carries (`authentication_type: token`, owner's roles). */
   authOf(rec: Pick<AccessTokenRecord, 'subject' | 'tokenId'>): Authentication {
     const s = rec.subject;
+    if (s.serviceToken && this.serviceAccountAuth) {
+      // as ES shows it: the service account, `authentication_type: token`, the service token's name and type
+      return { ...this.serviceAccountAuth(s.username, s.serviceToken.name, s.serviceToken.type), authenticationType: 'token', tokenId: rec.tokenId };
+    }
     const permission = (s.apiKey && this.apiKeyPermission(s.apiKey.id)) || this.roles.permissionFor(s.apiKey ? [] : s.roles);
     return {
       user: { username: s.username, roles: s.roles, full_name: s.full_name, email: s.email, metadata: s.metadata, enabled: true },

@@ -77,6 +77,8 @@ export interface QueryPageHead {
   totalRelation: 'eq' | 'gte';
   maxScore: number | null;
   aggs?: unknown;
+  /** `profile: true`: the shard's profile sections. */
+  profile?: { searches: unknown[]; aggregations: unknown[] };
 }
 
 /** Writes strings one after the other, recording where each starts (byte offsets). */
@@ -285,6 +287,7 @@ export function encodeQueryPage(
   const flags = F_DOCS | F_IDS | (scored ? F_SCORES : 0) | (hasSort ? F_SORT : 0) | metaFlags;
   const head: QueryPageHead = { searcher, totalHits: result.totalHits, totalRelation: result.totalRelation, maxScore: result.maxScore };
   if (result.aggs !== undefined) head.aggs = result.aggs;
+  if (result.profile !== undefined) head.profile = result.profile;
   const headText = stringify(head);
   const ids = new Array<string>(n);
   for (let i = 0; i < n; i++) ids[i] = JSON.stringify(hits[i]._id);

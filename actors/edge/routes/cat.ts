@@ -61,7 +61,7 @@ async function catIndices(s: PagingServices, req: EsRequest): Promise<EsResponse
     const copies = h.active / Math.max(1, h.shards);
     rows.push({
       health: h.status,
-      status: 'open',
+      status: i.settings.closed ? 'close' : 'open',
       index: i.name,
       uuid: i.uuid,
       pri: i.settings.numberOfShards,

@@ -27,6 +27,7 @@ const TYPED_DYNAMIC = new Set([
 /** Dynamic cluster settings this node accepts. */
 const DYNAMIC = new Set([
   'search.max_open_scroll_context', 'search.default_keep_alive', 'search.max_keep_alive', 'search.keep_alive_interval', 'action.destructive_requires_name',
+  'search.default_allow_partial_results', 'search.max_open_contexts_per_user', 'search.max_async_search_response_size', 'async_search.max_keep_alive',
   ...TYPED_DYNAMIC,
   ...Object.values(WATERMARK_KEYS), INFO_INTERVAL_KEY,
 ]);
@@ -71,9 +72,17 @@ export function clusterRoutes(r: Router, s: PagingServices): void {
   }), { kind: 'cluster', action: 'cluster:monitor/settings' });
   r.add('PUT', '/_cluster/settings', async (req) => {
     const body = req.json<{ persistent?: unknown; transient?: unknown }>() ?? {};
-    const changes = { ...flatten(body.persistent ?? {}), ...flatten(body.transient ?? {}) };
+    const transient = flatten(body.transient ?? {});
+    const changes = { ...flatten(body.persistent ?? {}), ...transient };
     for (const [k, v] of Object.entries(changes)) {
-      if (!DYNAMIC.has(k)) throw illegalArgument(`${s.ctx.settings.get(k, undefined) === undefined ? 'persistent' : 'persistent'} setting [${k}], not recognized`);
+      // ES names the scope the unknown key came in (ClusterSettings.validateUpdate)
+      if (!DYNAMIC.has(k)) throw illegalArgument(`${Object.hasOwn(transient, k) ? 'transient' : 'persistent'} setting [${k}], not recognized`);
+      if ((k === 'search.default_allow_partial_results') && v !== null && !['true', 'false'].includes(String(v))) {
+        throw illegalArgument(`Failed to parse value [${String(v)}] as only [true] or [false] are allowed.`);
+      }
+      if (k === 'search.max_open_contexts_per_user' && v !== null && !(Number.isInteger(Number(v)) && Number(v) >= 0 && Number(v) <= 2 ** 31 - 1)) {
+        throw illegalArgument(`Failed to parse value [${String(v)}] for setting [${k}] must be >= 0`);
+      }
       if (TYPED_DYNAMIC.has(k)) checkTyped(k, v);
       if (k === 'search.max_open_scroll_context' && v !== null && !(Number.isInteger(Number(v)) && Number(v) >= 0)) {
         throw illegalArgument(`Failed to parse value [${String(v)}] for setting [${k}] must be >= 0`);

@@ -2,7 +2,8 @@ import { EsError } from '../../wire/esErrors';
 import type { Router } from '../router';
 import type { EsRequest, EsResponse } from '../../wire/rest';
 import { readFactBatches } from '../../../streams/factReader';
-import { applyContext, type ContextState } from '../../../streams/evolve';
+import { applyContext, evolveAsyncSearch, type AsyncSearchState, type ContextState } from '../../../streams/evolve';
+import { parseAsyncId } from '../../search/asyncSearchService';
 import type { Envelope } from '../../../streams';
 import type { PagingServices } from '../../search';
 import { liveOf } from './contextList';
@@ -12,7 +13,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The context uuid behind a scroll id, a PIT id, or a bare uuid; undefined for anything else. */
 function contextIdOf(s: PagingServices, id: string): string | undefined {
   if (UUID.test(id)) return id.toLowerCase();
-  for (const parse of [(x: string) => s.ids.parseScrollId(x).contextId, (x: string) => s.ids.parsePitId(x)]) {
+  for (const parse of [(x: string) => s.ids.parseScrollId(x).contextId, (x: string) => s.ids.parsePitId(x), (x: string) => parseAsyncId(x)]) {
     try {
       return parse(id);
     } catch {
@@ -38,7 +39,12 @@ async function getContext(s: PagingServices, req: EsRequest): Promise<EsResponse
   }
   facts.sort((a, b) => a.seq - b.seq);
   let state: ContextState | undefined;
-  for (const f of facts) if (f.type.startsWith('scroll.') || f.type.startsWith('pit.')) state = applyContext(state, f);
+  let async: AsyncSearchState | undefined;
+  for (const f of facts) {
+    if (f.type.startsWith('scroll.') || f.type.startsWith('pit.')) state = applyContext(state, f);
+    else if (f.type.startsWith('asyncsearch.')) async = evolveAsyncSearch(async, f);
+  }
+  if (id && async) return { body: asyncContext(async, facts) };
   if (!id || !state) {
     throw new EsError(
       'resource_not_found_exception',
@@ -68,6 +74,27 @@ async function getContext(s: PagingServices, req: EsRequest): Promise<EsResponse
       ...(state.by ? { by: state.by } : {}),
       history: facts.map((f) => ({ seq: f.seq, type: f.type, time: f.time, ...(f.correlationId ? { correlation_id: f.correlationId } : {}), data: trim(f) })),
     },
+  };
+}
+
+/** An async search's life (`GET /_contexts/<async search id>`). */
+function asyncContext(a: AsyncSearchState, facts: Envelope[]): Record<string, unknown> {
+  return {
+    id: a.id,
+    kind: 'async_search',
+    es_id: a.esId,
+    status: a.status,
+    indices: a.indices,
+    owner: a.owner ?? null,
+    keep_alive: `${a.keepAliveMs}ms`,
+    submitted_at: iso(a.submittedAt),
+    expires_at: iso(a.expiresAt),
+    ...(a.completedAt !== undefined ? { completed_at: iso(a.completedAt), completion_status: a.completion?.status } : {}),
+    extensions: a.extensions,
+    ...(a.node ? { node: a.node } : {}),
+    ...(a.endedAt !== undefined ? { ended_at: iso(a.endedAt) } : {}),
+    ...(a.by ? { by: a.by } : {}),
+    history: facts.map((f) => ({ seq: f.seq, type: f.type, time: f.time, ...(f.correlationId ? { correlation_id: f.correlationId } : {}), data: trim(f) })),
   };
 }
 

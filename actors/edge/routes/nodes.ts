@@ -8,6 +8,8 @@ import { callNodes } from '../../cluster/nodeRpc';
 import { collectShardStats, commonStats, INDEX_METRICS, parseMetrics, type IndexMetric, type ShardStat } from '../views/indexStats';
 import { illegalArgument } from '../../wire/esErrors';
 import { uptimeMs } from '../views/runtime';
+import { loopStats } from '../views/eventLoop';
+import { followerStats } from '../../../streams';
 import { CircuitBreakerService } from '../../wire/circuitBreaker';
 
 /** `GET /_nodes` metrics (NodesInfoMetrics). */
@@ -18,6 +20,8 @@ type InfoMetric = (typeof INFO_METRICS)[number];
 const STATS_METRICS = [
   'indices', 'os', 'process', 'jvm', 'thread_pool', 'fs', 'transport', 'http', 'breaker', 'script', 'discovery', 'ingest',
   'adaptive_selection', 'script_cache', 'indexing_pressure', 'repositories', 'allocations',
+  // ours: the event loop's delay, and the log followers (position, stalls)
+  'event_loop', 'log_followers',
 ] as const;
 type StatsMetric = (typeof STATS_METRICS)[number];
 
@@ -185,6 +189,8 @@ async function nodeStats(s: PagingServices, n: NodeDescriptor, metrics: Set<Stat
     }),
     repositories: () => ({}),
     allocations: () => ({}),
+    event_loop: () => loopStats(),
+    log_followers: () => followerStats(s.ctx.nc),
   };
   for (const m of STATS_METRICS) if (metrics.has(m)) out[m === 'breaker' ? 'breakers' : m] = sections[m]();
   return out;

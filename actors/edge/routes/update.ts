@@ -204,8 +204,8 @@ export async function executeUpdate(s: SearchServices, t: UpdateTarget, spec: Up
     const g = await s.shards.call<GetResult | null>(ref, 'get', { id });
     if (spec.ifSeqNo !== undefined) {
       const want = `required seqNo [${spec.ifSeqNo}], primary term [${spec.ifPrimaryTerm ?? 0}]`;
-      if (!g) return { ok: false, error: withMeta(conflict(id, want, 'but no document was found'), meta) };
-      if (g.seqNo !== spec.ifSeqNo || (g.primaryTerm ?? 1) !== spec.ifPrimaryTerm) {
+      // a missing document is ES's 404 document_missing_exception below (UpdateHelper looks at the get first)
+      if (g && (g.seqNo !== spec.ifSeqNo || (g.primaryTerm ?? 1) !== spec.ifPrimaryTerm)) {
         return { ok: false, error: withMeta(conflict(id, want, `current document has seqNo [${g.seqNo}] and primary term [${g.primaryTerm ?? 1}]`), meta) };
       }
     }

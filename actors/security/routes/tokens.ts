@@ -57,9 +57,8 @@ export function tokenRoutes(router: Routes, s: SecurityServices): void {
         if (!subject) throw unauthorized(`unable to authenticate user [${username}] for action [${A}create]`, s.challenges);
         issued = await s.tokens.create(subject, caller, 'password', true, undefined, req.opaqueId);
       } else if (grant === 'client_credentials') {
-        // ES refuses with a bare ElasticsearchException (500) and this reason; a refusal is not a server
-        // error, so the same reason comes back as a 403 (the caller may not do this).
-        if (caller.authenticationRealm.type === '_service_account') throw forbidden('OAuth2 token creation is not supported for service accounts');
+        // A service account may mint a token when its role grants token creation (elastic/kibana,
+        // service_accounts/30_oauth_token.yml); elastic/fleet-server was refused above with ES's 403.
         issued = await s.tokens.create(caller, caller, 'client_credentials', false, undefined, req.opaqueId);
       } else {
         issued = await s.tokens.refresh(String(body.refresh_token), caller, req.opaqueId);

@@ -9,7 +9,8 @@ export type SortValue = number | bigint | string | boolean | null;
 
 export type FieldType =
   | 'keyword' | 'text' | 'long' | 'integer' | 'short' | 'byte' | 'double' | 'float' | 'half_float' | 'scaled_float'
-  | 'unsigned_long' | 'boolean' | 'date' | 'date_nanos' | 'object' | 'ip';
+  | 'unsigned_long' | 'boolean' | 'date' | 'date_nanos' | 'object' | 'ip' | 'geo_point'
+  | 'integer_range' | 'long_range' | 'float_range' | 'double_range' | 'date_range' | 'ip_range';
 
 /** One sort key after parsing (`"f"`, `{"f":"desc"}`, `{"f":{order,missing,...}}`, `_score`, `_doc`, `_shard_doc`). */
 export interface SortSpec {
@@ -20,6 +21,10 @@ export interface SortSpec {
   mode?: 'min' | 'max' | 'sum' | 'avg' | 'median';
   numericType?: 'double' | 'long' | 'date' | 'date_nanos';
   format?: string;
+  /** Set by the coordinator for an `ip` field: sort values (addresses) merge in byte order. */
+  valueType?: 'ip';
+  /** `_geo_distance` sorts (field `_geo_distance`): the geo_point field, origins and options. */
+  geo?: { field: string; points: Array<{ lat: number; lon: number }>; unit: string; distanceType: 'arc' | 'plane'; ignoreUnmapped: boolean };
 }
 
 /** What a slice means to ONE shard, after the coordinator's shard step (search-paging.md §10). */
@@ -49,6 +54,8 @@ export interface SearcherRef {
 export interface ShardQueryRequest {
   /** Query DSL JSON, already validated by parseSearchRequest; absent = match_all. */
   query?: unknown;
+  /** `profile: true`: the shard reports its query and aggregation timings. */
+  profile?: boolean;
   postFilter?: unknown;
   sort?: SortSpec[];
   /**
@@ -108,6 +115,8 @@ export interface ShardQueryResult {
   hits: ShardHit[];
   /** Partial aggregation state, merged with reduceAggs. */
   aggs?: unknown;
+  /** With `profile`: the shard's `searches` and `aggregations` profile sections. */
+  profile?: { searches: unknown[]; aggregations: unknown[] };
 }
 
 /** One document write inside a bulk/index/delete request, as the shard actor receives it. */

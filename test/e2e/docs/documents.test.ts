@@ -162,8 +162,10 @@ describe('_update', () => {
       `[cas]: version conflict, required seqNo [${w._seq_no}], primary term [1]. current document has seqNo [${ok.json._seq_no}] and primary term [1]`,
     );
     const missing = await raw(t, 'POST', '/docs/_update/cas-none?if_seq_no=0&if_primary_term=1', { doc: { n: 3 } });
-    expect(missing.status).toBe(409);
-    expect(missing.json.error.reason).toBe('[cas-none]: version conflict, required seqNo [0], primary term [1]. but no document was found');
+    // ES's UpdateHelper looks at the get first: a missing document is a 404 (issue 22 table)
+    expect(missing.status).toBe(404);
+    expect(missing.json.error.type).toBe('document_missing_exception');
+    expect(missing.json.error.reason).toBe('[cas-none]: document missing');
   });
 
   it('retries on conflict: concurrent updates of different fields all land (retry_on_conflict)', async () => {

@@ -142,3 +142,41 @@ describe('histogram, date_range, missing and top_hits over shards, in a scroll a
     await t.es.closePointInTime({ id });
   });
 });
+
+describe('search.aggregation/20_terms.yml profiles and value types', () => {
+  beforeAll(async () => {
+    await t.es.indices.create({ index: 'prof', settings: { number_of_shards: 1, number_of_replicas: 0 }, mappings: { properties: { str: { type: 'keyword' }, number: { type: 'long' } } } });
+    const docs = [{ str: 'sheep', number: 1 }, { str: 'sheep', number: 3 }, { str: 'cow', number: 1 }, { str: 'pig', number: 1 }];
+    await t.es.bulk({ refresh: true, operations: docs.flatMap((d) => [{ index: { _index: 'prof' } }, d]) });
+  });
+  const profiled = async (aggs: unknown) => (await t.es.search({ index: 'prof', size: 0, profile: true, aggs: aggs as never })) as unknown as { aggregations: Aggs; profile: { shards: Array<{ aggregations: Aggs[]; searches: Aggs[] }> } };
+  it('string profiler via global ordinals', async () => {
+    const r = await profiled({ str_terms: { terms: { field: 'str' }, aggs: { max_number: { max: { field: 'number' } } } } });
+    expect(r.aggregations.str_terms.buckets[0]).toMatchObject({ key: 'sheep', max_number: { value: 3 } });
+    const a = r.profile.shards[0].aggregations[0];
+    expect(a).toMatchObject({ type: 'GlobalOrdinalsStringTermsAggregator', description: 'str_terms', breakdown: { collect_count: 4 } });
+    expect(a.debug).toMatchObject({ result_strategy: 'terms', has_filter: false, total_buckets: 3 });
+    expect(a.children[0]).toMatchObject({ type: 'MaxAggregator', description: 'max_number' });
+    expect(r.profile.shards[0].searches[0].query[0].time_in_nanos).toBeGreaterThan(0);
+  });
+  it('string profiler via map, deferred sub-aggregations', async () => {
+    const r = await profiled({ str_terms: { terms: { field: 'str', collect_mode: 'breadth_first', execution_hint: 'map' }, aggs: { max_number: { max: { field: 'number' } } } } });
+    const a = r.profile.shards[0].aggregations[0];
+    expect(a).toMatchObject({ type: 'MapStringTermsAggregator', description: 'str_terms', breakdown: { collect_count: 4 }, debug: { deferred_aggregators: ['max_number'], result_strategy: 'terms' } });
+    expect(a.children[0]).toMatchObject({ type: 'MaxAggregator', description: 'max_number' });
+  });
+  it('numeric profiler', async () => {
+    const r = await profiled({ n_terms: { terms: { field: 'number' } } });
+    expect(r.aggregations.n_terms.buckets.map((b: Aggs) => b.key)).toEqual([1, 3]);
+    expect(r.profile.shards[0].aggregations[0]).toMatchObject({ type: 'NumericTermsAggregator', description: 'n_terms', breakdown: { collect_count: 4 }, debug: { result_strategy: 'long_terms', total_buckets: 2 } });
+  });
+  it('value type mismatch fails the shard', async () => {
+    await t.es.indices.create({ index: 'valuetype_test_1', settings: { number_of_shards: 1 }, mappings: { properties: { ip: { type: 'keyword' } } } });
+    await t.es.indices.create({ index: 'valuetype_test_2', settings: { number_of_shards: 1 }, mappings: { properties: { ip: { type: 'ip' } } } });
+    await t.es.bulk({ refresh: true, operations: ['192.168.7.1', '192.168.7.2', '192.168.7.3'].flatMap((ip) => [{ index: { _index: 'valuetype_test_1' } }, { ip }]) });
+    await t.es.bulk({ refresh: true, operations: ['127.0.0.1', '192.168.0.1', '192.168.0.2', '192.168.0.3'].flatMap((ip) => [{ index: { _index: 'valuetype_test_2' } }, { ip }]) });
+    const r = await t.es.search({ index: 'valuetype_test_1,valuetype_test_2', size: 0, aggs: { str_terms: { terms: { field: 'ip', value_type: 'ip' } } } as never });
+    expect(r._shards.failed).toBe(1);
+    expect((r.aggregations!.str_terms as Aggs).buckets.map((b: Aggs) => [b.key, b.doc_count])).toEqual([['127.0.0.1', 1], ['192.168.0.1', 1], ['192.168.0.2', 1], ['192.168.0.3', 1]]);
+  });
+});

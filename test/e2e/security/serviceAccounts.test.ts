@@ -128,11 +128,22 @@ describe('service accounts (spec §5, §9.17–9.20)', () => {
       await es.security.putUser({ username: 'kuser', password: 'kuser-password', roles: ['viewer'] });
     });
 
-    it('refuses client_credentials for the service account itself with ES reason, as a 4xx', async () => {
+    it('mints a client_credentials token for elastic/kibana as service_accounts/30_oauth_token.yml (issue 22 table)', async () => {
       const r = await call(h.url, 'POST', '/_security/oauth2/token', { auth: kibana, body: { grant_type: 'client_credentials' } });
+      expect(r.status).toBe(200);
+      expect(r.body.type).toBe('Bearer');
+      expect(r.body.expires_in).toBe(1200);
+      expect(r.body.refresh_token).toBeUndefined();
+      const who = await call(h.url, 'GET', '/_security/_authenticate', { auth: `Bearer ${r.body.access_token}` });
+      expect(who.status).toBe(200);
+      expect(who.body).toMatchObject({ username: 'elastic/kibana', authentication_type: 'token', metadata: { _elastic_service_account: true }, token: { name: 'kbn-oauth', type: '_service_account_index' } });
+    });
+
+    it('refuses client_credentials for elastic/fleet-server with a 403 security_exception', async () => {
+      const fleet = (await es.security.createServiceToken({ namespace: 'elastic', service: 'fleet-server', name: 'oauth-fleet' })).token.value;
+      const r = await call(h.url, 'POST', '/_security/oauth2/token', { auth: `Bearer ${fleet}`, body: { grant_type: 'client_credentials' } });
       expect(r.status).toBe(403);
-      const reason = 'OAuth2 token creation is not supported for service accounts';
-      expect(r.body).toEqual({ error: { root_cause: [{ type: 'security_exception', reason }], type: 'security_exception', reason }, status: 403 });
+      expect(r.body.error.type).toBe('security_exception');
     });
 
     it('grants a password token for a user (what Kibana does), refreshes and invalidates it as the same client', async () => {

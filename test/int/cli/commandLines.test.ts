@@ -48,6 +48,7 @@ describe('--help and -h', () => {
     ['securitySearchBench', ['-h']],
     ['cluster', ['--help']],
     ['breakers', ['--help']],
+    ['soak', ['--help']],
   ];
   let results: CliResult[];
   beforeAll(async () => {
@@ -99,6 +100,8 @@ describe('bad command lines exit 64 with the usage', () => {
     ['cluster', ['now'], /unexpected argument \[now\]/],
     ['breakers', ['--docs', 'many'], /--docs must be a number, got \[many\]/],
     ['breakers', ['--only', 'aggs'], /--only takes terms-size, terms, page; got \[aggs\]/],
+    ['soak', ['--nodes', '2'], /--nodes must be 1 or 3, got \[2\]/],
+    ['soak', ['--minutes', '0'], /--minutes must be positive/],
   ];
   let results: CliResult[];
   beforeAll(async () => {

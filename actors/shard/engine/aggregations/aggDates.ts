@@ -13,6 +13,7 @@ const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 
 const NAMED: Record<string, string> = {
   strict_date_optional_time: "yyyy-MM-dd'T'HH:mm:ss.SSSXXX",
   date_optional_time: "yyyy-MM-dd'T'HH:mm:ss.SSSXXX",
+  iso8601: "yyyy-MM-dd'T'HH:mm:ss.SSSXXX",
   strict_date_optional_time_nanos: "yyyy-MM-dd'T'HH:mm:ss.SSSSSSSSSXXX",
   strict_date_time: "yyyy-MM-dd'T'HH:mm:ss.SSSXXX",
   date_time: "yyyy-MM-dd'T'HH:mm:ss.SSSXXX",

@@ -5,7 +5,7 @@
 
 /** How values print: dates get `*_as_string`, booleans print true/false. */
 export type ValueKind = 'number' | 'date' | 'boolean' | 'unmapped';
-export type TermsKind = 'string' | 'long' | 'double' | 'boolean' | 'date' | 'unmapped';
+export type TermsKind = 'string' | 'long' | 'double' | 'boolean' | 'date' | 'ip' | 'unmapped';
 export type TermKey = string | number | bigint;
 
 export type MetricPartial =
@@ -100,6 +100,12 @@ export interface RangePartial {
   buckets: Array<{ count: number; subs: PartialMap }>;
 }
 
+/** geotile_grid: buckets keyed `zoom/x/y`. */
+export interface GeoTilePartial {
+  t: 'geotile_grid';
+  buckets: BucketPartial[];
+}
+
 /** histogram (numeric). */
 export interface NumHistogramPartial {
   t: 'histogram';
@@ -116,5 +122,5 @@ export interface TopHitsPartial {
 
 export type AggPartial =
   | MetricPartial | TermsPartial | HistogramPartial | CompositePartial | PercentilesPartial | CardinalityPartial
-  | StatsPartial | SingleBucketPartial | FiltersPartial | RangePartial | NumHistogramPartial | TopHitsPartial;
+  | StatsPartial | SingleBucketPartial | FiltersPartial | RangePartial | NumHistogramPartial | TopHitsPartial | GeoTilePartial;
 export type PartialMap = Record<string, AggPartial>;

@@ -11,6 +11,7 @@ import { parseDateMath } from '../base/dateMath';
 import { doubleToSortableLong, floorMod, mix64, murmur3Bytes } from '../base/routing';
 import { isObject, tokenName } from '../base/xcontent';
 import type { TermKey, TermsKind } from './aggPartials';
+import { encodeIp } from '../index/fieldCodecs';
 
 /** IncludeExclude.HASH_PARTITIONING_SEED */
 const PARTITION_SEED = 31;
@@ -91,7 +92,7 @@ export function keyFilter(name: string, params: Record<string, unknown>, kind: T
   let test: (k: TermKey) => boolean;
   if (isObject(inc)) {
     const p = javaInt(inc.partition), n = javaInt(inc.num_partitions);
-    test = stringy
+    test = stringy || kind === 'ip'
       ? (k) => floorMod(murmur3Bytes(utf8.encode(String(k)), PARTITION_SEED), n) === p
       : (k) => {
         const h = mix64(kind === 'double' ? doubleToSortableLong(Number(k)) : BigInt(k));
@@ -121,6 +122,17 @@ function side(v: unknown, kind: TermsKind, fmt: KeyFormat): ((k: TermKey) => boo
     return (k) => m.test(String(k));
   }
   const values = (v as unknown[]).map((x) => String(x));
+  if (kind === 'ip') {
+    // DocValueFormat.IP.parseBytesRef: the addresses as the keys they select
+    const set = new Set(values.map((x) => {
+      try {
+        return encodeIp(x);
+      } catch (e) {
+        throw illegalArgument((e as Error).message);
+      }
+    }));
+    return (k) => set.has(String(k));
+  }
   if (kind === 'string' || kind === 'unmapped') {
     const set = new Set(values);
     return (k) => set.has(String(k));

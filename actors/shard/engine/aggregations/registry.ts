@@ -9,6 +9,8 @@ import { filterAgg, filtersAgg, missingAgg } from './filters';
 import { dateRangeAgg, rangeAgg } from './ranges';
 import { histogramAgg } from './histogram';
 import { topHitsAgg } from './topHits';
+import { ipRangeAgg } from './ipRange';
+import { geotileGridAgg } from './geotile';
 
 /**
  * Every aggregation type this engine runs, by its request name (ES's SearchModule registrations).
@@ -35,6 +37,8 @@ export const AGGREGATIONS: Readonly<Record<string, AggregationType>> = {
   date_range: dateRangeAgg,
   histogram: histogramAgg,
   top_hits: topHitsAgg,
+  ip_range: ipRangeAgg,
+  geotile_grid: geotileGridAgg,
 };
 
 /** Aggregations ES registers that this engine lacks (a clear 400; also "did you mean" candidates). */

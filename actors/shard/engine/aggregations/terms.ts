@@ -6,11 +6,13 @@ import { bucketing, mergeBuckets } from './bucketing';
 import { keyFilter } from './includeExclude';
 import { fielddataDisabled, fieldValues, termsKind, toNumber, type Raw } from './values';
 import type { FieldType } from '../types';
+import { decodeIp, encodeIp } from '../index/fieldCodecs';
 
 /** The `terms` aggregation: a bucket per value, top `size` by the order, with ES's error bounds. */
 
 function termKey(v: Raw, kind: TermsKind, type: FieldType | undefined): TermKey {
   if (kind === 'string' || kind === 'unmapped') return String(v);
+  if (kind === 'ip') return encodeIp(String(v)); // keys in address order (the bytes), shown as addresses
   if (kind === 'long' && typeof v === 'bigint') return v;
   if (kind === 'long' && typeof v === 'string' && /^-?\d+$/.test(v)) return Number.isSafeInteger(Number(v)) ? Number(v) : BigInt(v);
   return toNumber(v, type);
@@ -19,6 +21,7 @@ function termKey(v: Raw, kind: TermsKind, type: FieldType | undefined): TermKey 
 function termKeyFields(key: TermKey, kind: TermsKind, format: string): Record<string, unknown> {
   if (kind === 'boolean') return { key, key_as_string: String(Number(key) !== 0) };
   if (kind === 'date') return { key, key_as_string: formatDate(Number(key), format) };
+  if (kind === 'ip') return { key: decodeIp(String(key)) };
   return { key };
 }
 
@@ -29,7 +32,7 @@ export const termsAgg: AggregationType = {
   ],
   typedName(p) {
     const kind = (p as TermsPartial | undefined)?.kind ?? 'unmapped';
-    return kind === 'double' ? 'dterms' : kind === 'string' || kind === 'unmapped' ? 'sterms' : 'lterms';
+    return kind === 'double' ? 'dterms' : kind === 'string' || kind === 'unmapped' || kind === 'ip' ? 'sterms' : 'lterms';
   },
   factory(spec, ctx) {
     const { type, read, dateFormat, field } = fieldValues(spec, ctx.reader);

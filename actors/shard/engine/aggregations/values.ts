@@ -47,6 +47,7 @@ export function valueKind(type: FieldType | undefined): ValueKind {
 export function termsKind(type: FieldType | undefined, missing: unknown): TermsKind {
   if (type === undefined) return missing === undefined ? 'unmapped' : 'string';
   if (type === 'boolean') return 'boolean';
+  if (type === 'ip') return 'ip';
   if (DATES.includes(type)) return 'date';
   if (['double', 'float', 'half_float', 'scaled_float'].includes(type)) return 'double';
   if (NUMERIC.includes(type)) return 'long';
@@ -87,7 +88,11 @@ export function fieldValues(spec: AggSpec, reader: DocValuesReader): FieldValues
   // `_index` reads as a keyword whose one value is the shard's index (ES IndexFieldMapper).
   const indexField = field === '_index' && shard.index !== undefined;
   const mapped = indexField ? 'keyword' : reader.fieldType(field);
-  const type: FieldType | undefined = mapped ?? (hasMissing ? hintedType(spec.params.value_type, missing) : undefined);
+  // a value_type the mapped field cannot give fails the shard (ES: "Value type mismatch fails shard")
+  if (spec.params.value_type === 'ip' && mapped !== undefined && mapped !== 'ip') {
+    throw illegalArgument(`Field [${field}] of type [${mapped}] is not supported for aggregation [${spec.type}]`);
+  }
+  const type: FieldType | undefined = mapped ?? (hasMissing ? (spec.params.value_type === 'ip' ? 'ip' : hintedType(spec.params.value_type, missing)) : undefined);
   const read = (doc: number) => {
     const vs = indexField ? [shard.index!] : mapped === undefined ? [] : reader.values(field, doc);
     return vs.length === 0 && hasMissing ? [missing as Raw] : vs;

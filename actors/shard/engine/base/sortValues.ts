@@ -1,3 +1,4 @@
+import { compareIps } from './ip';
 import type { SortSpec, SortValue } from '../types';
 
 /**
@@ -16,7 +17,7 @@ import type { SortSpec, SortValue } from '../types';
  * @returns negative when `a` comes first under `spec.order`, positive when `b` does, 0 on a tie.
  * @example compareSortValues(1n << 60n, 3, { field: 'n', order: 'desc' }) // < 0
  */
-export function compareSortValues(a: SortValue | undefined, b: SortValue | undefined, spec: Pick<SortSpec, 'order' | 'missing'>): number {
+export function compareSortValues(a: SortValue | undefined, b: SortValue | undefined, spec: Pick<SortSpec, 'order' | 'missing' | 'valueType'>): number {
   const aNull = a === null || a === undefined;
   const bNull = b === null || b === undefined;
   if (aNull || bNull) {
@@ -24,7 +25,8 @@ export function compareSortValues(a: SortValue | undefined, b: SortValue | undef
     const first = spec.missing === '_first';
     return aNull === first ? -1 : 1;
   }
-  const c = compareRaw(a, b);
+  const ip = spec.valueType === 'ip' && typeof a === 'string' && typeof b === 'string' ? compareIps(a, b) : undefined;
+  const c = ip ?? compareRaw(a, b);
   return spec.order === 'desc' ? -c : c;
 }
 

@@ -12,6 +12,7 @@ import { analyze, tokenPositions, type FieldStats } from './analysis';
 import { compareStrings, grow, lowerBound } from '../base/bits';
 import type { BlockImpacts, KeywordView, NumericView, PositionList, PostingList, PostingRef, TextView } from './columnViews';
 import { impactsOf } from './impacts';
+import { isEncoded } from './fieldCodecs';
 
 export type { PostingList, PostingRef, ColumnView, KeywordView, NumericView, TextView, NumVal } from './columnViews';
 export { cmpNum, docFreq, forEachPosting } from './columnViews';
@@ -393,7 +394,7 @@ export type Column = NumericColumn | KeywordColumn | TextColumn;
 
 /** A new empty column for a leaf type. */
 export function columnFor(type: FieldType): Column {
-  if (type === 'keyword') return new KeywordColumn();
+  if (type === 'keyword' || isEncoded(type)) return new KeywordColumn(); // ip, geo_point, ranges: encoded terms (fieldCodecs.ts)
   if (type === 'text') return new TextColumn();
   return new NumericColumn(type);
 }

@@ -2,6 +2,8 @@ import { EsError } from '../../../wire/esErrors';
 import type { FieldType } from '../types';
 import { DEFAULT_DATE_FORMAT, dateFormatter, type Instant } from '../base/dates';
 import { analyze } from './analysis';
+import { isEncoded } from './fieldCodecs';
+import { encodeValue, isPointArray } from './encodedValues';
 import { checkNesting, checkTermLength, MAX_TERM_BYTES } from './docLimits';
 import { checkObjectDepth, leafDef, mapperParsing, objectDef, type Dynamic, type FieldDef, type MappingView } from './fieldDef';
 
@@ -170,6 +172,12 @@ function allowNew(dyn: Dynamic, parent: FieldDef, name: string): boolean {
 }
 
 function walkValue(ctx: Ctx, parent: FieldDef, name: string, v: unknown, dyn: Dynamic): void {
+  // geo points and ranges are objects or [lon, lat] arrays that are one value
+  const enc = parent.properties!.get(name);
+  if (enc && isEncoded(enc.type) && v !== null && typeof v === 'object' && (!Array.isArray(v) || (enc.type === 'geo_point' && isPointArray(v)))) {
+    indexLeaf(ctx, enc, v);
+    return;
+  }
   if (Array.isArray(v)) {
     for (const x of v) walkValue(ctx, parent, name, x, dyn);
     return;
@@ -238,6 +246,13 @@ function convert(ctx: Ctx, def: FieldDef, v: unknown): FieldValue | undefined {
     // a keyword is one term; at most 3 UTF-8 bytes per UTF-16 unit, so only long values need counting
     if (s.length > MAX_TERM_BYTES / 3) checkTermLength(def, s);
     return s;
+  }
+  if (isEncoded(t)) {
+    try {
+      return encodeValue(def, v, () => ctx.m.formatterOf(def));
+    } catch (e) {
+      throw failedToParse(ctx, def, preview(v), e instanceof EsError ? e : new EsError('illegal_argument_exception', 400, (e as Error).message));
+    }
   }
   if (typeof v === 'string' && v.length === 0 && t !== 'date' && t !== 'date_nanos') return undefined; // "" = null for numbers/booleans
   try {

@@ -5,6 +5,7 @@ import type { IndexMapping } from './mapping';
 import { parseDocument, type ParsedDoc } from './docParser';
 import type { MappingView } from './fieldDef';
 import { KeywordColumn, NumericColumn, TextColumn, columnFor, type Column, type ColumnView } from './columns';
+import { docValuesOf } from './fieldCodecs';
 import { grow, upperBoundF64 } from '../base/bits';
 import { SearchCaches } from './caches';
 import type { ShardSettings, StoreView } from './storeView';
@@ -295,7 +296,7 @@ export class IndexBuffer implements StoreView {
   values(field: string, doc: number): Array<number | bigint | string | boolean> {
     const col = this.columns.get(field);
     if (col instanceof NumericColumn) return col.natural(doc);
-    if (col instanceof KeywordColumn) return col.values(doc);
+    if (col instanceof KeywordColumn) return docValuesOf(this.mapping.fieldType(field), col.values(doc));
     if (col instanceof TextColumn) return [];
     return [];
   }

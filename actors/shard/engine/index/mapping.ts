@@ -13,7 +13,8 @@ export type { Dynamic, FieldDef } from './fieldDef';
 
 const LEAF_TYPES = new Set<FieldType>([
   'keyword', 'text', 'long', 'integer', 'short', 'byte', 'double', 'float', 'half_float', 'scaled_float',
-  'unsigned_long', 'boolean', 'date', 'date_nanos',
+  'unsigned_long', 'boolean', 'date', 'date_nanos', 'ip', 'geo_point',
+  'integer_range', 'long_range', 'float_range', 'double_range', 'date_range', 'ip_range',
 ]);
 
 /**
@@ -256,7 +257,7 @@ export class IndexMapping implements MappingView {
       throw mapperParsing(`No handler for type [${String(type)}] declared on field [${path.slice(path.lastIndexOf('.') + 1)}]`);
     }
     const def: FieldDef = leafDef(path, type as FieldType, params);
-    if (type === 'date' || type === 'date_nanos') {
+    if (type === 'date' || type === 'date_nanos' || type === 'date_range') {
       try {
         dateFormatter(def.format ?? DEFAULT_DATE_FORMAT);
       } catch (e) {

@@ -4,6 +4,8 @@
  * through the mapping: coerced numbers, formatted dates, multi-fields, `include_unmapped`), as ES's
  * FetchDocValuesPhase and FetchFieldsPhase. Patterns (`*`) expand over mapped leaves.
  */
+import { decodeDouble, decodeGeo, decodeIp, decodeLong, RANGE_TYPES, rangeBounds } from '../index/fieldCodecs';
+import { parsePoint } from '../index/encodedValues';
 import { illegalArgument } from '../../../wire/esErrors';
 import { simpleMatch } from '../../../automaton';
 import { parseSourceJson } from '../../../wire/sourceJson';
@@ -13,7 +15,7 @@ import type { FieldDef } from '../index/mapping';
 import type { ShardHit, ShardQueryRequest } from '../types';
 import type { QueryContext } from './qnode';
 
-type Value = string | number | boolean | bigint | null;
+type Value = string | number | boolean | bigint | null | Record<string, unknown>;
 const NUMERIC = new Set(['long', 'integer', 'short', 'byte', 'double', 'float', 'half_float', 'scaled_float', 'unsigned_long']);
 const fielddataOnText = (f: string) => illegalArgument(
   `Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [${f}] in order to load field data by uninverting the inverted index. Note that this can use significant memory.`,
@@ -43,6 +45,15 @@ export function addFetchFields(ctx: QueryContext, req: ShardQueryRequest, hits: 
   }
 }
 
+/** A range term as `{gte, lte}` (numbers, dates as epoch millis, ips as addresses). */
+function decodeRange(type: FieldDef['type'], term: string): Record<string, unknown> {
+  const [lo, hi] = rangeBounds(type, term);
+  if (type === 'ip_range') return { gte: decodeIp(lo), lte: decodeIp(hi) };
+  if (type === 'float_range' || type === 'double_range') return { gte: decodeDouble(lo), lte: decodeDouble(hi) };
+  const n = (h: string) => { const b = decodeLong(h); return Number.isSafeInteger(Number(b)) ? Number(b) : b.toString(); };
+  return { gte: n(lo), lte: n(hi) };
+}
+
 function renderValues(v: Value[]): string {
   return `[${v.map((x) => (typeof x === 'bigint' ? x.toString() : JSON.stringify(x))).join(',')}]`;
 }
@@ -53,6 +64,8 @@ function formatterOf(ctx: QueryContext, def: FieldDef, fmt: string | undefined):
 
 function docValues(ctx: QueryContext, def: FieldDef, doc: number, fmt: string | undefined): Value[] {
   const raw = ctx.store.values(def.path, doc);
+  if (def.type === 'geo_point') return raw.map((t) => decodeGeo(String(t)));
+  if (RANGE_TYPES.has(def.type)) return raw.map((t) => decodeRange(def.type, String(t)));
   if (def.type === 'date' || def.type === 'date_nanos') {
     const f = formatterOf(ctx, def, fmt);
     return raw.map((v) => (typeof v === 'bigint' ? f.format(splitNanos(v)) : f.format({ ms: Number(v), ns: 0 })));
@@ -134,6 +147,15 @@ function flatten(o: unknown, prefix: string): Array<[string, Value[]]> {
 /** A `_source` value as the field's type reads it (FieldMapper.valueFetcher). */
 function sourceValue(ctx: QueryContext, def: FieldDef, v: unknown, fmt: string | undefined): Value[] {
   if (v === null || v === undefined) return def.nullValue !== undefined ? sourceValue(ctx, def, def.nullValue, fmt) : [];
+  if (def.type === 'geo_point') {
+    try {
+      const p = parsePoint(v);
+      return [{ type: 'Point', coordinates: [p.lon, p.lat] }]; // GeoJSON, as the fields API renders points
+    } catch {
+      return [];
+    }
+  }
+  if (RANGE_TYPES.has(def.type) && typeof v === 'object') return [v as Record<string, unknown>];
   if (typeof v === 'object' && !(typeof v === 'bigint')) return [];
   switch (def.type) {
     case 'keyword': {

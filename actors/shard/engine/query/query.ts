@@ -6,6 +6,8 @@
  * compile their clauses back through `ctx.compile`.
  */
 import { compileIntervals } from './intervals';
+import { encodedRangeNode, encodedTermNode, geoBoundingBoxNode, geoDistanceNode } from './encodedQueries';
+import { isEncoded } from '../index/fieldCodecs';
 import { compileSpan, spanNode } from './spans';
 import { EsError, illegalArgument, parsingException } from '../../../wire/esErrors';
 import { compileRegExp, compileWildcard, RegExpFlag, type Matcher } from '../../../automaton';
@@ -99,6 +101,8 @@ function compileNamed(name: string, body: unknown, ctx: QueryContext): QNode {
     case 'match_phrase_prefix': return compileFieldText(name, asObj(name, body), ctx);
     case 'fuzzy': return compileFuzzy(asObj(name, body), ctx);
     case 'intervals': return compileIntervals(asObj(name, body), ctx);
+    case 'geo_distance': return geoDistanceNode(asObj(name, body), ctx);
+    case 'geo_bounding_box': return geoBoundingBoxNode(asObj(name, body), ctx);
     case 'span_term': case 'span_near': case 'span_or': case 'span_not': case 'span_first': case 'span_multi':
     case 'span_containing': case 'span_within': case 'field_masking_span': {
       const b = asObj(name, body);
@@ -218,6 +222,7 @@ function termNode(field: string, values: unknown[], boost: number, ctx: QueryCon
   if (field === '_index') return values.map(String).includes(ctx.store.index) ? { k: 'all', boost } : NONE;
   const def = ctx.store.mapping.field(field);
   if (!def || !values.length) return NONE;
+  if (isEncoded(def.type)) return encodedTermNode(def, values, boost, ctx);
   const col = ctx.store.column(def.path);
   if (def.type === 'text') {
     if (col?.kind !== 'text') return NONE;
@@ -417,6 +422,7 @@ function rangeNode(field: string, spec: Obj, ctx: QueryContext): QNode {
   if (spec.from !== undefined) (spec.include_lower === false ? (gt = spec.from) : (gte = spec.from));
   if (spec.to !== undefined) (spec.include_upper === false ? (lt = spec.to) : (lte = spec.to));
   const lowV = gte ?? gt, highV = lte ?? lt;
+  if (isEncoded(def.type)) return encodedRangeNode(def, spec, lowV, highV, gte !== undefined, lte !== undefined, boost, ctx);
   const col = ctx.store.column(def.path);
   if (def.type === 'keyword' || def.type === 'text') {
     const lo = lowV === undefined || lowV === null ? undefined : { v: String(lowV), incl: gte !== undefined };

@@ -12,6 +12,8 @@ import { floatValue } from '../index/analysis';
 import { dateFormatter, splitNanos, type DateFormatter } from '../base/dates';
 import { NUMERIC_TYPES } from '../index/mapping';
 import { NumericKeyReader, outputNum, resolutionOf, sentinel, type Resolution, type SortMode } from '../index/numericKeys';
+import { decodeGeo, decodeIp, encodeIp } from '../index/fieldCodecs';
+import { arcDistance, planeDistance, unitMeters } from './encodedQueries';
 
 /** One resolved sort key. All comparisons are in final order (desc already applied). */
 export interface SortKey {
@@ -52,6 +54,7 @@ function resolveKey(spec: SortSpec, env: SortEnv): SortKey {
   const sign = desc ? -1 : 1;
   if (spec.field === '_score') return scoreKey(spec, env, desc);
   if (spec.field === '_doc' || spec.field === '_shard_doc') return docKey(spec, env, desc);
+  if (spec.geo) return geoDistanceKey(spec, env.store, desc);
   const { store } = env;
   if (spec.field === '_id') {
     throw illegalArgument('Fielddata access on the _id field is disallowed, you can re-enable it by updating the dynamic cluster setting: indices.id_field_data.enabled');
@@ -67,11 +70,12 @@ function resolveKey(spec: SortSpec, env: SortEnv): SortKey {
     );
   }
   const col = def ? store.column(def.path) : undefined;
+  if (type === 'geo_point') throw illegalArgument(`can't sort on geo_point field without using specific sorting feature, like geo_distance`);
   if (type === 'keyword' || !NUMERIC_TYPES.has(type as never)) {
     const shardError = (reason: string) => new EsError('query_shard_exception', 400, reason, { meta: { index: store.index } });
     if (spec.mode === 'sum' || spec.mode === 'avg' || spec.mode === 'median') throw shardError('we only support AVG, MEDIAN and SUM on number based fields');
     if (spec.numericType) throw shardError(`[numeric_type] option cannot be set on a non-numeric field, got ${type}`);
-    return strKey(spec, col?.kind === 'keyword' ? col : undefined, desc, sign);
+    return strKey(spec, col?.kind === 'keyword' ? col : undefined, desc, sign, type === 'ip' ? IP_CODEC : undefined);
   }
   const res = resolutionOf(type, spec.numericType);
   const mode: SortMode = spec.mode ?? (desc ? 'max' : 'min');
@@ -155,9 +159,26 @@ export function shardDocValue(shardIndex: number, doc: number): number | bigint 
   return Number.isSafeInteger(v) ? v : (BigInt(shardIndex) << 32n) | BigInt(doc);
 }
 
-function strKey(spec: SortSpec, col: KeywordView | undefined, desc: boolean, sign: number): SortKey {
+/** Terms shown and read back in another form (ip addresses). */
+interface TermCodec {
+  encode(v: string): string;
+  decode(t: string): string;
+}
+const IP_CODEC: TermCodec = {
+  encode: (v) => {
+    try {
+      return encodeIp(v);
+    } catch (e) {
+      throw illegalArgument((e as Error).message);
+    }
+  },
+  decode: decodeIp,
+};
+
+function strKey(spec: SortSpec, col: KeywordView | undefined, desc: boolean, sign: number, codec?: TermCodec): SortKey {
   const useMax = (spec.mode ?? (desc ? 'max' : 'min')) === 'max';
-  const literal = spec.missing === undefined || spec.missing === '_last' || spec.missing === '_first' || spec.missing === null ? null : String(spec.missing);
+  const raw = spec.missing === undefined || spec.missing === '_last' || spec.missing === '_first' || spec.missing === null ? null : String(spec.missing);
+  const literal = raw !== null && codec ? codec.encode(raw) : raw;
   const missingFirst = spec.missing === '_first';
   const strOf = (d: number): string | null => {
     if (!col || d >= col.ords.length || col.ords[d] < 0) return literal;
@@ -173,8 +194,11 @@ function strKey(spec: SortSpec, col: KeywordView | undefined, desc: boolean, sig
     kind: 'str', spec, desc,
     cmp: (a, b) => cmpVals(strOf(a), strOf(b)),
     cmpAfter: (d) => cmpVals(strOf(d), after),
-    value: (d) => strOf(d),
-    setAfter: (v) => void (after = v === null ? null : String(v)),
+    value: (d) => {
+      const t = strOf(d);
+      return t !== null && codec ? codec.decode(t) : t;
+    },
+    setAfter: (v) => void (after = v === null ? null : codec ? codec.encode(String(v)) : String(v)),
   };
 }
 
@@ -247,5 +271,60 @@ export function afterTest(keys: SortKey[]): (doc: number) => boolean {
       if (c !== 0) return c > 0;
     }
     return false; // equal full key: skipped (ES uses Integer.MAX_VALUE as the cursor doc)
+  };
+}
+
+/**
+ * The `_geo_distance` sort key (GeoDistanceSortBuilder): each doc's distance from the origin(s) in
+ * `unit`, its points folded by `mode` (min ascending, max descending by default); docs without a
+ * point sort as +Infinity.
+ */
+function geoDistanceKey(spec: SortSpec, store: StoreView, desc: boolean): SortKey {
+  const g = spec.geo!;
+  const sign = desc ? -1 : 1;
+  const def = store.mapping.field(g.field);
+  if (!def) {
+    if (!g.ignoreUnmapped) throw new EsError('query_shard_exception', 400, `failed to find mapper for [${g.field}] for geo distance based sort`, { meta: { index: store.index } });
+  } else if (def.type !== 'geo_point') throw illegalArgument(`field [${g.field}] is not a geo_point field`);
+  const col = def ? store.column(def.path) : undefined;
+  const kw = col?.kind === 'keyword' ? col : undefined;
+  const per = unitMeters(g.unit);
+  const dist = g.distanceType === 'plane' ? planeDistance : arcDistance;
+  const mode = spec.mode ?? (desc ? 'max' : 'min');
+  if (mode === 'sum') throw illegalArgument('sort_mode [sum] isn\'t supported for sorting by geo distance');
+  const cache = new Map<number, number>();
+  const valueOf = (d: number): number => {
+    const hit = cache.get(d);
+    if (hit !== undefined) return hit;
+    let v = Infinity;
+    if (kw && d < kw.ords.length && kw.ords[d] >= 0) {
+      const ords = kw.multiOrds(d) ?? [kw.ords[d]];
+      const ds: number[] = [];
+      for (const o of ords) {
+        const p = decodeGeo(kw.termOf(o));
+        for (const q of g.points) ds.push(dist(q.lat, q.lon, p.lat, p.lon) / per);
+      }
+      ds.sort((a, b) => a - b);
+      v = mode === 'max' ? ds[ds.length - 1] : mode === 'avg' ? ds.reduce((a, x) => a + x, 0) / ds.length
+        : mode === 'median' ? (ds.length % 2 ? ds[(ds.length - 1) / 2] : (ds[ds.length / 2 - 1] + ds[ds.length / 2]) / 2) : ds[0];
+    }
+    cache.set(d, v);
+    return v;
+  };
+  const cmp = (x: number, y: number) => (x === y ? 0 : x < y ? -sign : sign);
+  let after = 0;
+  return {
+    kind: 'str', spec, desc,
+    cmp: (a, b) => cmp(valueOf(a), valueOf(b)),
+    cmpAfter: (d) => cmp(valueOf(d), after),
+    value: (d): SortValue => {
+      const v = valueOf(d);
+      return Number.isFinite(v) ? v : 'Infinity';
+    },
+    setAfter: (v) => {
+      const n = v === 'Infinity' ? Infinity : Number(v);
+      if (v === null || Number.isNaN(n)) throw illegalArgument('Failed to parse search_after value for field [_geo_distance].');
+      after = n;
+    },
   };
 }

@@ -214,7 +214,7 @@ function build(b: SearchBody, x: Extra): SearchRequest {
   return compact({
     query: b.query, postFilter: b.postFilter, sort: b.sort,
     from: Math.max(0, b.from ?? 0), size: b.size ?? 10, searchAfter: b.searchAfter,
-    trackTotalHits, trackTotalHitsExplicit: explicit, trackScores: b.trackScores, minScore: b.minScore, aggs: b.aggs,
+    trackTotalHits, trackTotalHitsExplicit: explicit, trackScores: b.trackScores, minScore: b.minScore, aggs: b.aggs, profile: b.profile || undefined,
     pit: b.pit, slice: b.slice, scrollKeepAliveMs: x.scrollKeepAliveMs, source,
     restTotalHitsAsInt: x.restTotalHitsAsInt, typedKeys: x.typedKeys,
     version: b.version, seqNoPrimaryTerm: b.seqNoPrimaryTerm, storedFields: b.storedFields,

@@ -26,11 +26,12 @@ export const SUPPORTED_QUERIES = [
   'prefix', 'wildcard', 'regexp', 'dis_max', 'boosting', 'function_score', 'combined_fields', 'query_string',
   'simple_query_string', 'match_bool_prefix', 'match_phrase', 'match_phrase_prefix', 'fuzzy', 'intervals',
   'span_term', 'span_near', 'span_or', 'span_not', 'span_first', 'span_multi', 'span_containing', 'span_within', 'field_masking_span',
+  'geo_distance', 'geo_bounding_box',
 ] as const;
 
 /** Other query names ES registers: valid there, a clear 400 here (also the "did you mean" candidates). */
 const OTHER_ES_QUERIES = [
-  'terms_set', 'script_score', 'script', 'nested', 'has_child', 'has_parent', 'parent_id', 'geo_bounding_box', 'geo_distance',
+  'terms_set', 'script_score', 'script', 'nested', 'has_child', 'has_parent', 'parent_id',
   'geo_polygon', 'geo_shape', 'shape', 'more_like_this', 'percolate', 'rank_feature', 'distance_feature', 'wrapper',
   'pinned', 'knn', 'text_expansion', 'sparse_vector', 'semantic', 'rule',
   'weighted_tokens',
@@ -356,6 +357,11 @@ const PARSERS: Record<string, Parser> = {
   bool,
   ...compoundParsers((v, loc, path) => parseQuery(v, loc, path)),
   intervals: parseIntervals,
+  geo_distance: (body, loc, path) => {
+    if (body.distance === undefined) throw loc.parsing(path, 'geo_distance requires \'distance\' to be specified');
+    return { ...body };
+  },
+  geo_bounding_box: (body) => ({ ...body }),
   ...spanParsers((v, loc, path) => parseQuery(v, loc, path)),
 };
 

@@ -27,6 +27,7 @@ export interface SearchBody {
   storedFields?: string[];
   aggs?: Record<string, unknown>;
   minScore?: number;
+  profile?: boolean;
   timeoutMs?: number;
   terminateAfter?: number;
   version?: boolean;
@@ -85,6 +86,7 @@ export function parseSearchBody(body: unknown, loc: Locator): SearchBody {
       case 'aggs':
       case 'aggregations': out.aggs = parseAggs(v, loc, at, parseQuery); break;
       case 'min_score': out.minScore = numberValue(v); break;
+      case 'profile': out.profile = boolValue(v); break;
       case 'timeout':
       case 'shard_timeout': out.timeoutMs = parseTimeValue(String(v), 'timeout'); break;
       case 'terminate_after': out.terminateAfter = nonNegative(intValue(v, key), () => 'terminateAfter must be > 0'); break;
@@ -96,7 +98,7 @@ export function parseSearchBody(body: unknown, loc: Locator): SearchBody {
       case 'docvalue_fields': out.docvalueFields = parseFieldAndFormats(v, key, loc, at); break;
       case 'fields': out.fields = parseFieldAndFormats(v, key, loc, at); break;
       case 'indices_boost': out.indicesBoost = parseIndicesBoost(v as unknown[], loc); break;
-      default: break; // profile, stats, ext: accepted, no effect on results
+      default: break; // stats, ext: accepted, no effect on results
     }
   }
   return out;

@@ -1,3 +1,4 @@
+import { isPointArray, parsePoint } from '../index/encodedValues';
 import { illegalArgument, type EsError } from '../../../wire/esErrors';
 import type { SortSpec, SortValue } from '../types';
 import { failedToParseField, isObject, Locator, tokenName, unknownField, type JsonPath } from '../base/xcontent';
@@ -44,13 +45,47 @@ export function parseSort(v: unknown, loc: Locator = new Locator(), path: JsonPa
 function parseCompound(o: Record<string, unknown>, loc: Locator, path: JsonPath): SortSpec[] {
   return Object.entries(o).map(([field, v]) => {
     if (typeof v === 'string') return defaultSort(field, parseSortOrder(v));
-    if (field === '_geo_distance' || field === '_script') throw illegalArgument(`[${field}] sort is not supported`);
+    if (field === '_script') throw illegalArgument(`[${field}] sort is not supported`);
+    if (field === '_geo_distance') return parseGeoSort(v, loc, [...path, field]);
     if (!isObject(v)) {
       // Numbers, booleans and arrays reach FieldSortBuilder's ObjectParser, which wants an object.
       throw loc.xContent([...path, field], `[field_sort] Expected START_OBJECT but was: ${tokenName(v)}`);
     }
     return field === '_score' ? parseScoreSort(v, loc, [...path, field]) : parseFieldSort(field, v, loc, [...path, field]);
   });
+}
+
+/** `{_geo_distance: {<field>: point(s), order, unit, mode, distance_type, ignore_unmapped}}` (GeoDistanceSortBuilder). */
+function parseGeoSort(v: unknown, loc: Locator, path: JsonPath): SortSpec {
+  if (!isObject(v)) throw loc.xContent(path, `[_geo_distance] Expected START_OBJECT but was: ${tokenName(v)}`);
+  const spec = defaultSort('_geo_distance');
+  const geo: NonNullable<SortSpec['geo']> = { field: '', points: [], unit: 'm', distanceType: 'arc', ignoreUnmapped: false };
+  for (const [k, x] of Object.entries(v)) {
+    const at = [...path, k];
+    if (k === 'order') spec.order = setter(loc, at, '_geo_distance', () => parseSortOrder(text(x)));
+    else if (k === 'unit') geo.unit = text(x);
+    else if (k === 'mode') spec.mode = setter(loc, at, '_geo_distance', () => oneOf(text(x).toLowerCase(), MODES, `Unknown SortMode [${text(x)}]`));
+    else if (k === 'distance_type') geo.distanceType = text(x).toLowerCase() === 'plane' ? 'plane' : 'arc';
+    else if (k === 'ignore_unmapped') geo.ignoreUnmapped = x === true || x === 'true';
+    else if (k === 'nested') throw illegalArgument('[nested] sort is not supported');
+    else if (k === 'validation_method') continue;
+    else {
+      if (geo.field) throw loc.parsing(at, `[_geo_distance] the sort field was already set to [${geo.field}]`);
+      geo.field = k;
+      const list = Array.isArray(x) && !isPointArray(x) ? x : [x];
+      try {
+        geo.points = list.map((p) => parsePoint(p));
+      } catch (e) {
+        throw illegalArgument((e as Error).message);
+      }
+    }
+  }
+  if (!geo.field) throw loc.parsing(path, '[_geo_distance] requires a geo point field');
+  for (const q of geo.points) {
+    if (q.lat > 90 || q.lat < -90) throw illegalArgument(`illegal latitude value [${q.lat}] for [GeoDistanceSort] for field [${geo.field}].`);
+  }
+  spec.geo = geo;
+  return spec;
 }
 
 function parseScoreSort(o: Record<string, unknown>, loc: Locator, path: JsonPath): SortSpec {

@@ -7,6 +7,7 @@
 import { compareStrings } from '../base/bits';
 import type { KeywordView, PositionList, PostingRef, TextView } from '../index/columnViews';
 import { Slicer, type Steps } from './steps';
+import { MinHeap } from '../../../wire/heap';
 
 const RUN = 16384;
 
@@ -126,47 +127,4 @@ function identity(n: number): Uint32Array {
   const a = new Uint32Array(n);
   for (let i = 0; i < n; i++) a[i] = i;
   return a;
-}
-
-/** A binary min-heap (a re-keyed top sifts down in place). */
-class MinHeap<T> {
-  private readonly a: T[] = [];
-  constructor(private readonly cmp: (x: T, y: T) => number) {}
-  get size(): number {
-    return this.a.length;
-  }
-  peek(): T | undefined {
-    return this.a[0];
-  }
-  push(x: T): void {
-    const a = this.a;
-    a.push(x);
-    let i = a.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (this.cmp(a[i], a[p]) >= 0) break;
-      [a[i], a[p]] = [a[p], a[i]];
-      i = p;
-    }
-  }
-  pop(): void {
-    const a = this.a;
-    const last = a.pop()!;
-    if (a.length > 0) this.replaceTop(last);
-  }
-  /** The top's key changed (or it is replaced by x): restore the heap. */
-  replaceTop(x: T): void {
-    const a = this.a;
-    a[0] = x;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1, r = l + 1;
-      let m = i;
-      if (l < a.length && this.cmp(a[l], a[m]) < 0) m = l;
-      if (r < a.length && this.cmp(a[r], a[m]) < 0) m = r;
-      if (m === i) return;
-      [a[i], a[m]] = [a[m], a[i]];
-      i = m;
-    }
-  }
 }

@@ -13,6 +13,8 @@ import type { TermStatistics } from '../query/termStats';
 import { reduceHits } from '../query/reduce';
 import { docRange } from '../query/slice';
 import { createAggregators } from '../aggregations/aggs';
+import { profiledAggregators } from '../aggregations/aggProfile';
+import { searchProfile } from '../query/searchProfile';
 import type { Leaf } from './leaf';
 import { finishLeafHits, leafRequest } from './leafOptions';
 import { aggHooks } from '../query/aggHooks';
@@ -175,7 +177,13 @@ export function queryLeaves(leaves: readonly LeafSearcher[], req: ShardQueryRequ
   }
   const reader = new SegmentSwitch(leaves[0]?.leaf as Leaf);
   const ah = aggHooks();
-  const aggregators = req.aggs && !opts.collectAggs ? createAggregators(req.aggs, reader, opts.budget, ah.hooks) : null;
+  const started = process.hrtime.bigint();
+  const profiled = req.profile && req.aggs && !opts.collectAggs ? profiledAggregators(req.aggs, reader, opts.budget, ah.hooks, leaves.length) : null;
+  const aggregators = profiled ?? (req.aggs && !opts.collectAggs ? createAggregators(req.aggs, reader, opts.budget, ah.hooks) : null);
+  const profile = (r: ShardQueryResult): ShardQueryResult => {
+    if (req.profile) r.profile = { searches: [searchProfile(req, Number(process.hrtime.bigint() - started))], aggregations: profiled?.profile() ?? [] };
+    return r;
+  };
   const fill = docOrderAsc(req);
   let got = 0;
   const results: Array<{ shardIndex: number; result: ShardQueryResult }> = [];
@@ -206,7 +214,7 @@ export function queryLeaves(leaves: readonly LeafSearcher[], req: ShardQueryRequ
     const r = results[0].result;
     if (from > 0) r.hits = r.hits.slice(from);
     if (aggregators) r.aggs = aggregators.partial();
-    return r;
+    return profile(r);
   }
   const whole = !!req.collapse || !!req.rescore?.length;
   const all = results.reduce((n, r) => n + r.result.hits.length, 0);
@@ -222,7 +230,7 @@ export function queryLeaves(leaves: readonly LeafSearcher[], req: ShardQueryRequ
   };
   if (aggregators) out.aggs = aggregators.partial();
   else if (opts.collectAggs && req.aggs) out.aggs = results[results.length - 1]?.result.aggs;
-  return out;
+  return profile(out);
 }
 
 /** Docs matching `query` over a searcher's segments. */

@@ -12,6 +12,7 @@ import { analyze } from '../../../../../actors/shard/engine/index/analysis';
 import type { ColumnView, PositionList, PostingRef, TextView } from '../../../../../actors/shard/engine/index/columnViews';
 import { compareStrings } from '../../../../../actors/shard/engine/base/bits';
 import type { LeafData } from '../../../../../actors/shard/engine/segments';
+import { rng } from '../../../../support/rng';
 
 export const MAPPING = {
   properties: {
@@ -19,17 +20,6 @@ export const MAPPING = {
     d: { type: 'double' }, b: { type: 'boolean' }, ts: { type: 'date' }, ns: { type: 'date_nanos' }, i: { type: 'integer' },
   },
 };
-
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima', 'éclair', 'über', 'ζήτα', '日本', 'x𝒜y', 'zulu'];
 const TAGS = ['red', 'green', 'blue', 'Blue', 'b\u00e9', 'be', '\u{1F600}', '\uFF21', 'a\u0000b', '', 'x'.repeat(40)];

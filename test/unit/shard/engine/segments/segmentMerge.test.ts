@@ -3,7 +3,8 @@ import { keepFromBits, bitsFromKeep, openSegment, SegmentCache, writeSegment, ty
 import type { ShardStore } from '../../../../../actors/shard/engine';
 import type { LoggedOp } from '../../../../../actors/shard/engine/types';
 import { expectSameColumns, expectSameDocs } from './sameLeaf';
-import { randomOps, rng, storeLeaf, storeOf, tempDir } from './segmentFixture';
+import { randomOps, storeLeaf, storeOf, tempDir } from './segmentFixture';
+import { rng } from '../../../../support/rng';
 
 let tmp: ReturnType<typeof tempDir>;
 beforeAll(() => (tmp = tempDir()));
