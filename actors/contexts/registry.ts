@@ -88,6 +88,8 @@ export class ContextRegistry {
    * sent carry it; facts of the keep-alive timer (`expired`) are emitted outside any send and carry none.
    */
   private cause: string | undefined;
+  /** The clock as the context machines read it (one function for all of them). */
+  private readonly now = (): number => this.clock.now();
   /** Freed scroll contexts: count and summed lifetime, for `_nodes/stats`. */
   readonly freed = { scrollTotal: 0, scrollTimeMs: 0 };
 
@@ -207,9 +209,7 @@ export class ContextRegistry {
   private spawn(rec: ContextRecord, resumeInMs: number | undefined, openedData: Record<string, unknown> | undefined, correlationId?: string) {
     const machine = rec.kind === 'scroll' ? scrollContextMachine : pointInTimeMachine;
     // The record is the machine's usage: searches update it, the keep-alive timer reads it.
-    const clock = this.clock;
-    const now = () => clock.now();
-    const actor = createActor(machine as typeof scrollContextMachine, { input: { contextId: rec.id, keepAliveMs: rec.keepAliveMs, resumeInMs, usage: rec, now } });
+    const actor = createActor(machine as typeof scrollContextMachine, { input: { contextId: rec.id, keepAliveMs: rec.keepAliveMs, resumeInMs, usage: rec, now: this.now } });
     rec.actor = actor;
     actor.on('*', (fact: { type: string } & Record<string, unknown>) => {
       const { type, ...data } = fact;

@@ -389,7 +389,7 @@ async function walkShardDocOrder(s: SearchServices, req: SearchRequest, targets:
       searchers[targets.indexOf(t)] = page.head.searcher;
       const p = list.addPage(page, t.shardIndex, t.ref.index);
       const first = list.length;
-      for (let r = 0; r < page.n; r++) list.push(p, r);
+      list.pushRows(p, 0, page.n);
       if (page.fetched < page.n) {
         const docs: number[] = [];
         for (let r = page.fetched; r < page.n; r++) docs.push(page.doc(r));

@@ -77,6 +77,19 @@ export class HitList {
     return this.qRow.length - 1;
   }
 
+  /** Appends rows `[from, to)` of page `p` (a `_shard_doc` walk takes a shard's page whole). */
+  pushRows(p: number, from: number, to: number): void {
+    const fetched = this.pages[p].fetched;
+    for (let row = from; row < to; row++) {
+      this.qPage.push(p);
+      this.qRow.push(row);
+      const inline = row < fetched;
+      this.sPage.push(inline ? p : -1);
+      this.sRow.push(inline ? row : -1);
+    }
+    this.objects = undefined;
+  }
+
   /** Hit `i`'s source is row `row` of page `p`. */
   setSource(i: number, p: number, row: number): void {
     this.sPage[i] = p;
