@@ -105,7 +105,8 @@ async function contexts(o: Opts, corpus: Corpus): Promise<void> {
   await call(c.url, 'PUT', `/${index}`, { settings: { number_of_shards: 1, number_of_replicas: 0 }, mappings: MAPPINGS });
   await loadBulk(c.port, { index, docs: 10_000, batch: 5000, conc: 1, refresh: true });
   const n = Math.max(50, Math.round(o.seconds * 60));
-  const cycles = (context: boolean) => async () => (await contextCycles(c.port, { index, n, pages: 4, size: 100, context, conc: 8 })).n * 5;
+  const size = Number(process.env.SIZE ?? 100);
+  const cycles = (context: boolean) => async () => (await contextCycles(c.port, { index, n, pages: 4, size, context, conc: 8 })).n * 5;
   await compare(o, 'contexts (per search: 5 per cycle)', [
     { name: 'the same searches, no context', run: cycles(false) },
     { name: 'scroll open + 4 pages + clear', run: cycles(true) },

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 import { illegalArgument } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import type { SortValue } from '../shard/engine/types';
@@ -62,7 +62,7 @@ export class IdCodec {
   }
 
   private mac(key: Buffer, body: Buffer): Buffer {
-    return createHmac('sha256', key).update(body).digest().subarray(0, MAC_LEN);
+    return hmacSha256(key, body).subarray(0, MAC_LEN);
   }
 
   private encode(kind: number, contextId: string, payload: string): string {
@@ -125,3 +125,39 @@ function remember(m: Map<string, string>, k: string, v: string): void {
   if (m.size >= PIT_MEMO_MAX) m.clear();
   m.set(k, v);
 }
+
+/** SHA-256's block size: HMAC pads its key to it. */
+const BLOCK = 64;
+/** Per key: the key XOR ipad and XOR opad blocks (RFC 2104), computed once. */
+const pads = new WeakMap<Buffer, { inner: Buffer; outer: Buffer }>();
+let scratch = Buffer.alloc(4096);
+
+/**
+ * HMAC-SHA256 (RFC 2104) as two one-shot hashes over the key's precomputed pads: the same bytes as
+ * `createHmac('sha256', key)`, without its per-call key setup, which costs more than the hashing
+ * of an id (every scroll page parses one id and signs the next).
+ */
+export function hmacSha256(key: Buffer, body: Buffer): Buffer {
+  let p = pads.get(key);
+  if (!p) {
+    const k = key.length > BLOCK ? createHmacKey(key) : key;
+    const inner = Buffer.alloc(BLOCK, 0x36);
+    const outer = Buffer.alloc(BLOCK, 0x5c);
+    for (let i = 0; i < k.length; i++) {
+      inner[i] ^= k[i];
+      outer[i] ^= k[i];
+    }
+    pads.set(key, (p = { inner, outer }));
+  }
+  const n = BLOCK + Math.max(body.length, 32);
+  if (scratch.length < n) scratch = Buffer.alloc(2 * n);
+  p.inner.copy(scratch, 0);
+  body.copy(scratch, BLOCK);
+  const innerHash = hash('sha256', scratch.subarray(0, BLOCK + body.length), 'buffer') as unknown as Buffer;
+  p.outer.copy(scratch, 0);
+  innerHash.copy(scratch, BLOCK);
+  return hash('sha256', scratch.subarray(0, BLOCK + 32), 'buffer') as unknown as Buffer;
+}
+
+/** A key longer than a block is hashed first (RFC 2104). */
+const createHmacKey = (key: Buffer): Buffer => hash('sha256', key, 'buffer') as unknown as Buffer;

@@ -586,10 +586,15 @@ export class ShardPage<H = unknown> {
   writeSortValue(w: ByteWriter, i: number, j: number): void {
     const at = this.sortAt[j];
     switch (this.sortKind[j]) {
-      case K_F64:
-        return w.ascii(String(this.dv.getFloat64(at + 8 * i, true)));
-      case K_I64:
-        return w.ascii(String(this.dv.getBigInt64(at + 8 * i, true)));
+      case K_F64: {
+        // an integral double's digits are its String() (no exponent below 2^53): written without a string
+        const v = this.dv.getFloat64(at + 8 * i, true);
+        return Number.isSafeInteger(v) ? w.int(v) : w.ascii(String(v));
+      }
+      case K_I64: {
+        const v = this.dv.getBigInt64(at + 8 * i, true);
+        return v >= MIN_SAFE && v <= MAX_SAFE ? w.int(Number(v)) : w.ascii(String(v));
+      }
       case K_DOC:
         return w.int(this.doc(i));
       case K_SHARD_DOC: {

@@ -34,9 +34,9 @@ const SMALL = 'events-bench';
  * Issue 20: what a scroll context costs next to its searches. Cycles of a scroll opened, continued
  * `PAGES` times and cleared, next to the same searches without a context (the first page, then
  * searches after the last hit's `_doc`), on a one-shard index where both walk the same pages at
- * the same cost; 8 cycles in flight, interleaved rounds, paired ratios.
+ * the same cost; CONC cycles in flight, interleaved rounds, paired ratios.
  */
-async function contextCycles(o: BenchOptions, rows: Row[]): Promise<void> {
+export async function contextCycles(o: BenchOptions, rows: Row[]): Promise<void> {
   const c = await o.corpus.get();
   const index = `${SMALL}-1shard`;
   await call(c.url, 'PUT', `/${index}`, { settings: { number_of_shards: 1, number_of_replicas: 0 }, mappings: MAPPINGS });
@@ -45,12 +45,12 @@ async function contextCycles(o: BenchOptions, rows: Row[]): Promise<void> {
     await call(c.url, 'PUT', '/_cluster/settings', { persistent: { 'search.max_open_scroll_context': 100_000 } });
     for (const size of [100, 1000]) {
       const n = o.quick ? 150 : 400;
-      const cycle = (context: boolean) => runCycles(c.port, { index, n, pages: PAGES, size, context, conc: 8 });
+      const cycle = (context: boolean) => runCycles(c.port, { index, n, pages: PAGES, size, context, conc: CONC });
       await cycle(true); // warm both paths
       await cycle(false);
       const rate = await interleave(Math.max(3, o.rounds), { scroll: async () => (await cycle(true)).rate, plain: async () => (await cycle(false)).rate });
       rows.push(
-        row(S, `scroll open + ${PAGES} pages + clear, size ${size}, _doc, one-shard 10,000-doc index, 8 in flight`, median(rate.scroll), 'cycles/s'),
+        row(S, `scroll open + ${PAGES} pages + clear, size ${size}, _doc, one-shard 10,000-doc index, ${CONC} in flight`, median(rate.scroll), 'cycles/s'),
         row(S, `the same ${PAGES + 1} searches without a context (first page, then search_after _doc), same rounds`, median(rate.plain), 'cycles/s'),
         row(S, `scroll cycles / the same searches without a context, size ${size}`, pairedRatio(rate.scroll, rate.plain), 'ratio', size === 100 ? { min: 0.8 } : {}),
       );
@@ -60,6 +60,8 @@ async function contextCycles(o: BenchOptions, rows: Row[]): Promise<void> {
   }
 }
 const PAGES = 4;
+/** Cycles in flight: enough that the node, not the log's acknowledgement latency, is the limit. */
+const CONC = 32;
 
 async function lifecycleRates(o: BenchOptions, rows: Row[]): Promise<void> {
   const c = await o.corpus.get();

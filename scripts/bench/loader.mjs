@@ -372,28 +372,38 @@ const modes = {
       if (res.status !== 200) fail(what, res);
       if (countHits(res.body) !== size) throw new Error(`${what}: ${countHits(res.body)} hits, expected ${size}`);
     };
+    // latencies by kind of request (medians returned): where a cycle's time goes
+    const lat = { first: [], page: [], clear: [] };
+    const timed = async (kind, send) => {
+      const t = now();
+      const res = await send();
+      lat[kind].push(now() - t);
+      return res;
+    };
     const t0 = now();
     await pool(n, conc, async () => {
       if (context) {
-        let res = await request('POST', `/${index}/_search?scroll=${keepAlive}`, first);
+        let res = await timed('first', () => request('POST', `/${index}/_search?scroll=${keepAlive}`, first));
         full('scroll open', res);
         for (let p = 0; p < pages; p++) {
-          res = await request('POST', '/_search/scroll', `{"scroll":"${keepAlive}","scroll_id":"${field(res.body, '_scroll_id')}"}`);
+          res = await timed('page', () => request('POST', '/_search/scroll', `{"scroll":"${keepAlive}","scroll_id":"${field(res.body, '_scroll_id')}"}`));
           full('scroll page', res);
         }
-        const c = await request('DELETE', '/_search/scroll', JSON.stringify({ scroll_id: field(res.body, '_scroll_id') }));
+        const c = await timed('clear', () => request('DELETE', '/_search/scroll', JSON.stringify({ scroll_id: field(res.body, '_scroll_id') })));
         if (c.status !== 200) fail('scroll clear', c);
       } else {
-        let res = await request('POST', `/${index}/_search`, first);
+        let res = await timed('first', () => request('POST', `/${index}/_search`, first));
         full('search', res);
         for (let p = 0; p < pages; p++) {
-          res = await request('POST', `/${index}/_search`, `{"size":${size},"sort":["_doc"],"search_after":${lastSort(res.body)}}`);
+          const body = `{"size":${size},"sort":["_doc"],"search_after":${lastSort(res.body)}}`;
+          res = await timed('page', () => request('POST', `/${index}/_search`, body));
           full('search after', res);
         }
       }
     });
     const ms = now() - t0;
-    return { n, ms, rate: (n / ms) * 1000 };
+    const med = (xs) => (xs.length ? [...xs].sort((a, b) => a - b)[xs.length >> 1] : 0);
+    return { n, ms, rate: (n / ms) * 1000, latency: { first: med(lat.first), page: med(lat.page), clear: med(lat.clear) } };
   },
 
   /**
