@@ -230,7 +230,7 @@ export class ClusterState {
     }
     for (const c of this.copies.values()) {
       if (c.state !== 'started') continue;
-      image.copies.push({ uuid: c.ref.indexUuid, n: c.ref.n, applied: Math.max(c.applied, at), store: c.store, frozen: c.store.freeze() });
+      image.copies.push({ uuid: c.ref.indexUuid, n: c.ref.n, applied: c.snapshotApplied(at), store: c.store, frozen: c.store.freeze() });
     }
     return image;
   }

@@ -6,7 +6,8 @@ import { AppendUncertain, DATA_STREAM, Fenced, READ_MAX_BYTES, fencedAppend, rea
 import { asEsError, EsError, errorToWire, fromJetStream, type EsErrorBody } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
-import { ChunkedResponder } from './replyChunks';
+import { assembleReply, ChunkedResponder, HEADER_ROOM, hasParts } from './replyChunks';
+import { appendInParts, PartAssembler } from './logParts';
 import { encodeFetchPage, encodeQueryPage, hitMeta, replySources } from './pageCodec';
 import { registerLocalCopy, unregisterLocalCopy, type LocalCopy, type LocalOp } from './localCopies';
 import type { ShardStore } from './engine';
@@ -122,6 +123,12 @@ export const shardUnavailable = (ref: ShardRef, why: string) =>
 export class ShardActor implements LocalCopy {
   /** Stream sequence of the last message of this shard's subject processed here (applied or refused). */
   applied = 0;
+  /**
+   * Stream sequence of the last message of this subject seen here, a part of an unfinished
+   * multi-part batch included (logParts.ts): what JetStream's fencing compares with.
+   */
+  private seen = 0;
+  private readonly parts = new PartAssembler();
   /** Batches refused because another batch was applied first (a second writer lost). */
   refused = 0;
   private readonly own = new Map<string, OwnBatch>();
@@ -237,7 +244,7 @@ export class ShardActor implements LocalCopy {
       this.buffer.push(m);
       return 0;
     }
-    if (this.state === 'failed' || m.seq <= this.applied) return 0;
+    if (this.state === 'failed' || m.seq <= Math.max(this.applied, this.seen)) return 0;
     try {
       const ops = this.applyMessage(m);
       this.wakeWaiters();
@@ -253,9 +260,16 @@ export class ShardActor implements LocalCopy {
    * is committed as prepared (no second parse). Returns the ops applied (0 when refused).
    */
   private applyMessage(m: LoggedMessage): number {
-    const mine = m.msgId ? this.own.get(m.msgId) : undefined;
-    if (mine) this.own.delete(m.msgId!);
-    const items = decodeBatch<LoggedOp | BatchHead>(dec.decode(m.data));
+    this.seen = m.seq;
+    // a batch larger than a message comes in parts: applied with its last one (logParts.ts)
+    const whole = this.parts.accept(m.seq, m.data, m.msgId);
+    if (whole.kind !== 'whole') {
+      if (whole.kind === 'stray') this.applied = m.seq; // an abandoned batch: nothing to apply
+      return 0;
+    }
+    const mine = whole.msgId ? this.own.get(whole.msgId) : undefined;
+    if (mine) this.own.delete(whole.msgId!);
+    const items = decodeBatch<LoggedOp | BatchHead>(dec.decode(whole.data));
     const head = items.length && 'batch' in items[0] ? (items.shift() as BatchHead).batch : undefined;
     this.applied = m.seq;
     if (head && head.after !== this.store.maxSeqNo()) {
@@ -283,13 +297,15 @@ export class ShardActor implements LocalCopy {
   async recover(): Promise<void> {
     this.state = 'recovering';
     this.buffer = [];
+    this.parts.reset(); // read again from the message after `applied`, parts of a batch included
+    this.seen = this.applied;
     this.syncPrimarySub();
     this.deps.onStateChange();
     try {
       for await (const m of readStream(this.deps.nc, DATA_STREAM, { filterSubject: this.subject, startSeq: this.applied + 1, maxBytes: READ_MAX_BYTES })) {
-        if (m.seq > this.applied) this.applyMessage(m);
+        if (m.seq > this.seen) this.applyMessage(m);
       }
-      for (const m of this.buffer) if (m.seq > this.applied) this.applyMessage(m);
+      for (const m of this.buffer) if (m.seq > this.seen) this.applyMessage(m);
     } catch (e) {
       this.buffer = [];
       this.fail(e, this.applied);
@@ -312,10 +328,20 @@ export class ShardActor implements LocalCopy {
     if (this.rebuilds++ < 1) {
       this.store = this.deps.newStore();
       this.applied = 0;
+      this.seen = 0;
       void this.recover();
     }
   }
   private rebuilds = 0;
+
+  /**
+   * The log position a snapshot of this copy taken when the follower is at `at` stands for: never
+   * inside a batch whose parts have not all arrived (its start is read again from the log).
+   */
+  snapshotApplied(at: number): number {
+    const from = this.parts.pendingFrom;
+    return from === undefined ? Math.max(this.applied, at) : Math.min(Math.max(this.applied, at), from - 1);
+  }
 
   /** Resolves once this copy has applied every op up to `seqNo` (pinned searchers from other copies). */
   private reach(seqNo: number): Promise<void> | undefined {
@@ -344,18 +370,20 @@ export class ShardActor implements LocalCopy {
   private async dispatch(op: string, msg: Msg): Promise<void> {
     try {
       if (this.state !== 'started') throw new EsError('no_shard_available_action_exception', 503, `[${this.ref.index}][${this.ref.n}] copy on node [${this.deps.nodeId}] is ${this.state}`);
+      // a request larger than a message (a big document) comes in parts, as large replies do
+      const data = hasParts(msg) ? await assembleReply(this.deps.nc, msg, WAIT_MS) : msg.data;
       switch (op) {
         case 'write':
-          return this.enqueueWrite(msg);
+          return this.enqueueWrite(msg, data);
         case 'query':
         case 'fetch':
-          this.replies.respond(msg, await this.read(op, msg.data));
+          this.replies.respond(msg, await this.read(op, data));
           return;
         case 'get':
         case 'count':
-          return this.ok(msg, await this.answerJson(op, msg.data));
+          return this.ok(msg, await this.answerJson(op, data));
         case 'refresh': {
-          const { minSeqNo } = parseJson<{ minSeqNo?: number }>(dec.decode(msg.data)) ?? {};
+          const { minSeqNo } = parseJson<{ minSeqNo?: number }>(dec.decode(data)) ?? {};
           if (minSeqNo !== undefined) await this.reach(minSeqNo);
           this.store.refresh();
           return this.ok(msg, { searcher: this.store.acquireSearcher(), maxSeqNo: this.store.maxSeqNo() });
@@ -427,12 +455,12 @@ export class ShardActor implements LocalCopy {
     this.replies.respond(msg, enc.encode(stringify({ ok: true, result })));
   }
 
-  private enqueueWrite(msg: Msg): void {
-    const text = dec.decode(msg.data);
+  private enqueueWrite(msg: Msg, data: Uint8Array): void {
+    const text = dec.decode(data);
     const nl = text.indexOf('\n');
     const head = JSON.parse(nl < 0 ? text : text.slice(0, nl)) as { refresh?: 'true' | 'false' | 'wait_for' };
     const writes = nl < 0 ? [] : decodeBatch<DocWrite>(text.slice(nl + 1));
-    this.queue.push({ writes, refresh: head.refresh, msg, bytes: msg.data.length });
+    this.queue.push({ writes, refresh: head.refresh, msg, bytes: data.length });
     void this.pump();
   }
 
@@ -494,19 +522,18 @@ export class ShardActor implements LocalCopy {
       if (!p.ops.length) return p.outcomes;
       const head: BatchHead = { batch: { after: p.afterSeqNo } };
       const payload = enc.encode(encodeBatch<LoggedOp | BatchHead>([head, ...p.ops], (l) => ('source' in l ? l.source : undefined)));
-      if (payload.length > this.maxPayload) {
-        throw new EsError('illegal_argument_exception', 400, `a write batch of ${payload.length} bytes exceeds the NATS max_payload of ${this.maxPayload} bytes`);
-      }
       const msgID = uuidv4();
       let settle!: (outcome: boolean | Error) => void;
       const decided = new Promise<boolean | Error>((r) => (settle = r));
       this.own.set(msgID, { prepared: p, done: settle });
+      const partBytes = this.maxPayload - HEADER_ROOM;
+      const onRetry = (n: number, e: unknown) => n === 1 && this.deps.log.warn({ shard: this.ref, err: (e as Error).message }, 'document log append retried');
+      const expected = purgedTo ?? Math.max(this.applied, this.seen);
       try {
-        const ack = await fencedAppend(this.deps.js, this.subject, payload, {
-          msgID,
-          expectedLastSubjectSeq: purgedTo ?? this.applied,
-          onRetry: (n, e) => n === 1 && this.deps.log.warn({ shard: this.ref, err: (e as Error).message }, 'document log append retried'),
-        });
+        // larger than a message (a big document): in parts, the batch applied with its last (logParts.ts)
+        const ack = payload.length <= partBytes
+          ? await fencedAppend(this.deps.js, this.subject, payload, { msgID, expectedLastSubjectSeq: expected, onRetry })
+          : await appendInParts(this.deps.js, this.subject, payload, partBytes, msgID, expected, onRetry);
         const outcome = await this.settled(decided, ack.seq);
         if (outcome instanceof Error) throw outcome;
         if (outcome) return p.outcomes;
@@ -522,7 +549,7 @@ export class ShardActor implements LocalCopy {
           // Someone else wrote this shard (a primary that has not yet seen it lost the role):
           // apply what they wrote, then sequence our batch again on top of it.
           this.deps.log.warn({ shard: this.ref, expected: e.expected, actual: e.actual }, 'shard append fenced; catching up');
-          await this.deps.followed(e.actual ?? this.applied + 1);
+          await this.deps.followed(e.actual ?? Math.max(this.applied, this.seen) + 1);
           purgedTo = undefined;
           continue;
         }
