@@ -148,7 +148,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
     if (opts.security && !route.anonymous) {
       // Awaited only when they are promises: a warm authentication is a value, and every needless
       // await is a trip through the microtask queue on each request.
-      const who = opts.security.authenticate(makeRequest({ method, path, uri, params: m.params, query, headers: req.headers, body: undefined }));
+      const who = opts.security.authenticate(makeRequest({ method, path, uri, params: m.params, query, headers: req.headers, body: undefined }), route.authz);
       auth = who instanceof Promise ? await who : who;
     }
     let body = await readBody(req, max, inflightAccount(opts, route, res));
