@@ -7,7 +7,7 @@ import { asEsError, EsError, errorToWire, fromJetStream, type EsErrorBody } from
 import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
 import { ChunkedResponder } from './replyChunks';
-import { encodeFetchPage, encodeQueryPage, hitMeta, replySources } from './pageCodec';
+import { encodeFetchPage, encodeQueryPage, fitSources, hitMeta, type SourceText } from './pageCodec';
 import { registerLocalCopy, unregisterLocalCopy, type LocalCopy, type LocalOp } from './localCopies';
 import type { ShardStore } from './engine';
 import type { PreparedBatch } from './engine/store/shardStore';
@@ -95,7 +95,7 @@ export interface CopyDeps {
 const enc = new TextEncoder();
 /** Label of the sources a reply copies (request breaker). */
 const FETCH_LABEL = '<fetch_source>';
-const charsOf = (xs: string[]) => xs.reduce((n, x) => n + x.length, 0);
+const charsOf = (xs: readonly SourceText[]) => xs.reduce((n, x) => n + (typeof x === 'string' ? x.length : x.byteLength), 0);
 const dec = new TextDecoder();
 /** Largest group commit (several write requests in one log message): see ShardClient's WRITE_REQUEST_BYTES. */
 const GROUP_BYTES = 512 * 1024;
@@ -685,7 +685,7 @@ export class ShardActor implements LocalCopy {
       const searcher = m.searcher ?? this.store.acquireSearcher();
       const result = this.store.query(searcher, m.req, scope ? { budget: scope } : undefined);
       const docs = this.store.docsOf(searcher);
-      const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => docs.source(d), this.maxPayload) : [];
+      const sources = m.fetch ? fitSources(docs.sourceTexts(result.hits.map((h) => h.doc)), this.maxPayload) : [];
       scope?.reserve(charsOf(sources), FETCH_LABEL); // the reply's copy of the sources
       return encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(docs, result.hits, m.req));
     } finally {
@@ -698,7 +698,7 @@ export class ShardActor implements LocalCopy {
     const scope = this.deps.searchScope?.();
     try {
       const docs = this.store.docsOf(m.searcher);
-      const sources = replySources(m.docs, (d) => docs.source(d), this.maxPayload);
+      const sources = fitSources(docs.sourceTexts(m.docs), this.maxPayload);
       scope?.reserve(charsOf(sources), FETCH_LABEL);
       return encodeFetchPage(sources);
     } finally {
