@@ -8,12 +8,15 @@ import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
 import { assembleReply, ChunkedResponder, HEADER_ROOM, hasParts } from './replyChunks';
 import { appendInParts, PartAssembler } from './logParts';
-import { encodeFetchPage, encodeQueryPage, hitMeta, replySources } from './pageCodec';
+import { encodeFetchPage, encodeQueryPage, fitSources, hitMeta, type SourceText } from './pageCodec';
 import { registerLocalCopy, unregisterLocalCopy, type LocalCopy, type LocalOp } from './localCopies';
 import type { ShardStore } from './engine';
 import type { PreparedBatch } from './engine/store/shardStore';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';
 import { RecordingView } from './mappingProposal';
+import type { ForceMergeOptions, SegmentMaintenance } from './maintenance';
+import { fetchSegments, offerSegments, type RecoveryOffer } from './peerRecovery';
+import type { ObjectStore } from '@nats-io/obj';
 import type { SearchScope } from '../wire/circuitBreaker';
 
 /** Address of one shard (any of its copies). */
@@ -49,6 +52,20 @@ export type CopyRole = 'primary' | 'replica';
 /** `recovering`: reading its history from the log; `failed`: cannot apply the log (see log lines). */
 export type CopyState = 'recovering' | 'started' | 'failed';
 
+/** What peer recovery needs from the node (peerRecovery.ts). */
+export interface RecoveryDeps {
+  /** The copy's directory. */
+  dir: string;
+  objects: () => Promise<ObjectStore>;
+  /** This copy's object name prefix when it is the source (`<uuid>/<n>/<node>/`). */
+  prefix: string;
+  /** Asks a started copy on another node for its segments (undefined: none to ask). */
+  offer: () => Promise<RecoveryOffer | undefined>;
+  /** Where the shard's document log was trimmed up to (0: never). */
+  trimPoint: () => Promise<number>;
+  logId?: string;
+}
+
 /** What a shard copy needs from its node. */
 export interface CopyDeps {
   nc: NatsConnection;
@@ -62,8 +79,16 @@ export interface CopyDeps {
   followed: (seq: number) => Promise<void>;
   /** The state of this copy changed (membership reports it). */
   onStateChange: () => void;
-  /** A fresh empty store (to rebuild a copy that could not apply the log). */
-  newStore: () => ShardStore;
+  /** A store on the copy's directory (`fresh`: emptied first, to rebuild a copy that could not apply the log). */
+  newStore: (fresh?: boolean) => ShardStore;
+  /** The node's segment housekeeping (flushes, merges); absent in tests that run copies alone. */
+  maintenance?: SegmentMaintenance;
+  /** The index's settings, flat (merge policy). */
+  indexSettings?: () => Record<string, string>;
+  /** A commit of this copy is durable (the node may trim the log behind it). */
+  onCommit?: (copy: ShardActor) => void;
+  /** Peer recovery (peerRecovery.ts): absent in tests that run copies alone. */
+  recovery?: RecoveryDeps;
   /** A query or fetch op's budget on the node's request breaker (closed when its reply is built). */
   searchScope?: () => SearchScope;
 }
@@ -71,7 +96,7 @@ export interface CopyDeps {
 const enc = new TextEncoder();
 /** Label of the sources a reply copies (request breaker). */
 const FETCH_LABEL = '<fetch_source>';
-const charsOf = (xs: string[]) => xs.reduce((n, x) => n + x.length, 0);
+const charsOf = (xs: readonly SourceText[]) => xs.reduce((n, x) => n + (typeof x === 'string' ? x.length : x.byteLength), 0);
 const dec = new TextDecoder();
 /** Largest group commit (several write requests in one log message): see ShardClient's WRITE_REQUEST_BYTES. */
 const GROUP_BYTES = 512 * 1024;
@@ -183,6 +208,7 @@ export class ShardActor implements LocalCopy {
     this.syncPrimarySub();
     this.scheduleRefresh();
     registerLocalCopy(this.deps.nc, indexUuid, n, this);
+    this.deps.maintenance?.add(this);
     return this;
   }
 
@@ -226,6 +252,7 @@ export class ShardActor implements LocalCopy {
   async stop(): Promise<void> {
     clearTimeout(this.timer);
     this.started = false;
+    this.deps.maintenance?.remove(this);
     unregisterLocalCopy(this.deps.nc, this.ref.indexUuid, this.ref.n, this);
     const subs = [...this.subs, ...(this.primarySub ? [this.primarySub] : [])];
     this.subs = [];
@@ -273,6 +300,7 @@ export class ShardActor implements LocalCopy {
     const head = items.length && 'batch' in items[0] ? (items.shift() as BatchHead).batch : undefined;
     this.applied = m.seq;
     if (head && head.after !== this.store.maxSeqNo()) {
+      this.store.markApplied(m.seq);
       this.refused++;
       this.deps.log.warn({ shard: this.ref, seq: m.seq, after: head.after, maxSeqNo: this.store.maxSeqNo(), own: !!mine }, 'shard batch refused: prepared on another state');
       mine?.done(false);
@@ -285,8 +313,43 @@ export class ShardActor implements LocalCopy {
       mine?.done(shardUnavailable(this.ref, 'the copy failed while applying the write and is being rebuilt from the log'));
       throw e;
     }
+    this.store.markApplied(m.seq);
+    this.lastWriteAt = Date.now();
+    this.deps.maintenance?.afterWrite();
     mine?.done(true);
     return items.length;
+  }
+
+  // ---- segments (maintenance.ts) ----
+
+  /** Time of the last write applied (idle copies are flushed). */
+  lastWriteAt = Date.now();
+
+  get label(): string {
+    return `[${this.ref.index}][${this.ref.n}]`;
+  }
+
+  indexSettings(): Record<string, string> {
+    return this.deps.indexSettings?.() ?? {};
+  }
+
+  committed(): void {
+    this.deps.onCommit?.(this);
+  }
+
+  /** `POST _flush`: writes the buffer to disk and commits. */
+  flush(): Promise<void> {
+    return this.deps.maintenance ? this.deps.maintenance.flush(this) : this.store.flushAsync();
+  }
+
+  /** The copy's segments as `_cat/segments` lists them, and the searchers contexts pin. */
+  segments(): { segments: ReturnType<ShardStore['segmentList']>; pinned: ReturnType<ShardStore['pinned']> } {
+    return { segments: this.store.segmentList(), pinned: this.store.pinned() };
+  }
+
+  /** `POST _forcemerge`. */
+  forceMerge(o: ForceMergeOptions): Promise<void> {
+    return this.deps.maintenance ? this.deps.maintenance.forceMerge(this, o) : Promise.resolve();
   }
 
   /**
@@ -302,6 +365,7 @@ export class ShardActor implements LocalCopy {
     this.syncPrimarySub();
     this.deps.onStateChange();
     try {
+      await this.fromPeer();
       for await (const m of readStream(this.deps.nc, DATA_STREAM, { filterSubject: this.subject, startSeq: this.applied + 1, maxBytes: READ_MAX_BYTES })) {
         if (m.seq > this.seen) this.applyMessage(m);
       }
@@ -319,6 +383,32 @@ export class ShardActor implements LocalCopy {
     this.deps.onStateChange();
   }
 
+  /**
+   * An empty copy, or one whose log was trimmed past its commit, takes another copy's segments
+   * first (peer recovery) and then reads only the log after them. Throws when the log was trimmed
+   * past this copy and no other copy can give it segments (the documents would be lost).
+   */
+  private async fromPeer(): Promise<void> {
+    const r = this.deps.recovery;
+    if (!r) return;
+    const trimmed = await r.trimPoint();
+    if (this.applied > 0 && trimmed <= this.applied) return;
+    const offer = await r.offer().catch((e: Error) => {
+      this.deps.log.warn({ shard: this.ref, err: e.message }, 'no copy could give its segments; reading the document log');
+      return undefined;
+    });
+    if (!offer || offer.commit.applied <= this.applied) {
+      if (trimmed > this.applied) throw new Error(`the document log of ${this.label} was trimmed up to ${trimmed}, past this copy (${this.applied}), and no other copy gave its segments`);
+      return;
+    }
+    const t0 = Date.now();
+    this.store.close();
+    await fetchSegments(await r.objects(), offer, r.dir, r.logId);
+    this.store = this.deps.newStore(false);
+    this.applied = this.store.committedPoint().applied;
+    this.deps.log.info({ shard: this.ref, files: offer.files.length, bytes: offer.bytes, applied: this.applied, ms: Date.now() - t0 }, 'copy recovered from another copy\'s segments');
+  }
+
   /** The copy cannot follow the log (an op that does not apply): stop serving and rebuild from the log. */
   private fail(e: unknown, seq: number): void {
     this.deps.log.error({ err: e, shard: this.ref, seq }, 'shard copy cannot apply the document log; rebuilding it from the log');
@@ -326,22 +416,13 @@ export class ShardActor implements LocalCopy {
     this.syncPrimarySub();
     this.deps.onStateChange();
     if (this.rebuilds++ < 1) {
-      this.store = this.deps.newStore();
+      this.store = this.deps.newStore(true);
       this.applied = 0;
       this.seen = 0;
       void this.recover();
     }
   }
   private rebuilds = 0;
-
-  /**
-   * The log position a snapshot of this copy taken when the follower is at `at` stands for: never
-   * inside a batch whose parts have not all arrived (its start is read again from the log).
-   */
-  snapshotApplied(at: number): number {
-    const from = this.parts.pendingFrom;
-    return from === undefined ? Math.max(this.applied, at) : Math.min(Math.max(this.applied, at), from - 1);
-  }
 
   /** Resolves once this copy has applied every op up to `seqNo` (pinned searchers from other copies). */
   private reach(seqNo: number): Promise<void> | undefined {
@@ -390,9 +471,25 @@ export class ShardActor implements LocalCopy {
         }
         case 'searcher':
           return this.ok(msg, this.store.acquireSearcher());
+        case 'flush':
+          await this.flush();
+          return this.ok(msg, this.store.committedPoint());
+        case 'forcemerge': {
+          const o = parseJson<ForceMergeOptions>(dec.decode(msg.data)) ?? {};
+          await this.forceMerge(o);
+          return this.ok(msg, this.store.committedPoint());
+        }
+        case 'segments':
+          return this.ok(msg, this.segments());
+        case 'recovery': {
+          const r = this.deps.recovery;
+          if (!r) throw new Error('this copy does not serve recoveries');
+          return this.ok(msg, await offerSegments(this.store, r.dir, await r.objects(), r.prefix));
+        }
         case 'stats':
           return this.ok(msg, {
             ...this.store.stats(), maxSeqNo: this.store.maxSeqNo(), indexTotal: this.store.indexTotal(), sizeBytes: this.store.sourceBytes(),
+            segments: this.store.segmentStats(), merges: this.store.mergeStats,
             applied: this.applied, refused: this.refused, role: this.role, state: this.state, node: this.deps.nodeId,
           });
         default:
@@ -605,9 +702,10 @@ export class ShardActor implements LocalCopy {
     try {
       const searcher = m.searcher ?? this.store.acquireSearcher();
       const result = this.store.query(searcher, m.req, scope ? { budget: scope } : undefined);
-      const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => this.store.source(d), this.maxPayload) : [];
+      const docs = this.store.docsOf(searcher);
+      const sources = m.fetch ? fitSources(docs.sourceTexts(result.hits.map((h) => h.doc)), this.maxPayload) : [];
       scope?.reserve(charsOf(sources), FETCH_LABEL); // the reply's copy of the sources
-      return encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(this.store, result.hits, m.req));
+      return encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(docs, result.hits, m.req));
     } finally {
       scope?.close();
     }
@@ -617,7 +715,8 @@ export class ShardActor implements LocalCopy {
   private fetch(m: FetchMessage): Uint8Array {
     const scope = this.deps.searchScope?.();
     try {
-      const sources = replySources(m.docs, (d) => this.store.source(d), this.maxPayload);
+      const docs = this.store.docsOf(m.searcher);
+      const sources = fitSources(docs.sourceTexts(m.docs), this.maxPayload);
       scope?.reserve(charsOf(sources), FETCH_LABEL);
       return encodeFetchPage(sources);
     } finally {
