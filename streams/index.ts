@@ -11,3 +11,4 @@ export { StreamFollower, FollowTimeout, followerStats } from './follower';
 export type { FollowerStats } from './follower';
 export { deleteSubjectMessages } from './logRoom';
 export { Connectivity, NatsUnavailable, RECONNECT_WAIT_MS } from './connectivity';
+export { Slicer } from './slicer';

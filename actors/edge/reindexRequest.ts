@@ -89,7 +89,7 @@ export function checkSearch(job: ByScrollJob, path: string): void {
 }
 
 /** `POST /_reindex` body and params (ReindexRequest.fromXContent, RestReindexAction). */
-export function parseReindex(req: EsRequest): ByScrollJob {
+export function parseReindex(req: EsRequest, isAlias: (name: string) => boolean = () => false): ByScrollJob {
   checkParams(req, (k) => REINDEX_PARAMS.has(k));
   const q = req.query;
   const text = req.body?.toString('utf8') ?? '';
@@ -132,9 +132,8 @@ export function parseReindex(req: EsRequest): ByScrollJob {
     auth: req.auth,
     opaqueId: req.opaqueId,
   };
-  if (parseBool(q.require_alias, false)) {
-    throw requireAliasMissing(destSpec.dest.index);
-  }
+  // Reindexer.validateAgainstAliases: with require_alias the destination must be an alias
+  if (parseBool(q.require_alias, false) && !isAlias(destSpec.dest.index)) throw requireAliasMissing(destSpec.dest.index);
   const errs = byScrollValidation(searchBody, job.maxDocs, slices);
   if (job.search.index === undefined) errs.push('use _all if you really want to copy from all existing indexes');
   errs.push(...destSpec.errors);

@@ -160,12 +160,14 @@ export async function scrollPage(s: PagingServices, req: Caller, scrollId: strin
   try {
     if (!h.scroll) throw contextMissing(s, contextId, 'query', req);
     const sr = { ...(h.scroll.request as SearchRequest), searchAfter: pos.after };
-    const targets = h.shards.map((p) => ({
+    // indices_boost applies to every page (the boosts of the indices the scroll pinned)
+    const pinned = h.shards.map((p) => ({
       ref: { index: p.index, indexUuid: p.indexUuid, n: p.n },
       shardIndex: p.shardIndex,
       searcher: p.searcher,
       slice: p.slice,
     }));
+    const targets = sr.indicesBoost?.length ? withIndexBoosts(s, sr, pinned, true) : pinned;
     const out = await executeSearch(s, sr, targets);
     out.tookMs = Math.max(1, out.tookMs);
     await h.ready; // the extension is in the log before the client sees the page (revival)

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { aggregateOf, Aggregate, type Envelope } from '../../streams';
-import type { Routes, SecurityGate } from '../wire/rest';
+import type { Authz, EsRequest, Routes, SecurityGate } from '../wire/rest';
 import type { NodeContext } from '../nodeContext';
 import { ApiKeyService } from './apiKeys';
 import { AuthenticatorChain } from './authenticatorChain';
@@ -17,6 +17,7 @@ import { TokenService } from './oauth2Tokens';
 import { ownerOf, sameOwner } from './ownership';
 import { RealmChain } from './realms/realmChain';
 import { RoleStore } from './roleStore';
+import { applyRunAs, RUN_AS_HEADER } from './runAs';
 import { apiKeyRoutes } from './routes/apiKeys';
 import { privilegeRoutes } from './routes/privileges';
 import { roleRoutes } from './routes/roles';
@@ -218,6 +219,13 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   apiKeyRoutes(r, services);
   serviceAccountRoutes(r, services);
 
+  // Run-as (es-security-runas-user) once the caller is known; without the header one property lookup.
+  const authenticateAs = (req: EsRequest, authz: Authz | undefined): Authentication | Promise<Authentication> => {
+    const a = chain.authenticate(req);
+    if (req.headers[RUN_AS_HEADER] === undefined) return a;
+    return a instanceof Promise ? a.then((x) => applyRunAs(x, req, authz, realms, roles)) : applyRunAs(a, req, authz, realms, roles);
+  };
+
   let sweeping = false;
   const sweep = async () => {
     if (sweeping) return;
@@ -239,9 +247,9 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
     enabled: true,
     gate: {
       // After a reconnect, credentials are checked once the facts missed meanwhile are folded.
-      authenticate: (req) => {
+      authenticate: (req, authz) => {
         const f = facts.fresh();
-        return f ? f.then(() => chain.authenticate(req)) : chain.authenticate(req);
+        return f ? f.then(() => authenticateAs(req, authz)) : authenticateAs(req, authz);
       },
       authorize: (auth, action, indices) => authorize(auth, action, indices) },
     allowedIndices,

@@ -74,7 +74,31 @@ export interface QueryPageHead {
 }
 
 /** Writes strings one after the other, recording where each starts (byte offsets). */
-function writeStrings(w: ByteWriter, texts: string[]): void {
+/** A source as a copy holds it: text (the buffer) or UTF-8 bytes (a disk segment, copied as they are). */
+export type SourceText = string | Uint8Array;
+
+function writeStrings(w: ByteWriter, texts: readonly SourceText[]): void {
+  if (texts.some((t) => typeof t !== 'string')) return writeMixed(w, texts);
+  writeTexts(w, texts as string[]);
+}
+
+/** Sources some of which are bytes: each copied or encoded in place, offsets as they go. */
+function writeMixed(w: ByteWriter, texts: readonly SourceText[]): void {
+  const n = texts.length;
+  const table = w.pos;
+  w.ensure(4 * (n + 1));
+  w.pos += 4 * (n + 1);
+  const start = w.pos;
+  for (let i = 0; i < n; i++) {
+    w.buf.writeUInt32LE(w.pos - start, table + 4 * i);
+    const t = texts[i];
+    if (typeof t === 'string') w.utf8(t);
+    else w.bytes(Buffer.from(t.buffer, t.byteOffset, t.byteLength));
+  }
+  w.buf.writeUInt32LE(w.pos - start, table + 4 * n);
+}
+
+function writeTexts(w: ByteWriter, texts: string[]): void {
   const n = texts.length;
   const table = w.pos;
   w.ensure(4 * (n + 1));
@@ -191,9 +215,9 @@ function writeHeader(w: ByteWriter, flags: number, keys: number, n: number, fetc
   w.setU32(at, w.utf8(head));
 }
 
-const charsOf = (xs: string[]) => {
+const charsOf = (xs: readonly SourceText[]) => {
   let n = 0;
-  for (const x of xs) n += x.length;
+  for (const x of xs) n += typeof x === 'string' ? x.length : x.byteLength;
   return n;
 };
 
@@ -249,7 +273,7 @@ export function hitMeta(store: HitMetaSource, hits: readonly ShardHit[], want: {
  * Encodes a query reply: the result's hits as columns, and the sources of its first `sources.length`
  * hits. With the request's `shardIndex`, a `_shard_doc` column (PIT tiebreaker) costs nothing per hit.
  */
-export function encodeQueryPage(searcher: SearcherRef, result: ShardQueryResult, sources: string[], shardIndex?: number, meta?: HitMeta): Buffer {
+export function encodeQueryPage(searcher: SearcherRef, result: ShardQueryResult, sources: readonly SourceText[], shardIndex?: number, meta?: HitMeta): Buffer {
   const hits = result.hits;
   const n = hits.length;
   const keys = n && hits[0].sort ? hits[0].sort.length : 0;
@@ -306,7 +330,7 @@ function writeMeta(w: ByteWriter, meta: HitMeta, n: number): void {
 }
 
 /** Encodes a fetch reply: the sources of a prefix of the asked docs. */
-export function encodeFetchPage(sources: string[]): Buffer {
+export function encodeFetchPage(sources: readonly SourceText[]): Buffer {
   const w = new ByteWriter(64 + 4 * sources.length + charsOf(sources));
   writeHeader(w, 0, 0, sources.length, sources.length, '{}');
   writeStrings(w, sources);
@@ -317,16 +341,29 @@ export function encodeFetchPage(sources: string[]): Buffer {
  * The sources of `docs` that go in one reply, in order: as many as fit in under half of the NATS
  * message size (chars ≈ bytes for JSON, with room for UTF-8 growth), and always the first.
  */
-export function replySources(docs: ArrayLike<number>, sourceOf: (doc: number) => string, maxPayload: number): string[] {
-  const sources: string[] = [];
+export function replySources(docs: ArrayLike<number>, sourceOf: (doc: number) => SourceText, maxPayload: number): SourceText[] {
+  const sources: SourceText[] = [];
   let budget = Math.floor(maxPayload * 0.45);
   for (let i = 0; i < docs.length; i++) {
     const s = sourceOf(docs[i]);
-    if (sources.length && s.length > budget) break;
-    budget -= s.length;
+    const size = typeof s === 'string' ? s.length : s.byteLength;
+    if (sources.length && size > budget) break;
+    budget -= size;
     sources.push(s);
   }
   return sources;
+}
+
+/** The first sources that fit one reply (under half of the NATS `max_payload`; at least one). */
+export function fitSources(texts: SourceText[], maxPayload: number): SourceText[] {
+  let budget = Math.floor(maxPayload * 0.45);
+  for (let i = 0; i < texts.length; i++) {
+    const t = texts[i];
+    const size = typeof t === 'string' ? t.length : t.byteLength;
+    if (i > 0 && size > budget) return texts.slice(0, i);
+    budget -= size;
+  }
+  return texts;
 }
 
 /**

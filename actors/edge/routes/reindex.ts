@@ -148,7 +148,7 @@ export function reindexRoutes(r: Router, s: PagingServices, tasks: TaskRegistry)
   const controls = new Map<string, JobControl>();
   // The scroll and the bulk writes authorize themselves as the caller, index by index (as ES's sub-requests).
   const authz = { kind: 'handler' as const };
-  r.add('POST', '/_reindex', (req) => startJob(s, tasks, controls, parseReindex(req), req), authz);
+  r.add('POST', '/_reindex', (req) => startJob(s, tasks, controls, parseReindex(req, (name) => s.cluster.metadata.aliases.has(name)), req), authz);
   r.add('POST', '/{index}/_delete_by_query', (req) => startJob(s, tasks, controls, parseDeleteByQuery(req), req), authz);
   r.add('POST', '/{index}/_update_by_query', (req) => startJob(s, tasks, controls, parseUpdateByQuery(req), req), authz);
   r.add('POST', '/_update_by_query/{task_id}/_rethrottle', (req) => rethrottle(tasks, controls, req, UPDATE_BY_QUERY_ACTION), { kind: 'cluster', action: 'cluster:admin/reindex/rethrottle' });

@@ -112,12 +112,12 @@ describe('nested', () => {
 
 describe('search.aggregation/360_date_histogram.yml on a date_range field', () => {
   it('date_histogram on range with hard bounds', async () => {
-    await t.es.indices.create({ index: 'test_date_hist', settings: { number_of_shards: 5 }, mappings: { properties: { range: { type: 'date_range' }, date: { type: 'date' } } } });
+    await t.es.indices.create({ index: 'test_date_hist', settings: { number_of_shards: 5 }, mappings: { properties: { range: { type: 'date_range' }, date: { type: 'date' }, date_not_indexed: { type: 'date', index: false } } } });
     const ranges = [
       { gte: '2016-01-01', lt: '2016-01-02' }, { gte: '2016-01-02', lt: '2016-01-03' }, { gte: '2016-02-01', lt: '2016-02-02' },
       { gte: '2016-03-01', lt: '2016-03-02' }, { gte: '2016-04-01' }, { lt: '2016-02-01' },
     ];
-    await t.es.bulk({ index: 'test_date_hist', refresh: true, operations: [...ranges.flatMap((range) => [{ index: {} }, { range }]), { index: {} }, { date: ['2021-05-01', '2021-04-01', '2021-04-22'] }] });
+    await t.es.bulk({ index: 'test_date_hist', refresh: true, operations: [...ranges.flatMap((range) => [{ index: {} }, { range }]), { index: {} }, { date: ['2021-05-01', '2021-04-01', '2021-04-22'], date_not_indexed: ['2021-05-01', '2021-04-01', '2021-03-22'] }] });
     const r = await t.es.search({ index: 'test_date_hist', size: 0, aggs: { histo: { date_histogram: { field: 'range', calendar_interval: 'month', hard_bounds: { min: '2015-06-01', max: '2016-06-01' } } } } });
     expect((r.hits.total as { value: number }).value).toBe(7);
     const b = (r.aggregations!.histo as Aggs).buckets;
@@ -125,5 +125,60 @@ describe('search.aggregation/360_date_histogram.yml on a date_range field', () =
     expect(b[0]).toMatchObject({ key_as_string: '2015-06-01T00:00:00.000Z', doc_count: 1 });
     expect(b[8]).toMatchObject({ key_as_string: '2016-02-01T00:00:00.000Z', doc_count: 1 });
     expect(b[12]).toMatchObject({ key_as_string: '2016-06-01T00:00:00.000Z', doc_count: 1 });
+  });
+});
+
+describe('inside async search', () => {
+  it('runs nested (inner_hits) and nested aggregations to completion', async () => {
+    const r = await t.es.asyncSearch.submit({
+      index: 'verynested',
+      wait_for_completion_timeout: '10s',
+      query: { nested: { path: 'courses', query: { term: { 'courses.name': 'Linear Algebra' } }, inner_hits: {} } },
+      aggs: { c: { nested: { path: 'courses' }, aggs: { n: { terms: { field: 'courses.name' } } } } },
+    });
+    expect(r.is_running).toBe(false);
+    expect(r.response.hits.hits.map((h) => h._id)).toEqual(['2']);
+    expect((r.response.hits.hits[0].inner_hits!.courses.hits as unknown as Aggs).hits[0]._nested).toEqual({ field: 'courses', offset: 1 });
+    expect((r.response.aggregations!.c as Aggs).doc_count).toBe(2); // the matched doc's two courses
+  });
+});
+
+describe('search.aggregation/360_date_histogram.yml, the other cases', () => {
+  beforeAll(async () => {
+    await t.es.indices.create({ index: 'test_timezone_date_nanos', mappings: { properties: { date: { type: 'date_nanos' } } } });
+    await t.es.bulk({ index: 'test_timezone_date_nanos', refresh: true, operations: [{ index: {} }, { date: '2015-01-01' }, { index: {} }, { date: '2015-01-01T12:10:30.123456789Z' }, { index: {} }, { date: 1420070400 }] });
+    await t.es.indices.create({ index: 'date_histogram_timezone_test', mappings: { properties: { date: { type: 'date', format: 'yyyy-MM-dd HH:mm:ss' } } } });
+    const times = ['20:00:00', '21:30:00', '23:54:00', '23:40:00', '22:20:00', '21:20:00', '23:50:00', '22:15:00', '22:40:00', '22:20:00'];
+    await t.es.bulk({ index: 'date_histogram_timezone_test', refresh: true, operations: times.flatMap((x) => [{ index: {} }, { date: `2021-05-01 ${x}` }]) });
+  });
+  const histo = async (index: string, body: Record<string, unknown>) =>
+    ((await t.es.search({ index, size: 0, aggs: { h: { date_histogram: body } } } as never)).aggregations!.h as Aggs).buckets.map((b: Aggs) => [b.key, b.key_as_string, b.doc_count]);
+  it('date_nanos without and with a time zone, fixed and calendar intervals', async () => {
+    expect(await histo('test_timezone_date_nanos', { field: 'date', fixed_interval: '30s', min_doc_count: 1 })).toEqual([
+      [1420050000, '1970-01-17T10:27:30.000Z', 1], [1420070400000, '2015-01-01T00:00:00.000Z', 1], [1420114230000, '2015-01-01T12:10:30.000Z', 1],
+    ]);
+    expect(await histo('test_timezone_date_nanos', { field: 'date', fixed_interval: '30s', time_zone: 'Europe/Berlin', min_doc_count: 1 })).toEqual([
+      [1420050000, '1970-01-17T11:27:30.000+01:00', 1], [1420070400000, '2015-01-01T01:00:00.000+01:00', 1], [1420114230000, '2015-01-01T13:10:30.000+01:00', 1],
+    ]);
+    expect(await histo('test_timezone_date_nanos', { field: 'date', calendar_interval: 'minute', min_doc_count: 1 })).toEqual([
+      [1420020000, '1970-01-17T10:27:00.000Z', 1], [1420070400000, '2015-01-01T00:00:00.000Z', 1], [1420114200000, '2015-01-01T12:10:00.000Z', 1],
+    ]);
+    expect(await histo('test_timezone_date_nanos', { field: 'date', calendar_interval: 'minute', time_zone: 'Europe/Berlin', min_doc_count: 1 })).toEqual([
+      [1420020000, '1970-01-17T11:27:00.000+01:00', 1], [1420070400000, '2015-01-01T01:00:00.000+01:00', 1], [1420114200000, '2015-01-01T13:10:00.000+01:00', 1],
+    ]);
+  });
+  it('date_histogram timezone with a format', async () => {
+    const yes = await histo('date_histogram_timezone_test', { field: 'date', format: 'yyyy-MM-dd HH:mm:ss', calendar_interval: 'hour', time_zone: 'Asia/Jakarta' });
+    expect(yes).toEqual([[1619899200000, '2021-05-02 03:00:00', 1], [1619902800000, '2021-05-02 04:00:00', 2], [1619906400000, '2021-05-02 05:00:00', 4], [1619910000000, '2021-05-02 06:00:00', 3]]);
+    const no = await histo('date_histogram_timezone_test', { field: 'date', format: 'yyyy-MM-dd HH:mm:ss', calendar_interval: 'hour' });
+    expect(no.map((b: unknown[]) => b[1])).toEqual(['2021-05-01 20:00:00', '2021-05-01 21:00:00', '2021-05-01 22:00:00', '2021-05-01 23:00:00']);
+  });
+  it('multi-value date histogram', async () => {
+    const r = await t.es.search({ index: 'test_date_hist', query: { match: { date: '2021-04-01' } }, aggs: { d: { date_histogram: { field: 'date', calendar_interval: '1M' } } } });
+    expect((r.hits.total as { value: number }).value).toBe(1);
+    expect((r.aggregations!.d as Aggs).buckets).toHaveLength(2);
+    const p = await t.es.search({ index: 'test_date_hist', profile: true, query: { match: { date_not_indexed: '2021-04-01' } }, aggs: { d: { date_histogram: { field: 'date_not_indexed', calendar_interval: '1M' } } } });
+    expect((p.hits.total as { value: number }).value).toBe(1);
+    expect((p.aggregations!.d as Aggs).buckets).toHaveLength(3);
   });
 });

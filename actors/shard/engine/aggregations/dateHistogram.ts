@@ -1,5 +1,5 @@
 import { illegalArgument } from '../../../wire/esErrors';
-import { DEFAULT_DATE_FORMAT, formatDate, histogramRounding, parseDateValue } from './aggDates';
+import { DEFAULT_DATE_FORMAT, formatDate, histogramRounding, parseDateValue, zoneOf } from './aggDates';
 import { compareKeys, orderComparator } from './aggOrder';
 import type { BucketPartial, HistogramPartial } from './aggPartials';
 import type { AggregationType, AggSpec, RenderContext } from './aggTypes';
@@ -67,7 +67,7 @@ export const dateHistogramAgg: AggregationType = {
     if (s.params.order !== undefined) buckets.sort(orderComparator(s).compare);
     ctx.countBuckets(buckets.length);
     const rendered = buckets.map((b) => ({
-      key_as_string: formatDate(Number(b.key), format),
+      key_as_string: formatDate(Number(b.key), format, zoneOf(s.params.time_zone)),
       key: b.key,
       doc_count: b.count,
       ...ctx.renderSubs(b.subs, s.subs),
