@@ -10,6 +10,7 @@ const ROOMS = [
   ['console', '^actors/console/'], // the web console: page, API routes, live feed
   ['system', '^actors/system\\.ts$'], // connect NATS, start actors, stop in reverse
   ['bus', '^actors/(bus/|(embeddedNats|natsCluster)\\.ts$)'], // the node's nats-server, its users and TLS
+  ['compaction', '^actors/compaction/'], // ES_STATE: compacted credentials and contexts, retention of ES_EVT
   ['edge', '^actors/edge/'], // HTTP: router, body limits, routes that parse and render
   ['security', '^actors/security/'], // authenticator chain, realms, credentials, authorization
   ['search', '^actors/search/'], // the search service: search, PIT, scroll, coordinator, shard client

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { BusConnection } from '../streams/busConnection';
 import { SUBSCRIBER_INBOX_PREFIX, type BusRole, type KeyRole } from '../streams/busPermissions';
 import { ensureBusKeys, ensureRoleKey, type RoleKey } from './bus/credentials';
-import { renderServerConfig, roleUsers } from './bus/serverConfig';
+import { renderServerConfig, roleUsers, type TlsFiles } from './bus/serverConfig';
 
 /** Largest NATS message: big pages and bulk batches travel in one message each. */
 export const MAX_PAYLOAD = 64 * 1024 * 1024;
@@ -155,7 +155,7 @@ async function reclaimStore(abs: string, conf: string): Promise<void> {
  * `kill -TERM -<pgid>`) does not stop it before the node has written its snapshot; the node stops
  * it last, and kills it if the node process exits any other way.
  */
-export async function startEmbeddedNats(dir: string, opts: { port?: number; bin?: string; admin?: boolean } = {}): Promise<EmbeddedNats> {
+export async function startEmbeddedNats(dir: string, opts: { port?: number; bin?: string; admin?: boolean; tls?: TlsFiles } = {}): Promise<EmbeddedNats> {
   const abs = resolve(dir);
   const conf = join(abs, 'nats-server.conf');
   await reclaimStore(abs, conf);
@@ -171,6 +171,8 @@ export async function startEmbeddedNats(dir: string, opts: { port?: number; bin?
       storeDir: join(abs, 'jetstream'),
       portsFileDir: abs,
       users: roleUsers(keys),
+      // Client TLS (the benchmarks compare it with plain connections); a node's own server is loopback-only.
+      ...(opts.tls ? { tls: opts.tls } : {}),
     }),
     { mode: 0o600 },
   );
@@ -196,11 +198,12 @@ export async function startEmbeddedNats(dir: string, opts: { port?: number; bin?
     if (proc.exitCode !== null || proc.pid === undefined) throw new Error(`nats-server exited: ${lastLine(stderr) ?? lastLine(logTail(abs)) ?? 'no output'}`);
     if (existsSync(portsFile)) {
       try {
-        const url = (JSON.parse(readFileSync(portsFile, 'utf8')) as { nats: string[] }).nats[0];
+        const listed = (JSON.parse(readFileSync(portsFile, 'utf8')) as { nats: string[] }).nats[0];
+        const url = listed && opts.tls ? listed.replace(/^nats:/, 'tls:') : listed;
         if (url) return { url, proc, keys, connection: (role) => {
           const key = keys[role];
           if (!key) throw new Error(`this nats-server has no ${role} user`);
-          return roleConnection(url, key);
+          return { ...roleConnection(url, key), ...(opts.tls ? { tls: { ca: readFileSync(opts.tls.ca, 'utf8') } } : {}) };
         }, stop: () => stopChild(proc) };
       } catch {
         /* partially written */

@@ -11,6 +11,9 @@ import { connectBus, serverList, type BusConnection } from '../streams/busConnec
 import { natsConnectionFromSettings } from './bus/natsSettings';
 import { warnIfAnonymous } from './bus/anonymousProbe';
 import { httpTls, type HttpTls } from './tls/httpSsl';
+import { readCompactedState, keptHistory } from '../streams/compactedState';
+import { Compactor } from './compaction/compactor';
+import { eventsRetentionMs } from './compaction/retention';
 import type { NodeContext, NodeIdentity } from './nodeContext';
 import { Router } from './edge/router';
 import { startEdge, type Edge } from './edge/httpEdge';
@@ -33,10 +36,12 @@ import { startLoopMonitor } from './edge/views/eventLoop';
 import { callNodes, serveNode } from './cluster/nodeRpc';
 import { liveContexts } from './edge/routes/contextList';
 import { ContextDirectory, ContextRegistry, ContextService, reviveContexts, writeCheckpoint } from './contexts';
+import type { ContextState } from '../streams/evolve';
 import { startSecurity, type SecurityModule, type SecurityModuleWithServices } from './security';
 import { documentRoutes } from './edge/routes/documents';
 import { bulkRoutes } from './edge/routes/bulk';
 import { indexRoutes } from './edge/routes/indices';
+import { segmentRoutes } from './edge/routes/segments';
 import { indexStateRoutes } from './edge/routes/indexState';
 import { asyncSearchRoutes } from './edge/routes/asyncSearch';
 import { AsyncSearchRegistry } from './contexts/asyncSearches';
@@ -147,6 +152,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     // HTTPS first: a refused configuration (plain HTTP on a non-loopback HOST) starts nothing.
     const host = opts.host ?? process.env.HOST ?? '127.0.0.1';
     const tls = await httpTls(settings, host, configDir);
+    const retentionMs = eventsRetentionMs(settings); // disagreeing retention settings start nothing
     let nats: EmbeddedNats | undefined;
     const natsUrl = opts.natsUrl ?? process.env.NATS_URL;
     let natsLogin: BusConnection;
@@ -175,7 +181,8 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       nc, settings, log, manager: () => isMaster(),
       ...(nats ? { storeDir: join(dataDir, 'nats', 'jetstream'), serverLog: join(dataDir, 'nats', 'nats-server.log') } : {}),
     });
-    await ensureStreams(nc, { eventMaxAgeMs: settings.num('events.retention_ms', 0), replicas: replicas === undefined ? undefined : Number(replicas), dataMaxBytes: await flood.dataCap() });
+    // No max_age on ES_EVT: the compactor removes facts older than events.retention once compacted.
+    await ensureStreams(nc, { eventMaxAgeMs: 0, replicas: replicas === undefined ? undefined : Number(replicas), dataMaxBytes: await flood.dataCap() });
     await flood.start();
     stops.push(() => flood.stop());
     const bus = new Bus(nc);
@@ -200,10 +207,15 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     const info = localInfo();
     const record = (): NodeRecord => {
       const copies: NodeRecord['copies'] = {};
-      for (const c of cluster.localCopies()) if (c.role) copies[`${c.ref.indexUuid}/${c.ref.n}`] = c.state;
+      const durable: NonNullable<NodeRecord['durable']> = {};
+      for (const c of cluster.localCopies()) {
+        if (!c.role) continue;
+        copies[`${c.ref.indexUuid}/${c.ref.n}`] = c.state;
+        durable[`${c.ref.indexUuid}/${c.ref.n}`] = c.store.committedPoint().applied;
+      }
       return {
         id: node.id, name: node.name, host: node.host, http: httpUrl, version: VERSION.number, roles: ['data', 'ingest', 'master'],
-        startedAt, copies, stats: nodeStats(), master: isMaster(), info,
+        startedAt, copies, durable, stats: nodeStats(), master: isMaster(), info,
       };
     };
     const membership = new Membership(nc, record, log, {
@@ -211,6 +223,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       nodeTimeoutMs: settings.num('cluster.node_timeout_ms', 5_000),
     });
     cluster.remoteCopyStarted = (id, uuid, n) => membership.record(id)?.copies[`${uuid}/${n}`] === 'started';
+    cluster.durableOf = (id, uuid, n) => membership.record(id)?.durable?.[`${uuid}/${n}`];
     membership.onChange(() => cluster.notify());
     let published = '';
     cluster.onChange(() => {
@@ -245,7 +258,10 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       stops.push(() => watch.stop());
     }
 
-    const security = await startSecurity(ctx, opts.clock ? { now: () => opts.clock!.now() } : {});
+    // Start-up reads the compacted state (ES_STATE) plus the ES_EVT tail after it (actors/compaction).
+    const compacted = await readCompactedState(nc);
+    const history = await keptHistory(nc);
+    const security = await startSecurity(ctx, { ...(opts.clock ? { now: () => opts.clock!.now() } : {}), compacted: { seq: compacted.seq, facts: compacted.facts, firstSeq: history.firstSeq }, readCompacted: () => readCompactedState(nc) });
     stops.push(() => security.stop());
 
     // Scroll contexts and PITs: this node's own as actors (registry), every node's as the log tells
@@ -266,8 +282,13 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       nodeId: node.id,
       legacy: false, // contexts of older logs are adopted under a lease (one node takes them)
       directory,
+      compacted: { seq: compacted.seq, states: compacted.contexts, firstSeq: history.firstSeq },
     });
     log.info({ ...revived, ms: Date.now() - t1 }, 'search contexts revived from the lifecycle log');
+    // One node at a time keeps ES_STATE current and ages facts out of ES_EVT (actors/compaction).
+    const compactor = new Compactor({ nc, leases: await leasesBucket(nc, Number(replicas ?? 1)), nodeId: node.id, log, retentionMs, ...(opts.clock ? { now: () => opts.clock!.now() } : {}) });
+    compactor.start();
+    stops.push(() => compactor.stop());
     const contextService = new ContextService({
       nc, nodeId: node.id, registry: contexts, directory,
       liveNodes: () => membership.liveIds(),
@@ -282,6 +303,22 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     directory.onChange((st) => {
       if (st.node && st.node !== node.id && contexts.get(st.id)) contexts.disown(st.id);
     });
+    // Every open context of the cluster pins its searcher on this node's copies (their segments stay
+    // until it ends), so any copy can serve its pages and adopt it.
+    const pinCopies = (st: ContextState) => {
+      for (const p of st.pinned) {
+        const copy = cluster.localCopy(p.indexUuid, p.n);
+        if (!copy) continue;
+        if (st.status !== 'open') copy.store.unpin(st.id);
+        else if (!copy.store.pin(st.id, p.searcher.seqNo)) log.warn({ context: st.id, shard: copy.label }, 'this copy merged away docs the context reads: its pages are served by other copies');
+      }
+    };
+    directory.onChange(pinCopies);
+    for (const st of directory.open()) pinCopies(st);
+    // pins restored from commits of contexts that ended while the node was down
+    for (const copy of cluster.localCopies()) {
+      for (const p of copy.store.pinned()) for (const id of p.contexts) if (directory.get(id)?.status !== 'open') copy.store.unpin(id);
+    }
     stops.push(() => contextService.stop());
     void contextService.adoptOrphans();
     // Async searches: actors here, every node's folded from the same consumer, results in a node-only KV bucket.
@@ -334,6 +371,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     };
     clusterRoutes(router, services);
     indexRoutes(router, services);
+    segmentRoutes(router, services);
     indexStateRoutes(router, services);
     documentRoutes(router, services);
     bulkRoutes(router, services);

@@ -35,6 +35,7 @@ const SECTIONS: Array<{ name: string; issue: string; load: () => Promise<{ run: 
   { name: 'cluster', issue: 'issue11', load: () => import('./bench/cluster') },
   { name: 'contexts', issue: 'issue12', load: () => import('./bench/contexts') },
   { name: 'search', issue: 'issue14', load: () => import('./bench/textSearch') },
+  { name: 'bus', issue: 'issue18', load: () => import('./bench/bus') },
 ];
 
 /** Heap figures need `global.gc`: run again under `node --expose-gc --import tsx` when missing. */

@@ -144,6 +144,23 @@ async function main(): Promise<void> {
     source = `${EVENT_STREAM} on ${where.kind === 'stopped' ? `a copy of ${where.natsDir}` : url}${filter ? ` (${filter})` : ''}`;
   }
   const json = args.values.json === true;
+  // A log whose older facts were compacted away (events.retention) cannot show a moment before it.
+  let historyFrom: string | undefined;
+  if (nc) {
+    const st = (await (await jetstreamManager(nc)).streams.info(EVENT_STREAM)).state;
+    // (an empty log whose facts were all removed keeps no history at all: it starts now)
+    if (st.first_seq > 1) historyFrom = st.messages ? st.first_ts : new Date().toISOString();
+    const asked = at ?? sinceMs;
+    if (historyFrom && asked !== undefined && asked < Date.parse(historyFrom)) {
+      const msg = `the asked-for moment ${new Date(asked).toISOString()} is older than the kept history: ${EVENT_STREAM} keeps facts from ${historyFrom} on (older ones were removed once compacted, events.retention)`;
+      if (at !== undefined) {
+        await nc.drain();
+        await stopped?.close();
+        throw new Error(`${msg}, so the state then cannot be rebuilt`);
+      }
+      process.stderr.write(`replay: ${msg}: timelines start there\n`);
+    } else if (historyFrom) process.stderr.write(`replay: the history starts at ${historyFrom} (older facts were removed once compacted, events.retention): timelines of older contexts and credentials start mid-way\n`);
+  }
   try {
     const timeline = args.values.timeline === true || id !== undefined || (await logSize(nc, file)) <= TIMELINE_LIMIT;
     const bar = progressBar('replay', process.stderr, file ? 'chars' : 'events');
@@ -163,7 +180,7 @@ async function main(): Promise<void> {
     const rows = stateRows(o.world, { nowMs, machines: o.actors });
     if (json) {
       const { world: _w, actors, ...rest } = o;
-      process.stdout.write(JSON.stringify({ source, ...(at !== undefined ? { at: new Date(at).toISOString() } : {}), ...rest, states: rows, timelines: actors.filter((a) => a.timeline) }) + '\n');
+      process.stdout.write(JSON.stringify({ source, ...(at !== undefined ? { at: new Date(at).toISOString() } : {}), ...(historyFrom ? { history_from: historyFrom } : {}), ...rest, states: rows, timelines: actors.filter((a) => a.timeline) }) + '\n');
     } else {
       printHuman(o, rows, { source, at, showTimelines: args.values.timeline === true || id !== undefined || o.actors.length <= 20, all: args.values.all === true });
     }

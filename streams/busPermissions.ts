@@ -4,10 +4,7 @@
  * match one of {@link NODE_SUBJECTS}; `test/unit/streams/busPermissions.test.ts` builds every subject
  * of `subjects.ts` and fails when one is not covered. Adding a subject family: add its pattern here.
  */
-import { DATA_STREAM, EVENT_STREAM } from './subjects';
-
-/** Stream of credential secret material and compacted state, read by nodes only (streams/README.md). */
-export const STATE_STREAM = 'ES_STATE';
+import { DATA_STREAM, EVENT_STREAM, STATE_STREAM } from './subjects';
 
 /**
  * Inbox prefix of subscriber connections (nats.js `inboxPrefix`, nats CLI `--inbox-prefix`). Nodes
@@ -22,7 +19,7 @@ export const SUBSCRIBER_INBOX_PREFIX = '_INBOX_es_sub';
  */
 export const NODE_SUBJECTS: readonly string[] = [
   'es.v1.evt.>', // lifecycle facts (ES_EVT)
-  'es.v1.state.>', // compacted credential and context state, secret material (ES_STATE, node-only)
+  'es.v1.state.>', // compacted credential and context state (ES_STATE, node-only)
   'es.v1.cmd.>', // commands to context actors (scroll, pit, asyncsearch: es.v1.cmd.asyncsearch.<id>.get|delete)
   'es.v1.shard.>', // shard request/reply
   'es.v1.reply.>', // the rest of a reply too large for one message (actors/shard/replyChunks.ts)
@@ -34,6 +31,7 @@ export const NODE_SUBJECTS: readonly string[] = [
   '$JS.ACK.>',
   '$JS.FC.>',
   '$KV.>', // cluster identity, leases (ES_CLUSTER, ES_LEASES), async search results (ES_ASYNC_SEARCH) and any bucket a node adds
+  '$O.>', // object stores: segment files of copies in peer recovery (ES_SEGMENTS)
   '_INBOX.>', // replies and push deliveries
 ];
 
@@ -77,7 +75,7 @@ export const ADMIN_PERMISSIONS: BusPermissions = { publish: { allow: ['>'] }, su
 export type KeyRole = BusRole | 'admin';
 
 /** Streams only nodes may read (documented; the subscriber role names none of them). */
-export const NODE_ONLY_STREAMS = [DATA_STREAM, STATE_STREAM, 'KV_ES_CLUSTER', 'KV_ES_LEASES', 'KV_ES_ASYNC_SEARCH'] as const;
+export const NODE_ONLY_STREAMS = [DATA_STREAM, STATE_STREAM, 'KV_ES_CLUSTER', 'KV_ES_LEASES', 'KV_ES_ASYNC_SEARCH', 'OBJ_ES_SEGMENTS'] as const;
 
 /**
  * Whether a NATS subject pattern (`*` one token, `>` the rest) covers a concrete subject.

@@ -9,11 +9,15 @@ import {
   StorageType,
   type JetStreamManager,
 } from '@nats-io/jetstream';
-import { DATA_STREAM, EVENT_STREAM, subjects } from './subjects';
+import { DATA_STREAM, EVENT_STREAM, STATE_STREAM, subjects } from './subjects';
 import { upcast, type Envelope } from './envelope';
 
 export interface LogOptions {
-  /** Max age of lifecycle facts in ms (0 = keep forever). */
+  /**
+   * Max age of lifecycle facts in ms (0 = keep forever, the default). The node sets none: its
+   * compactor removes facts once they are older than `events.retention` *and* compacted
+   * (actors/compaction), which max_age could not promise.
+   */
   eventMaxAgeMs?: number;
   /**
    * Stream replicas (`cluster.stream_replicas`: 3 on a 3-server NATS cluster). Unset keeps what an
@@ -34,8 +38,10 @@ export interface LogOptions {
 export async function ensureStreams(nc: NatsConnection, opts: LogOptions = {}): Promise<JetStreamManager> {
   const jsm = await jetstreamManager(nc);
   const want = [
-    { name: EVENT_STREAM, subjects: [subjects.allFacts], max_age: (opts.eventMaxAgeMs ?? 0) * 1_000_000 },
-    { name: DATA_STREAM, subjects: [subjects.allData], max_age: 0 },
+    { name: EVENT_STREAM, subjects: [subjects.allFacts], max_age: (opts.eventMaxAgeMs ?? 0) * 1_000_000, perSubject: -1 },
+    { name: DATA_STREAM, subjects: [subjects.allData], max_age: 0, perSubject: -1 },
+    // One message per aggregate: its current state (and the position it covers).
+    { name: STATE_STREAM, subjects: [subjects.allState], max_age: 0, perSubject: 1 },
   ];
   for (const s of want) {
     const cfg = {
@@ -45,7 +51,9 @@ export async function ensureStreams(nc: NatsConnection, opts: LogOptions = {}): 
       storage: StorageType.File,
       retention: RetentionPolicy.Limits,
       max_age: s.max_age,
-      duplicate_window: 120 * 1_000_000_000,
+      max_msgs_per_subject: s.perSubject,
+      // JetStream refuses a duplicates window longer than max_age (a retention under two minutes).
+      duplicate_window: s.max_age ? Math.min(s.max_age, 120 * 1_000_000_000) : 120 * 1_000_000_000,
       max_msg_size: -1,
     };
     let existing: StreamConfig | undefined;

@@ -11,9 +11,10 @@ import user from './schemas/user.schema.json';
 import role from './schemas/role.schema.json';
 import node from './schemas/node.schema.json';
 import asyncsearch from './schemas/asyncsearch.schema.json';
+import quota from './schemas/quota.schema.json';
 
 /** The aggregate schemas by aggregate name (`streams/schemas/<aggregate>.schema.json`). */
-export const FACT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>> = { scroll, pit, token, apikey, servicetoken, user, role, node, asyncsearch };
+export const FACT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>> = { scroll, pit, token, apikey, servicetoken, user, role, node, asyncsearch, quota };
 
 let set: SchemaSet | undefined;
 

@@ -1,4 +1,4 @@
-export { subjects, Aggregate, ShardOp, PRIMARY_OPS, EVENT_STREAM, DATA_STREAM } from './subjects';
+export { subjects, Aggregate, ShardOp, PRIMARY_OPS, EVENT_STREAM, DATA_STREAM, STATE_STREAM } from './subjects';
 export { fencedAppend, Fenced, AppendUncertain } from './fencedAppend';
 export type { FencedAppendOptions } from './fencedAppend';
 export { makeEnvelope, aggregateOf, factOf, upcast } from './envelope';
@@ -11,3 +11,4 @@ export { StreamFollower, FollowTimeout, followerStats } from './follower';
 export type { FollowerStats } from './follower';
 export { deleteSubjectMessages } from './logRoom';
 export { Connectivity, NatsUnavailable, RECONNECT_WAIT_MS } from './connectivity';
+export { Slicer } from './slicer';

@@ -15,6 +15,8 @@ export const Aggregate = {
   Node: 'node',
   /** An async search (`POST /_async_search`): submitted, completed, extended, deleted, cancelled, expired. */
   AsyncSearch: 'asyncsearch',
+  /** Per-principal context quota refusals (`search.max_open_contexts_per_user`): `quota.rejected`. */
+  Quota: 'quota',
 } as const;
 export type Aggregate = (typeof Aggregate)[keyof typeof Aggregate];
 
@@ -24,6 +26,7 @@ export type Aggregate = (typeof Aggregate)[keyof typeof Aggregate];
  */
 export const ShardOp = {
   Write: 'write', Query: 'query', Fetch: 'fetch', Get: 'get', Refresh: 'refresh', Count: 'count', Stats: 'stats', Searcher: 'searcher',
+  Flush: 'flush', ForceMerge: 'forcemerge', Segments: 'segments', Recovery: 'recovery',
 } as const;
 export type ShardOp = (typeof ShardOp)[keyof typeof ShardOp];
 /** Ops answered only by a shard's primary copy. */
@@ -33,6 +36,12 @@ export const PRIMARY_OPS: ReadonlySet<ShardOp> = new Set<ShardOp>([ShardOp.Write
 export const EVENT_STREAM = 'ES_EVT';
 /** JetStream stream of the document log: index metadata and per-shard write batches. */
 export const DATA_STREAM = 'ES_DATA';
+/**
+ * Node-only JetStream stream of compacted state (actors/compaction): the current state of every live
+ * credential and open context, one message per aggregate (`max_msgs_per_subject: 1`), and the ES_EVT
+ * position it covers. It holds secret material: no subscriber may read it.
+ */
+export const STATE_STREAM = 'ES_STATE';
 
 export const subjects = {
   /** es.v1.evt.<aggregate>.<id>.<fact> */
@@ -42,6 +51,11 @@ export const subjects = {
   /** Every fact of one aggregate type. */
   factsOfType: (a: Aggregate) => `es.v1.evt.${a}.>`,
   allFacts: 'es.v1.evt.>',
+  /** es.v1.state.<aggregate>.<id>: the compacted state of one aggregate (ES_STATE, node-only). */
+  state: (a: Aggregate, id: string) => `es.v1.state.${a}.${id}`,
+  /** The ES_EVT sequence the compacted state covers (ES_STATE). */
+  statePosition: 'es.v1.state.position',
+  allState: 'es.v1.state.>',
   /** es.v1.cmd.<aggregate>.<id>.<command>: request/reply to one context actor. */
   command: (a: Aggregate, id: string, cmd: string) => `es.v1.cmd.${a}.${id}.${cmd}`,
   /** One wildcard subscription routes all commands of an aggregate type (no subscription per context). */

@@ -2,7 +2,8 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import { v5 as uuidv5 } from 'uuid';
-import { Aggregate, makeEnvelope, readFacts, subjects, type NodeJoinedData, type NodeLeftData } from '../../streams';
+import { Aggregate, makeEnvelope, readFacts, subjects, type Envelope, type NodeJoinedData, type NodeLeftData } from '../../streams';
+import { readCompactedState } from '../../streams/compactedState';
 import { evolveNode, type NodeState } from '../../streams/evolve';
 import type { Membership } from './membership';
 
@@ -16,14 +17,20 @@ const NODE_FACT_NS = '257f6261-c4db-4153-bf68-fb2af305c1f3';
  */
 export const nodeFactMsgId = (nodeId: string, seq: number) => uuidv5(`node:${nodeId}:${seq}`, NODE_FACT_NS);
 
-/** Node facts (all nodes, or one) folded from ES_EVT: a few per node start. */
+/**
+ * Node facts (all nodes, or one): each node's last facts from the compacted state (ES_STATE), then
+ * ES_EVT after the position it covers (older facts may have aged out: actors/compaction).
+ */
 export async function readNodes(nc: NatsConnection, nodeId?: string): Promise<Map<string, NodeState>> {
   const nodes = new Map<string, NodeState>();
-  const filterSubject = nodeId ? subjects.factsOf(Aggregate.Node, nodeId) : subjects.factsOfType(Aggregate.Node);
-  for await (const e of readFacts(nc, { filterSubject })) {
+  const fold = (e: Envelope) => {
     const next = evolveNode(nodes.get(e.aggregateId), e);
     if (next) nodes.set(e.aggregateId, next);
-  }
+  };
+  const compacted = await readCompactedState(nc, nodeId ? subjects.state(Aggregate.Node, nodeId) : `es.v1.state.${Aggregate.Node}.>`);
+  for (const e of compacted.facts) fold(e);
+  const filterSubject = nodeId ? subjects.factsOf(Aggregate.Node, nodeId) : subjects.factsOfType(Aggregate.Node);
+  for await (const e of readFacts(nc, { filterSubject, ...(compacted.seq ? { startSeq: compacted.seq + 1 } : {}) })) fold(e);
   return nodes;
 }
 

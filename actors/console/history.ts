@@ -63,7 +63,17 @@ export async function logBounds(nc: NatsConnection) {
     messages: st.messages,
     first: st.messages ? Date.parse(st.first_ts) : null,
     last: st.messages ? Date.parse(st.last_ts) : null,
+    /** Facts before `first` were removed once compacted (events.retention): history starts there. */
+    compacted: st.first_seq > 1,
+    /** Where the kept history starts (now, when every fact was removed). */
+    historyFrom: st.first_seq > 1 ? (st.messages ? Date.parse(st.first_ts) : Date.now()) : null,
   };
+}
+
+/** Why a moment cannot be shown from the kept history, or undefined (the replay CLI says the same). */
+export function olderThanHistory(at: number, b: { historyFrom: number | null }): string | undefined {
+  if (b.historyFrom === null || at >= b.historyFrom) return undefined;
+  return `the asked-for moment ${new Date(at).toISOString()} is older than the kept history: the lifecycle log keeps facts from ${new Date(b.historyFrom).toISOString()} on (older ones were removed once compacted, events.retention), so the state then cannot be rebuilt`;
 }
 
 /** The part of a world `access` may see (contexts need monitor, API keys their owner or manage_api_key…). */
@@ -88,6 +98,9 @@ const LIVE = new Set(['open', 'active', 'refreshed', 'enabled', 'present']);
  * ones only with `ended`.
  */
 export async function stateAt(nc: NatsConnection, at: number, access: Access, opts: { ended: boolean; aggregate?: string }) {
+  const bounds = await logBounds(nc);
+  const note = olderThanHistory(at, bounds);
+  if (note) throw illegalArgument(note);
   const source = readFactBatches(nc, opts.aggregate ? { filterSubject: `es.v1.evt.${opts.aggregate}.>` } : {});
   const o = await replayLog(source, { untilMs: at, check: false, aggregate: opts.aggregate });
   const rows = stateRows(visibleWorld(o.world, access), { nowMs: at });
@@ -95,7 +108,10 @@ export async function stateAt(nc: NatsConnection, at: number, access: Access, op
   for (const r of rows) (totals[r.aggregate] ??= {})[r.status] = (totals[r.aggregate][r.status] ?? 0) + 1;
   const live = rows.filter((r) => LIVE.has(r.status));
   const shown: StateRow[] = opts.ended ? [...live, ...rows.filter((r) => !LIVE.has(r.status))] : live;
-  return { at, read: o.read, folded: o.folded, totals, truncated: shown.length > MAX_STATE_ROWS, rows: shown.slice(0, MAX_STATE_ROWS) };
+  return {
+    at, read: o.read, folded: o.folded, totals, truncated: shown.length > MAX_STATE_ROWS, rows: shown.slice(0, MAX_STATE_ROWS),
+    ...(bounds.historyFrom !== null ? { history_from: new Date(bounds.historyFrom).toISOString() } : {}),
+  };
 }
 
 const ownerKey = (o: Owner | undefined) => (o ? `${o.username}\u0000${o.realm}` : '');

@@ -2,6 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import { EVENT_STREAM, StreamFollower, subjects, type Envelope, type LoggedMessage } from '../../streams';
 import { applyContext, type ContextKind, type ContextState } from '../../streams/evolve';
+import { readCompactedState } from '../../streams/compactedState';
 import type { ContextRecord } from './registry';
 
 const dec = new TextDecoder();
@@ -39,6 +40,13 @@ export class ContextDirectory {
 
   constructor(nc: NatsConnection, log: Logger) {
     this.follower = new StreamFollower(nc, EVENT_STREAM, subjects.allFacts, (m) => this.dispatch(m), log);
+    // Facts removed while this node was away: open contexts come back from the compacted state.
+    this.follower.onGap = () =>
+      void readCompactedState(nc)
+        .then((cs) => {
+          for (const st of cs.contexts) if ((this.states.get(st.id)?.seq ?? 0) < st.seq) this.put(st, false);
+        })
+        .catch((e: Error) => log.error({ err: e.message }, 'contexts could not be reloaded from the compacted state'));
   }
 
   /** Starts from the states folded at start-up (checkpoint + log up to `afterSeq`), then follows. */

@@ -47,11 +47,24 @@ export async function reviveContexts(
     /** Contexts of logs written before nodes clustered name no owner: revive them here (default), or leave them to adoption. */
     legacy?: boolean;
     directory?: ContextDirectory;
+    /**
+     * The compacted state inside NATS (ES_STATE: open contexts as of ES_EVT `seq`; `firstSeq` is the
+     * first fact ES_EVT still holds). Used instead of the local checkpoint when that one is older, or
+     * when facts after it were removed (retention): what start-up folds never has a hole.
+     */
+    compacted?: { seq: number; states: ContextState[]; firstSeq: number };
   },
 ): Promise<ReviveResult> {
   const out: ReviveResult = { revived: 0, released: 0, tombstones: 0, events: 0, checkpoint: 'none' };
-  const { cp, why } = opts.checkpointPath ? await readCheckpoint(nc, opts.checkpointPath) : { cp: undefined, why: 'none' };
-  out.checkpoint = cp ? cp.streamSeq : why!;
+  const local = opts.checkpointPath ? await readCheckpoint(nc, opts.checkpointPath) : { cp: undefined, why: 'none' };
+  const c = opts.compacted;
+  const useLocal = local.cp && (!c || (local.cp.streamSeq >= c.seq && local.cp.streamSeq + 1 >= c.firstSeq));
+  const cp = useLocal
+    ? local.cp
+    : c && (c.seq > 0 || c.firstSeq > 1)
+      ? { streamSeq: c.seq, states: c.states }
+      : undefined;
+  out.checkpoint = useLocal ? local.cp!.streamSeq : cp ? `compacted state at ${cp.streamSeq}` : local.why!;
   // What the fold below reaches at least: the directory follows on from here.
   const last = (await (await jetstreamManager(nc)).streams.info(EVENT_STREAM)).state.last_seq;
   const all: ContextState[] = [];

@@ -19,7 +19,7 @@ export interface ReindexDest {
 
 /** A reindex or delete-by-query, validated. */
 export interface ByScrollJob {
-  kind: 'reindex' | 'delete_by_query';
+  kind: 'reindex' | 'delete_by_query' | 'update_by_query';
   /** The source search: index expression, URL-style params (q, routing…), body (query, _source, sort, size). */
   search: { index?: string; params: Record<string, string>; body: Record<string, unknown> };
   dest?: ReindexDest;
@@ -147,7 +147,7 @@ export async function runWorker(
   // Delete-by-query deletes each hit only if it is still the version the scroll saw (ES's
   // compare-and-set): the hits must carry `_seq_no` / `_primary_term`. In the body, so a scroll
   // revived from its opened fact asks for them too.
-  const body = { ...job.search.body, ...(job.kind === 'delete_by_query' ? { seq_no_primary_term: true } : {}), ...(slice ? { slice } : {}) };
+  const body = { ...job.search.body, ...(job.kind !== 'reindex' ? { seq_no_primary_term: true } : {}), ...(slice ? { slice } : {}) };
   const call: SearchCall = {
     params: job.search.index === undefined ? {} : { index: job.search.index },
     query: { ...job.search.params, scroll: job.scroll },
@@ -155,6 +155,7 @@ export async function runWorker(
     text: stringify(body),
     auth: job.auth,
     opaqueId: job.opaqueId,
+    internal: true,
   };
   const sr = parseSearchCall(call);
   const keepAliveMs = parseTimeValue(job.scroll, 'scroll');
@@ -181,6 +182,13 @@ export async function runWorker(
           // The hit's shard is known: the delete goes there whatever routing put the doc on it, and
           // only if the doc is unchanged since the scroll saw it (else a version conflict, as ES).
           return { action: 'delete', index, id: h._id, shard: shardOf.get(h.shardIndex), ifSeqNo: h.seqNo, ifPrimaryTerm: h.primaryTerm };
+        }
+        if (job.kind === 'update_by_query') {
+          // ES's update-by-query without a script writes each hit back as it is (picking up mapping
+          // changes), in place, only if it is still the version the scroll saw (else a conflict)
+          const index = nameOf(h.shardIndex);
+          touched.add(index);
+          return { action: 'index', index, id: h._id, source: raw ?? '{}', shard: shardOf.get(h.shardIndex), ifSeqNo: h.seqNo, ifPrimaryTerm: h.primaryTerm, ...(h.routing !== undefined ? { routing: h.routing } : {}) };
         }
         const d = job.dest!;
         touched.add(d.index);

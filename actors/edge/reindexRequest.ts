@@ -89,7 +89,7 @@ export function checkSearch(job: ByScrollJob, path: string): void {
 }
 
 /** `POST /_reindex` body and params (ReindexRequest.fromXContent, RestReindexAction). */
-export function parseReindex(req: EsRequest): ByScrollJob {
+export function parseReindex(req: EsRequest, isAlias: (name: string) => boolean = () => false): ByScrollJob {
   checkParams(req, (k) => REINDEX_PARAMS.has(k));
   const q = req.query;
   const text = req.body?.toString('utf8') ?? '';
@@ -132,9 +132,8 @@ export function parseReindex(req: EsRequest): ByScrollJob {
     auth: req.auth,
     opaqueId: req.opaqueId,
   };
-  if (parseBool(q.require_alias, false)) {
-    throw requireAliasMissing(destSpec.dest.index);
-  }
+  // Reindexer.validateAgainstAliases: with require_alias the destination must be an alias
+  if (parseBool(q.require_alias, false) && !isAlias(destSpec.dest.index)) throw requireAliasMissing(destSpec.dest.index);
   const errs = byScrollValidation(searchBody, job.maxDocs, slices);
   if (job.search.index === undefined) errs.push('use _all if you really want to copy from all existing indexes');
   errs.push(...destSpec.errors);
@@ -226,6 +225,46 @@ export function parseDeleteByQuery(req: EsRequest): ByScrollJob {
   };
   const errs = byScrollValidation(search, job.maxDocs, slices);
   if (search.query === undefined && params.q === undefined) errs.push('query is missing');
+  if (errs.length) throw validationFailed(errs);
+  return job;
+}
+
+/** POST /<index>/_update_by_query (ES UpdateByQueryRequest): delete-by-query's options, no `query` needed; a `script` is refused as reindex refuses it. */
+export function parseUpdateByQuery(req: EsRequest): ByScrollJob {
+  const q = req.query;
+  const params: Record<string, string> = {};
+  for (const [k, v] of Object.entries(q)) if (!DBQ_OWN.has(k) && k !== 'pipeline') params[k] = v;
+  const body = req.json<unknown>() ?? {};
+  if (!isObj(body)) throw new Locator(req.body?.toString('utf8')).xContent([], 'Expected START_OBJECT but was: VALUE_STRING');
+  const maxDocs = new MaxDocs();
+  if (q.max_docs !== undefined) maxDocs.set(q.max_docs);
+  let abortOnConflict = q.conflicts === undefined ? true : parseConflicts(q.conflicts);
+  const search: Json = {};
+  for (const [k, v] of Object.entries(body)) {
+    if (k === 'conflicts') abortOnConflict = parseConflicts(v);
+    else if (k === 'script') throw scriptRefused(v).extra.causedBy!;
+    else if (k === 'max_docs' || k === 'size') maxDocs.set(v);
+    else search[k] = v;
+  }
+  const slices = parseSlices(q.slices);
+  let batchSize: number | undefined;
+  if (q.scroll_size !== undefined) {
+    if (!/^[+-]?\d+$/.test(q.scroll_size)) throw illegalArgument(`Failed to parse int parameter [scroll_size] with value [${q.scroll_size}]`);
+    batchSize = Number(q.scroll_size);
+  }
+  const job: ByScrollJob = {
+    kind: 'update_by_query',
+    search: { index: req.params.index, params, body: scrollBody(search, batchSize) },
+    maxDocs: maxDocs.value,
+    abortOnConflict,
+    scroll: q.scroll ?? '5m',
+    rps: parseRequestsPerSecond(q.requests_per_second),
+    slices,
+    refresh: parseBool(q.refresh, false),
+    auth: req.auth,
+    opaqueId: req.opaqueId,
+  };
+  const errs = byScrollValidation(search, job.maxDocs, slices);
   if (errs.length) throw validationFailed(errs);
   return job;
 }

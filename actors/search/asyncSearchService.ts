@@ -7,6 +7,7 @@ import type { AsyncOutcome, AsyncSearchRegistry, Progress } from '../contexts/as
 import type { AsyncSearchState } from '../../streams/evolve';
 import { parseSearchCall, runSearch, searchCallOf } from './searchService';
 import { isSuperuser, mayUse } from './contextUse';
+import { checkContextQuota } from './contextQuota';
 import type { PagingServices, SearchCall } from './services';
 
 /**
@@ -196,6 +197,7 @@ export async function submitAsyncSearch(s: PagingServices, reg: AsyncSearchRegis
   const base = searchCallOf(req);
   const call: SearchCall = { ...base, query: q };
   parseSearchCall(call); // ES's 400s come back at once, before anything runs
+  checkContextQuota(s, req, 'async_search');
   const startedAt = Date.now();
   const progress: Progress = { total: 0, successful: 0, failed: 0 };
   const run = outcomeOf(s, { ...call, onShard: undefined }, progress);

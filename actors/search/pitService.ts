@@ -1,6 +1,7 @@
 import type { EsRequest } from '../wire/rest';
 import type { SearcherRef } from '../shard/engine/types';
 import { mayUse, requireLog } from './contextUse';
+import { checkContextQuota } from './contextQuota';
 import { orderedTargets, refuseFilteredAliases, searchIndices } from './indices';
 import { keepAliveOrThrow, parseKeepAlive } from './keepAlive';
 import type { PagingServices } from './services';
@@ -50,6 +51,7 @@ async function limited<T>(fns: Array<() => Promise<T>>, limit: number): Promise<
 export async function openPit(s: PagingServices, req: Pick<EsRequest, 'params' | 'query' | 'auth' | 'opaqueId'>, keepAlive: string, o: PitOptions = {}): Promise<PitOpened> {
   const keepAliveMs = keepAliveOrThrow(s, parseKeepAlive(keepAlive, 'keep_alive'));
   requireLog(s);
+  checkContextQuota(s, req, 'pit');
   const indices = await searchIndices(s, req, OPEN);
   refuseFilteredAliases(s, req.params.index, indices, 'point in time');
   const all = orderedTargets(indices, req.query.routing);

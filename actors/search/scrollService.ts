@@ -6,6 +6,7 @@ import type { SortSpec } from '../shard/engine/types';
 import type { ContextHandle, ContextRecord } from '../contexts';
 import { executeSearch, renderSearch, sliceTargets, type SearchOutcome, type ShardTarget } from './coordinator';
 import { contextMissing, mayUse, requireLog, useContext } from './contextUse';
+import { checkContextQuota } from './contextQuota';
 import { orderedTargets, refuseFilteredAliases, searchIndices } from './indices';
 import { indexNames } from './coordinator';
 import { checkMaxTermsCount, withIndexBoosts } from './searchRewrite';
@@ -68,6 +69,7 @@ export interface ScrollStart {
 export async function startScroll(s: PagingServices, req: SearchCall, sr: SearchRequest): Promise<ScrollStart> {
   requireLog(s);
   const keepAliveMs = keepAliveOrThrow(s, sr.scrollKeepAliveMs!);
+  if (!req.internal) checkContextQuota(s, req, 'scroll');
   const indices = await searchIndices(s, req);
   refuseFilteredAliases(s, req.params.index, indices, 'scroll');
   checkMaxTermsCount(sr, indices);
@@ -158,12 +160,14 @@ export async function scrollPage(s: PagingServices, req: Caller, scrollId: strin
   try {
     if (!h.scroll) throw contextMissing(s, contextId, 'query', req);
     const sr = { ...(h.scroll.request as SearchRequest), searchAfter: pos.after };
-    const targets = h.shards.map((p) => ({
+    // indices_boost applies to every page (the boosts of the indices the scroll pinned)
+    const pinned = h.shards.map((p) => ({
       ref: { index: p.index, indexUuid: p.indexUuid, n: p.n },
       shardIndex: p.shardIndex,
       searcher: p.searcher,
       slice: p.slice,
     }));
+    const targets = sr.indicesBoost?.length ? withIndexBoosts(s, sr, pinned, true) : pinned;
     const out = await executeSearch(s, sr, targets, { render: { sortLength: h.scroll.sortLength, docSortValues: h.scroll.docOrder } });
     out.tookMs = Math.max(1, out.tookMs);
     await h.ready; // the extension is in the log before the client sees the page (revival)

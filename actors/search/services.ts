@@ -85,6 +85,8 @@ export interface SearchCall {
   readonly text?: string;
   readonly auth?: EsRequest['auth'];
   readonly opaqueId?: string;
+  /** A node-internal search (reindex, update/delete-by-query scrolls): no per-user context quota. */
+  readonly internal?: boolean;
   /** Told as each shard answers (async search shows partial progress with it). */
   readonly onShard?: (ok: boolean, total: number) => void;
 }

@@ -2,9 +2,10 @@ import type { Logger } from 'pino';
 import { TimeoutError, type NatsConnection } from '@nats-io/transport-node';
 import { Connectivity, PRIMARY_OPS, subjects, type ShardOp } from '../../streams';
 import { EsError, errorFromWire } from '../wire/esErrors';
+import { Slicer } from '../../streams';
 import { parseJson, stringify } from '../wire/json';
 import { encodeBatch } from '../shard/opCodec';
-import { assembleReply, HEADER_ROOM } from '../shard/replyChunks';
+import { assembleReply, ChunkedResponder } from '../shard/replyChunks';
 import { shardUnavailable, type QueryMessage, type ShardRef, type ShardReply, type WriteReply } from '../shard/shardActor';
 import { isPage, ShardPage, type QueryPageHead } from '../shard/pageCodec';
 import { NoResponders, RequestMux, RequestTimeout } from './requestMux';
@@ -22,6 +23,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * retry on a new primary does).
  */
 export const DEFAULT_SHARD_TIMEOUT_MS = 15_000;
+
+/**
+ * Largest write request to a primary (a bulk's writes for one shard go in several): the primary
+ * and every copy parse, analyze and index one request without a turn of the event loop.
+ */
+export const WRITE_REQUEST_BYTES = 256 * 1024;
 
 /** The `max_payload` the README asks of a nats-server (large pages and bulk chunks travel in one message). */
 export const RECOMMENDED_MAX_PAYLOAD = 8 * 1024 * 1024;
@@ -62,7 +69,7 @@ export function checkMaxPayload(nc: NatsConnection, log: Logger): number {
   if (max < RECOMMENDED_MAX_PAYLOAD) {
     log.warn(
       { max_payload: max, recommended: RECOMMENDED_MAX_PAYLOAD },
-      'nats-server max_payload is below 8 MB: documents larger than it are refused (413), large replies are split into several messages',
+      'nats-server max_payload is below 8 MB: large documents, batches and replies travel in several messages',
     );
   }
   return max;
@@ -96,6 +103,8 @@ export class ShardClient {
   private readonly writeWaitMs: number;
   private readonly readWaitMs: number;
   private readonly onStoreFull?: () => void;
+  /** Parts of requests larger than a message, served to the copy that asks for them. */
+  private readonly parts: ChunkedResponder;
   private readonly onWritten?: (bytes: number) => void;
 
   constructor(private readonly nc: NatsConnection, opts: ShardClientOptions | number = {}) {
@@ -106,6 +115,7 @@ export class ShardClient {
     this.writeWaitMs = o.writeWaitMs ?? 60_000;
     this.readWaitMs = o.readWaitMs ?? 5_000;
     this.mux = new RequestMux(nc);
+    this.parts = new ChunkedResponder(nc, () => this.maxPayload);
     void this.watchConnection();
   }
 
@@ -139,7 +149,9 @@ export class ShardClient {
     const lost = new Promise<never>((_, reject) => (fail = reject));
     this.inFlight.add(fail);
     try {
-      const ask = async () => assembleReply(this.nc, await this.mux.request(subject, payload, timeout), timeout);
+      // a request larger than a message (a big document) goes in parts, as large replies do
+      const { first, headers } = this.parts.offer(payload);
+      const ask = async () => assembleReply(this.nc, await this.mux.request(subject, first, timeout, headers), timeout);
       return await Promise.race([ask(), lost]);
     } catch (e) {
       if (e === CONNECTION_LOST) throw new ConnectionLost('the node lost its NATS connection');
@@ -156,9 +168,6 @@ export class ShardClient {
    * asked again: it reports the shard as timed out.
    */
   private async raw(ref: ShardRef, op: ShardOp, payload: Uint8Array, opts: ShardCallOptions = {}): Promise<Uint8Array> {
-    if (payload.length > this.maxPayload - HEADER_ROOM) {
-      throw new EsError('content_too_long_exception', 413, `request of [${payload.length}] bytes to [${ref.index}][${ref.n}] is larger than the transport allows [${this.maxPayload - HEADER_ROOM}] (NATS max_payload)`);
-    }
     const waitMs = op === 'write' ? this.writeWaitMs : this.readWaitMs;
     const deadline = Date.now() + waitMs;
     const subject = this.subjectOf(ref, op, opts.node);
@@ -197,14 +206,6 @@ export class ShardClient {
     }
   }
 
-  /** Resolves true once the connection is back, false at `deadline`. */
-  private async reconnected(deadline: number): Promise<boolean> {
-    while (!this.connected) {
-      if (Date.now() >= deadline || this.nc.isClosed()) return false;
-      await sleep(100);
-    }
-    return true;
-  }
 
   /** A plain JSON request/reply (counts and real-time gets from this node's own copy when it can). */
   async call<T>(ref: ShardRef, op: ShardOp, body: unknown, opts?: ShardCallOptions | string): Promise<T> {
@@ -217,24 +218,24 @@ export class ShardClient {
     return reply.result;
   }
 
-  /** Sends writes in chunks that fit a NATS message; outcomes come back in order. */
+  /**
+   * Sends writes in chunks of at most WRITE_REQUEST_BYTES (and well within a NATS message);
+   * outcomes come back in order. The chunk size bounds how long the primary and every copy spend
+   * on one write message without a turn of the event loop (parsing, analyzing and indexing it).
+   */
   async write(ref: ShardRef, writes: DocWrite[], refresh?: string): Promise<WriteReply> {
-    const budget = Math.floor(this.maxPayload * 0.4);
+    const budget = Math.min(Math.floor(this.maxPayload * 0.4), WRITE_REQUEST_BYTES);
+    const slicer = new Slicer();
     const head = JSON.stringify({ refresh });
-    // A document that cannot travel in one message is refused on its own (ES's 413), never sent.
-    const refused = new Map<number, WriteOutcome>();
-    writes.forEach((w, i) => {
-      const worst = (w.source?.length ?? 0) * 3 + 128;
-      if (worst <= budget) return;
-      const bytes = enc.encode(`${head}\n${encodeBatch([w], (x) => x.source)}`).length;
-      if (bytes > this.maxPayload - HEADER_ROOM) refused.set(i, tooLargeDoc(bytes, this.maxPayload - HEADER_ROOM));
-    });
+    // A document larger than a message goes alone, its request in parts (and its batch in the log
+    // in parts too, logParts.ts): documents up to http.max_content_length whatever the max_payload.
     const chunks: DocWrite[][] = [];
     let cur: DocWrite[] = [];
     let size = 0;
-    for (const [i, w] of writes.entries()) {
-      if (refused.has(i)) continue;
-      const s = (w.source?.length ?? 0) * 3 + 128; // worst-case UTF-8 growth
+    for (let i = 0; i < writes.length; i++) {
+      if ((i & 1023) === 0 && slicer.due) await slicer.pause();
+      const w = writes[i];
+      const s = (w.source === undefined ? 0 : Buffer.byteLength(w.source)) + 128;
       if (cur.length && size + s > budget) {
         chunks.push(cur);
         cur = [];
@@ -251,6 +252,7 @@ export class ShardClient {
     const sent: WriteOutcome[] = [];
     const out: WriteReply = { outcomes: [], refreshed: false, maxSeqNo: -1 };
     for (const c of chunks) {
+      if (slicer.due) await slicer.pause();
       let reply: ShardReply<WriteReply>;
       try {
         const payload = enc.encode(`${head}\n${encodeBatch(c, (w) => w.source)}`);
@@ -259,18 +261,17 @@ export class ShardClient {
         this.onWritten?.(payload.length);
       } catch (e) {
         if (e instanceof EsError && e.status === 429 && e.type === 'cluster_block_exception') this.onStoreFull?.();
-        if (!sent.length && !refused.size) throw e;
+        if (!sent.length) throw e;
         const err = e instanceof EsError ? e : unavailable(ref, (e as Error).message ?? String(e));
         const failed: WriteOutcome = { ok: false, status: err.status, error: { type: err.type, reason: err.message } };
-        while (sent.length < writes.length - refused.size) sent.push(failed);
+        while (sent.length < writes.length) sent.push(failed);
         break;
       }
       sent.push(...reply.result.outcomes);
       out.refreshed ||= reply.result.refreshed;
       out.maxSeqNo = Math.max(out.maxSeqNo, reply.result.maxSeqNo);
     }
-    let next = 0;
-    out.outcomes = refused.size ? writes.map((_, i) => refused.get(i) ?? sent[next++]) : sent;
+    out.outcomes = sent;
     if (out.outcomes.some((o) => !o.ok && o.status === 429 && o.error.type === 'cluster_block_exception')) this.onStoreFull?.();
     return out;
   }
@@ -330,13 +331,3 @@ function unavailable(ref: ShardRef, why: string): EsError {
   });
 }
 
-function tooLargeDoc(bytes: number, max: number): WriteOutcome {
-  return {
-    ok: false,
-    status: 413,
-    error: {
-      type: 'content_too_long_exception',
-      reason: `document of [${bytes}] bytes is larger than the largest message the node's transport accepts [${max}] (NATS max_payload)`,
-    },
-  };
-}

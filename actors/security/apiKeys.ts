@@ -23,7 +23,7 @@ const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 
 /** The owner a key created by `caller` gets (an API key's derived keys belong to its owner in `_es_api_key`). */
 export function apiKeyOwnerOf(caller: Authentication): ApiKeyOwner {
   const u = caller.user;
-  const realm = caller.apiKey ? { name: API_KEY_REALM, type: API_KEY_REALM } : caller.authenticationRealm;
+  const realm = caller.apiKey ? { name: API_KEY_REALM, type: API_KEY_REALM } : caller.lookupRealm; // run-as: the effective user's realm
   return { username: u.username, realm: realm.name, realmType: realm.type, full_name: u.full_name, email: u.email, metadata: u.metadata };
 }
 

@@ -258,11 +258,28 @@ export async function writeFactCheckpoint(
   aggregates: Aggregate[],
   /** Opens a fact's sealed secret fields (API keys are folded here, with their hashes). */
   open: (e: Envelope) => Envelope = (e) => e,
+  /**
+   * The compacted credential facts (ES_STATE) and the ES_EVT sequence they cover: the base when the
+   * log no longer starts at 1 (retention removed compacted facts) and no usable checkpoint precedes it.
+   */
+  compacted?: () => Promise<{ seq: number; facts: Envelope[] }>,
 ): Promise<FactCheckpoint> {
   const jsm = await jetstreamManager(nc);
-  const { last_seq: seq, last_ts: lastTs } = (await jsm.streams.info(EVENT_STREAM)).state;
+  const { last_seq: seq, last_ts: lastTs, first_seq: firstSeq } = (await jsm.streams.info(EVENT_STREAM)).state;
   const asOf = Date.parse(lastTs);
-  const prev = (await readFactCheckpoint(nc, path)).cp;
+  let prev = (await readFactCheckpoint(nc, path)).cp;
+  if (prev && prev.seq + 1 < firstSeq) prev = undefined; // facts after it are gone: never build on a hole
+  if (!prev && firstSeq > 1) {
+    if (!compacted) throw new Error('the lifecycle log no longer starts at its first fact and no compacted state was given');
+    const base = await compacted();
+    const keysOf = new Map<string, ApiKeyRecord>();
+    for (const e of base.facts) {
+      if (!e.type.startsWith(`${Aggregate.ApiKey}.`)) continue;
+      const next = evolveApiKey(keysOf.get(e.aggregateId), open(e));
+      if (next) keysOf.set(next.keyId, next);
+    }
+    prev = { seq: base.seq, facts: base.facts.filter((e) => !e.type.startsWith(`${Aggregate.ApiKey}.`)), apiKeys: [...keysOf.values()] };
+  }
   const from = prev ? { startSeq: prev.seq + 1 } : {};
   const seen = new Set<string>();
   const facts: Envelope[] = [];

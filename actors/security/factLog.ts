@@ -7,6 +7,7 @@ import type { NodeContext } from '../nodeContext';
 import { SECURITY_NS } from './roleStore';
 import { readFactBatches } from '../../streams/factReader';
 import type { FactSeal } from './factSeal';
+import { readCompactedState } from '../../streams/compactedState';
 
 /** What a fact body emitted by a credential machine looks like: `{type:'apikey.created', ...data}`. */
 export type FactBody = { type: string } & Record<string, unknown>;
@@ -100,6 +101,8 @@ export class FactLog {
       for await (const batch of readFactBatches(this.ctx.nc, { filterSubject: subjects.factsOfType(a), ...from })) for (const env of batch) this.safeApply(env);
     }
     this.follower = new StreamFollower(this.ctx.nc, EVENT_STREAM, subjects.allFacts, (m) => this.dispatch(m), this.ctx.log);
+    // Facts removed while this node was away are in the compacted state: folded from there (idempotent by seq).
+    this.follower.onGap = () => void this.reloadCompacted();
     await this.follower.start(Math.max(last, checkpoint?.seq ?? 0));
     void this.watchConnection();
   }
@@ -223,6 +226,16 @@ export class FactLog {
       out.push(env);
     }
     return out;
+  }
+
+  /** Folds every credential fact of the compacted state (ES_STATE) again: after a gap in the log. */
+  private async reloadCompacted(): Promise<void> {
+    try {
+      const cs = await readCompactedState(this.ctx.nc);
+      for (const f of cs.facts) if (this.aggregates.has(f.type.slice(0, f.type.indexOf('.')))) this.safeApply(f);
+    } catch (e) {
+      this.ctx.log.error({ err: (e as Error).message }, 'credentials could not be reloaded from the compacted state');
+    }
   }
 
   /** Re-reads one aggregate's facts from the log (after losing a de-duplicated append race). */

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { aggregateOf, Aggregate, type Envelope } from '../../streams';
-import type { Routes, SecurityGate } from '../wire/rest';
+import type { Authz, EsRequest, Routes, SecurityGate } from '../wire/rest';
 import type { NodeContext } from '../nodeContext';
 import { ApiKeyService } from './apiKeys';
 import { AuthenticatorChain } from './authenticatorChain';
@@ -17,6 +17,7 @@ import { TokenService } from './oauth2Tokens';
 import { ownerOf, sameOwner } from './ownership';
 import { RealmChain } from './realms/realmChain';
 import { RoleStore } from './roleStore';
+import { applyRunAs, RUN_AS_HEADER } from './runAs';
 import { apiKeyRoutes } from './routes/apiKeys';
 import { privilegeRoutes } from './routes/privileges';
 import { roleRoutes } from './routes/roles';
@@ -57,6 +58,14 @@ export interface SecurityOptions {
   print?: (text: string) => void;
   /** Interval of the expiry sweep (default 60 s). */
   sweepMs?: number;
+  /**
+   * The compacted state inside NATS (ES_STATE: every credential's facts as of ES_EVT `seq`;
+   * `firstSeq` is the first fact ES_EVT still holds). Used instead of the local checkpoint when that
+   * one is older, or when facts after it were removed (retention).
+   */
+  compacted?: { seq: number; facts: Envelope[]; firstSeq: number };
+  /** Reads the compacted credential facts again (a local checkpoint written after retention removed facts builds on them). */
+  readCompacted?: () => Promise<{ seq: number; facts: Envelope[] }>;
 }
 
 /** The module plus its services, for tests and benchmarks. */
@@ -174,15 +183,20 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   const checkpointPath = join(ctx.dataDir, CHECKPOINT_FILE);
   const loaded = await readFactCheckpoint(ctx.nc, checkpointPath);
   if (loaded.why && loaded.why !== 'no checkpoint') ctx.log.warn({ why: loaded.why }, 'security checkpoint not used');
+  const c = opts.compacted;
+  // The local checkpoint is faster (API keys folded, in columns) but may be older than the compacted
+  // state, or have lost the facts after it to retention: then ES_STATE is the starting point.
+  const local = loaded.cp && (!c || (loaded.cp.seq >= c.seq && loaded.cp.seq + 1 >= c.firstSeq)) ? loaded.cp : undefined;
+  if (loaded.cp && !local) ctx.log.info({ checkpoint: loaded.cp.seq, compacted: c!.seq }, 'security starts from the compacted state (ES_STATE), not the local checkpoint');
   // API keys come folded (installed before the live subscription starts: later facts fold on top).
-  if (loaded.cp) apiKeys.load(loaded.cp.apiKeys);
-  await facts.start(aggregates, loaded.cp);
+  if (local) apiKeys.load(local.apiKeys);
+  await facts.start(aggregates, local ?? (c && (c.seq > 0 || c.firstSeq > 1) ? { seq: c.seq, facts: c.facts } : undefined));
   // The checkpoint is a fold of the log alone: a credential another node just created may not be
   // in this node's memory yet, and must not be dropped from it for that (factCheckpoint.ts).
   let writing: Promise<unknown> = Promise.resolve();
   const checkpoint = () =>
     (writing = writing.then(() =>
-      writeFactCheckpoint(ctx.nc, checkpointPath, aggregates, (e) => seal.open(e)).catch((e: Error) => ctx.log.warn({ err: e.message }, 'security checkpoint failed')),
+      writeFactCheckpoint(ctx.nc, checkpointPath, aggregates, (e) => seal.open(e), opts.readCompacted).catch((e: Error) => ctx.log.warn({ err: e.message }, 'security checkpoint failed')),
     ));
   // A first checkpoint soon after start (not during it: it would compete with start-up), then periodically.
   const firstCheckpoint = setTimeout(() => void checkpoint(), Math.min(30_000, st.num('snapshot.interval_ms', 300_000)));
@@ -205,6 +219,13 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   apiKeyRoutes(r, services);
   serviceAccountRoutes(r, services);
 
+  // Run-as (es-security-runas-user) once the caller is known; without the header one property lookup.
+  const authenticateAs = (req: EsRequest, authz: Authz | undefined): Authentication | Promise<Authentication> => {
+    const a = chain.authenticate(req);
+    if (req.headers[RUN_AS_HEADER] === undefined) return a;
+    return a instanceof Promise ? a.then((x) => applyRunAs(x, req, authz, realms, roles)) : applyRunAs(a, req, authz, realms, roles);
+  };
+
   let sweeping = false;
   const sweep = async () => {
     if (sweeping) return;
@@ -226,9 +247,9 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
     enabled: true,
     gate: {
       // After a reconnect, credentials are checked once the facts missed meanwhile are folded.
-      authenticate: (req) => {
+      authenticate: (req, authz) => {
         const f = facts.fresh();
-        return f ? f.then(() => chain.authenticate(req)) : chain.authenticate(req);
+        return f ? f.then(() => authenticateAs(req, authz)) : authenticateAs(req, authz);
       },
       authorize: (auth, action, indices) => authorize(auth, action, indices) },
     allowedIndices,

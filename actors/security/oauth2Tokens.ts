@@ -61,7 +61,7 @@ export function subjectOf(a: Authentication): TokenSubject {
     full_name: u.full_name,
     email: u.email,
     metadata: u.metadata,
-    realm: { ...a.authenticationRealm },
+    realm: { ...(a.runAs ? a.lookupRealm : a.authenticationRealm) },
     authenticationType: a.authenticationType,
     ...(a.apiKey ? { apiKey: { ...a.apiKey } } : {}),
     ...(a.token && a.authenticationRealm.type === '_service_account' ? { serviceToken: { name: a.token.name, type: a.token.type } } : {}),

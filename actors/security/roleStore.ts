@@ -58,6 +58,11 @@ export class RoleStore {
     return out;
   }
 
+  /** Native roles (PUT /_security/role) in the order they were created, with their names. */
+  native(): Array<{ name: string; descriptor: RoleDescriptor }> {
+    return [...this.roles].map(([name, descriptor]) => ({ name, descriptor }));
+  }
+
   /** The descriptors of the named roles that exist. */
   descriptorsFor(names: readonly string[]): Record<string, RoleDescriptor> {
     const out: Record<string, RoleDescriptor> = {};

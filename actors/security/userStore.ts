@@ -58,6 +58,11 @@ export class UserStore {
     return [...this.users.values()].filter((u) => u.realm === 'native').sort((a, b) => (a.username < b.username ? -1 : 1));
   }
 
+  /** Native users in the order they were created (the order of a query without a sort). */
+  nativeInCreationOrder(): StoredUser[] {
+    return [...this.users.values()].filter((u) => u.realm === 'native');
+  }
+
   seqOf(username: string): number {
     return this.seqs.get(userAggregateId(username)) ?? 0;
   }

@@ -81,6 +81,9 @@ export interface QueryPageHead {
   profile?: { searches: unknown[]; aggregations: unknown[] };
 }
 
+/** A source as a copy holds it: text (the buffer) or UTF-8 bytes (a disk segment, copied as they are). */
+export type SourceText = SourceBytes;
+
 /** Writes strings one after the other, recording where each starts (byte offsets). */
 function writeStrings(w: ByteWriter, texts: string[]): void {
   const n = texts.length;
@@ -214,9 +217,9 @@ function writeHeader(w: ByteWriter, flags: number, keys: number, n: number, fetc
   w.setU32(at, w.utf8(head));
 }
 
-const charsOf = (xs: readonly SourceBytes[] | readonly string[]) => {
+const charsOf = (xs: readonly SourceBytes[]) => {
   let n = 0;
-  for (const x of xs) n += x.length;
+  for (const x of xs) n += typeof x === 'string' ? x.length : x.byteLength;
   return n;
 };
 
@@ -386,6 +389,18 @@ export function replySources(
 }
 /** Docs whose sources are read at once when the store can (replySources). */
 const READ_SLICE = 1024;
+
+/** The first sources that fit one reply (under half of the NATS `max_payload`; at least one). */
+export function fitSources(texts: SourceBytes[], maxPayload: number): SourceBytes[] {
+  let budget = Math.floor(maxPayload * 0.45);
+  for (let i = 0; i < texts.length; i++) {
+    const t = texts[i];
+    const size = typeof t === 'string' ? t.length : t.byteLength;
+    if (i > 0 && size > budget) return texts.slice(0, i);
+    budget -= size;
+  }
+  return texts;
+}
 
 /**
  * The value JSON gave the coordinator before (stringify, then a lossless parse): integral doubles

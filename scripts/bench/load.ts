@@ -63,7 +63,7 @@ export const publishBatches = (nats: BusConnection, o: { stream: string; docs: n
   runLoader<{ docs: number; ms: number; bytes: number }>({ mode: 'jspub', nats, ...o });
 
 /** Requests/s of one request, `conc` in flight for `seconds`. */
-export const httpRate = (port: number, o: HttpSpec & { seconds?: number; conc?: number }) =>
+export const httpRate = (port: number, o: HttpSpec & { seconds?: number; conc?: number; ca?: string }) =>
   runLoader<{ n: number; ms: number; rate: number; bad: number }>({ mode: 'rate', port, ...o });
 
 /** Latencies (ms) of interleaved requests, one in flight: ms[spec][sample]. */

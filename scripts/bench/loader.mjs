@@ -13,12 +13,15 @@
  * Typed callers live in scripts/bench/load.ts.
  */
 import http from 'node:http';
+import https from 'node:https';
 import { rng } from '../../test/support/rng.ts';
 
 const stdin = [];
 for await (const c of process.stdin) stdin.push(c);
 const cfg = JSON.parse(Buffer.concat(stdin).toString() || '{}');
-const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(1, cfg.conc ?? 1) * (cfg.max ?? 1) + 4 });
+// `ca` (a PEM): HTTPS to a node whose certificate that CA signed (the bus section's HTTPS rate).
+const web = cfg.ca ? https : http;
+const agent = new web.Agent({ keepAlive: true, maxSockets: Math.max(1, cfg.conc ?? 1) * (cfg.max ?? 1) + 4, ...(cfg.ca ? { ca: cfg.ca } : {}) });
 const now = () => performance.now();
 
 /** Connects to the bench's nats-server with the login the parent passed (streams/busConnection.ts). */
@@ -36,7 +39,7 @@ function request(method, path, body, auth, contentType = 'application/json', por
       headers['content-type'] = contentType;
       headers['content-length'] = Buffer.byteLength(body);
     }
-    const r = http.request({ host: '127.0.0.1', port, method, path, agent, headers }, (res) => {
+    const r = web.request({ host: '127.0.0.1', port, method, path, agent, headers }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) }));
@@ -55,7 +58,7 @@ function requestDrain(method, path, body, auth) {
       headers['content-type'] = 'application/json';
       headers['content-length'] = Buffer.byteLength(body);
     }
-    const r = http.request({ host: '127.0.0.1', port: cfg.port, method, path, agent, headers }, (res) => {
+    const r = web.request({ host: '127.0.0.1', port: cfg.port, method, path, agent, headers }, (res) => {
       let bytes = 0;
       res.on('data', (c) => (bytes += c.length));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));

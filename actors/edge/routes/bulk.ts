@@ -1,5 +1,7 @@
 import { EsError, asEsError, idTooLong, illegalArgument, indexNotFound, requireAliasMissing, toErrorBody, validationFailed } from '../../wire/esErrors';
-import { parseBool } from '../../wire/rest';
+import { parseBool, RawJson } from '../../wire/rest';
+import { stringify } from '../../wire/json';
+import { Slicer } from '../../../streams';
 import type { Router } from '../router';
 import type { EsRequest } from '../../wire/rest';
 import type { SearchServices } from '../../search/services';
@@ -74,23 +76,36 @@ function plainStringEnd(l: string, from: number): number {
   return -1;
 }
 
-/** Splits an NDJSON bulk body into items; source lines stay raw text (never parsed here). */
-export function parseBulk(text: string, defaultIndex: string | undefined, requireAlias = false): Item[] {
-  if (!text.length) throw validationFailed(['no requests added']);
-  if (!text.endsWith('\n')) throw illegalArgument('The bulk request must be terminated by a newline [\\n]');
-  const items: Item[] = [];
-  let pos = 0;
-  let line = 0;
-  const next = (): string | undefined => {
-    if (pos >= text.length) return undefined;
-    const nl = text.indexOf('\n', pos);
-    const l = text.slice(pos, nl);
-    pos = nl + 1;
-    line++;
-    return l;
-  };
-  for (let l = next(); l !== undefined; l = next()) {
-    if (l.charCodeAt(0) !== 0x7b && !l.trim()) continue;
+/**
+ * Reads a bulk body line by line (ES BulkRequestParser): an action line, then, unless it is a
+ * delete, the line after it as the raw source (never parsed here).
+ */
+class BulkLines {
+  items: Item[] = [];
+  /** Items handed out by take() so far. */
+  private taken = 0;
+  private line = 0;
+  /** An action waiting for its source line. */
+  private pending?: Item;
+
+  constructor(
+    private readonly defaultIndex: string | undefined,
+    private readonly requireAlias: boolean,
+    /** The request's `pipeline` parameter. */
+    private readonly pipeline?: string,
+  ) {}
+
+  push(l: string): void {
+    this.line++;
+    if (this.pending) {
+      // ES: the line after an action is its source whatever it holds (a blank one fails its item)
+      this.pending.source = l;
+      this.items.push(this.pending);
+      this.pending = undefined;
+      return;
+    }
+    if (l.charCodeAt(0) !== 0x7b && !l.trim()) return;
+    const line = this.line;
     let meta: Record<string, Record<string, unknown>>;
     try {
       meta = plainActionLine(l) ?? JSON.parse(l);
@@ -116,24 +131,89 @@ export function parseBulk(text: string, defaultIndex: string | undefined, requir
       if (typeof v === 'object') throw illegalArgument(`Malformed action/metadata line [${line}], expected a simple value for field [${k}] but found [${Array.isArray(v) ? 'START_ARRAY' : 'START_OBJECT'}]`);
       return String(v);
     };
-    const index = text('_index') ?? defaultIndex;
+    const index = text('_index') ?? this.defaultIndex;
     if (!index) throw validationFailed(['index is missing']);
     const item: Item = { action, index, id: text('_id'), routing: text('routing') ?? text('_routing'), meta: m };
     const ra = text('require_alias');
-    if (action !== 'delete' && (ra === undefined ? requireAlias : parseBool(ra, false))) item.requireAlias = true;
-    if (action !== 'delete') {
-      const src = next();
-      // ES BulkRequestParser: an action line that ends the body has no source line; it is dropped
-      // (no item, no error). The next line is the source whatever it holds: a blank one fails its
-      // item at the shard, not the request.
-      if (src === undefined) break;
-      item.source = src;
+    if (action !== 'delete' && (ra === undefined ? this.requireAlias : parseBool(ra, false))) item.requireAlias = true;
+    if (action === 'delete') {
+      if (!item.id) item.error = illegalArgument('id is missing');
+      this.items.push(item);
+      return;
     }
-    if (action === 'delete' && item.id === undefined) item.error = illegalArgument('id is missing');
-    items.push(item);
+    // ES's BulkOperation: an empty `_id` fails its item (`update` items: the request's validation)
+    if (item.id === '' && action !== 'update') item.error = illegalArgument('if _id is specified it must not be empty');
+    // No ingest pipelines here: naming one (the item's, else the request's) fails the item as a
+    // pipeline that does not exist does in ES; `_none` is no pipeline.
+    const pipeline = action === 'update' ? undefined : (text('pipeline') ?? this.pipeline);
+    if (pipeline !== undefined && pipeline !== '_none') item.error ??= illegalArgument(`pipeline with id [${pipeline}] does not exist`);
+    this.pending = item; // an action line that ends the body has no source: dropped (ES)
   }
-  if (!items.length) throw validationFailed(['no requests added']);
-  return items;
+
+  /** The items read since the last take (an action still waiting for its source stays). */
+  take(): Item[] {
+    const out = this.items;
+    this.taken += out.length;
+    this.items = [];
+    return out;
+  }
+
+  finish(): Item[] {
+    if (!this.items.length && !this.taken) throw validationFailed(['no requests added']);
+    return this.take();
+  }
+}
+
+/** Splits an NDJSON bulk body into items; source lines stay raw text (never parsed here). */
+export function parseBulk(text: string, defaultIndex: string | undefined, requireAlias = false, pipeline?: string): Item[] {
+  if (!text.length) throw validationFailed(['no requests added']);
+  if (!text.endsWith('\n')) throw illegalArgument('The bulk request must be terminated by a newline [\\n]');
+  const p = new BulkLines(defaultIndex, requireAlias, pipeline);
+  for (let pos = 0; pos < text.length; ) {
+    const nl = text.indexOf('\n', pos);
+    p.push(text.slice(pos, nl));
+    pos = nl + 1;
+  }
+  return p.finish();
+}
+
+/** Bodies over this are read in windows of about this much (bulkWindows). */
+export const BULK_WINDOW = 4 * 1024 * 1024;
+
+/**
+ * A bulk body as received, in windows of items of about `windowBytes` of NDJSON each: decoded a
+ * window at a time (cut at newlines, so no character is split; an action never parted from its
+ * source), the event loop getting a turn whenever a slice's time is used. A small body is one window.
+ */
+export async function* bulkWindows(body: Buffer | undefined, defaultIndex: string | undefined, requireAlias = false, pipeline?: string, windowBytes = BULK_WINDOW): AsyncGenerator<Item[]> {
+  if (!body || body.length < windowBytes) {
+    yield parseBulk(body?.toString('utf8') ?? '', defaultIndex, requireAlias, pipeline);
+    return;
+  }
+  if (body[body.length - 1] !== 0x0a) throw illegalArgument('The bulk request must be terminated by a newline [\\n]');
+  const p = new BulkLines(defaultIndex, requireAlias, pipeline);
+  const slicer = new Slicer();
+  for (let pos = 0; pos < body.length; ) {
+    let end = body.indexOf(0x0a, Math.min(body.length - 1, pos + windowBytes));
+    if (end < 0) end = body.length - 1;
+    const text = body.toString('utf8', pos, end + 1);
+    for (let at = 0, n = 0; at < text.length; n++) {
+      if ((n & 255) === 0 && slicer.due) await slicer.pause();
+      const nl = text.indexOf('\n', at);
+      p.push(text.slice(at, nl));
+      at = nl + 1;
+    }
+    pos = end + 1;
+    if (pos >= body.length) yield p.finish();
+    else yield p.take();
+  }
+}
+
+/** parseBulk for a body as received, read in windows (bulkWindows); every item at once. */
+export async function parseBulkBody(body: Buffer | undefined, defaultIndex: string | undefined, requireAlias = false): Promise<Item[]> {
+  const all: Item[] = [];
+  for await (const w of bulkWindows(body, defaultIndex, requireAlias)) for (const it of w) all.push(it);
+  return all;
 }
 
 function itemError(e: EsError, idx: IndexState | undefined, shard: number | undefined) {
@@ -188,7 +268,12 @@ export async function executeBulk(s: SearchServices, auth: Authentication | unde
   // (Keyed by action, then index: no key string per item.)
   const denied = new Map<string, Map<string, EsError | undefined>>();
   const deniedOf = (it: BulkOp) => denied.get(it.action)?.get(it.index);
-  for (const it of items) {
+  // A bulk may hold hundreds of thousands of items: every pass over them gives the loop a turn now
+  // and then (wire/slicer.ts), so that no request holds the event loop for long.
+  const slicer = new Slicer();
+  for (let i = 0; i < items.length; i++) {
+    if ((i & 1023) === 0 && slicer.due) await slicer.pause();
+    const it = items[i];
     let byIndex = denied.get(it.action);
     if (!byIndex) denied.set(it.action, (byIndex = new Map()));
     if (!byIndex.has(it.index)) byIndex.set(it.index, await authorizeWrite(s, auth, it.action, it.index).then(() => undefined, (e) => asEsError(e)));
@@ -198,8 +283,15 @@ export async function executeBulk(s: SearchServices, auth: Authentication | unde
   const targets = new Map<string, IndexState | EsError>();
   // require_alias: the name must be an alias, and nothing is created for it (TransportBulkAction)
   const notAlias = (it: BulkOp) => it.requireAlias === true && !s.cluster.metadata.aliases.has(it.index);
-  const writesTo = new Set(items.filter((it) => it.action !== 'delete' && !deniedOf(it) && !notAlias(it)).map((it) => it.index));
-  for (const it of items) {
+  const writesTo = new Set<string>();
+  for (let i = 0; i < items.length; i++) {
+    if ((i & 1023) === 0 && slicer.due) await slicer.pause();
+    const it = items[i];
+    if (it.action !== 'delete' && !it.error && !deniedOf(it) && !notAlias(it)) writesTo.add(it.index);
+  }
+  for (let i = 0; i < items.length; i++) {
+    if ((i & 1023) === 0 && slicer.due) await slicer.pause();
+    const it = items[i];
     if (targets.has(it.index) || deniedOf(it) || notAlias(it)) continue;
     try {
       let idx = s.cluster.writeIndex(it.index); // an alias writes to its write index
@@ -219,7 +311,9 @@ export async function executeBulk(s: SearchServices, auth: Authentication | unde
   type Group = { idx: IndexState; n: number; pos: number[] };
   const groups: Group[] = [];
   const groupOf = new Map<IndexState, Group[]>();
-  items.forEach((it, i) => {
+  for (let i = 0; i < items.length; i++) {
+    if ((i & 255) === 0 && slicer.due) await slicer.pause();
+    const it = items[i];
     const t = targets.get(it.index);
     // flood stage: every write but a delete is refused (ES's read-only-allow-delete block)
     const blocked = it.action !== 'delete' && t && !(t instanceof Error) && s.flood ? floodBlock(s, t.name) : undefined;
@@ -228,7 +322,7 @@ export async function executeBulk(s: SearchServices, auth: Authentication | unde
       const e = err ?? indexNotFound(it.index);
       const onIndex = t instanceof Error || !t || e === blocked || notAlias(it) ? undefined : t;
       results[i] = { [it.action]: { _index: it.index, _id: it.id ?? null, status: e.status, error: itemError(e, onIndex, undefined) } };
-      return;
+      continue;
     }
     it.id ??= autoId();
     it.routing ??= aliasIndexRouting(s, it.index, t);
@@ -238,14 +332,14 @@ export async function executeBulk(s: SearchServices, auth: Authentication | unde
     } catch (e) {
       const err = asEsError(e); // routing required / partitioned index: that item fails alone
       results[i] = { [it.action]: { _index: t.name, _id: it.id, status: err.status, error: itemError(err, undefined, undefined) } };
-      return;
+      continue;
     }
     let byShard = groupOf.get(t);
     if (!byShard) groupOf.set(t, (byShard = []));
     let g = byShard[n];
     if (!g) groups.push((g = byShard[n] = { idx: t, n, pos: [] }));
     g.pos.push(i);
-  });
+  }
   await Promise.all(groups.map((g) => runShardGroup(s, g, items, results, refresh)));
   return results;
 }
@@ -268,12 +362,15 @@ async function runShardGroup(
   refresh: string | undefined,
 ): Promise<void> {
   let batch: number[] = [];
+  const slicer = new Slicer();
   const flush = async () => {
     if (!batch.length) return;
     const pos = batch;
     batch = [];
-    const writes: DocWrite[] = pos.map((i) => {
-      const it = items[i];
+    const writes: DocWrite[] = new Array(pos.length);
+    for (let j = 0; j < pos.length; j++) {
+      if ((j & 1023) === 0 && slicer.due) await slicer.pause();
+      const it = items[pos[j]];
       const w: DocWrite = { op: it.action === 'delete' ? 'delete' : (it.action as 'index' | 'create'), id: it.id! };
       if (it.source !== undefined) w.source = it.source;
       if (it.routing) w.routing = it.routing;
@@ -283,8 +380,8 @@ async function runShardGroup(
         w.version = it.version;
         w.versionType = it.versionType;
       }
-      return w;
-    });
+      writes[j] = w;
+    }
     let outcomes: WriteOutcome[];
     let refreshed = false;
     try {
@@ -295,7 +392,9 @@ async function runShardGroup(
       const err = asEsError(e);
       outcomes = writes.map(() => ({ ok: false, status: err.status, error: { type: err.type, reason: err.message } }));
     }
-    outcomes.forEach((o, j) => {
+    for (let j = 0; j < outcomes.length; j++) {
+      if ((j & 1023) === 0 && slicer.due) await slicer.pause();
+      const o = outcomes[j];
       const i = pos[j];
       const it = items[i];
       if (o.ok) {
@@ -306,7 +405,7 @@ async function runShardGroup(
         const err = outcomeError(g.idx, g.n, o);
         results[i] = { [it.action]: { _index: g.idx.name, _id: it.id, status: o.status, error: itemError(err, undefined, undefined) } };
       }
-    });
+    }
   };
   for (const i of g.pos) {
     const it = items[i];
@@ -356,7 +455,7 @@ function prepareUpdates(items: Item[]): BulkOp[] {
     spec.ifSeqNo ??= metaInt(m, 'if_seq_no');
     spec.ifPrimaryTerm ??= metaInt(m, 'if_primary_term');
     checkSeqNoParams(spec.ifSeqNo, spec.ifPrimaryTerm);
-    if (it.id === undefined) invalid.push('id is missing');
+    if (!it.id) invalid.push('id is missing');
     invalid.push(...validateUpdate(spec, it.id));
     return { action: 'update', index: it.index, id: it.id, routing: it.routing, update: spec, ...(it.requireAlias ? { requireAlias: true } : {}) };
   });
@@ -383,15 +482,73 @@ async function bulk(s: SearchServices, req: EsRequest) {
   const refresh = refreshParam(req);
   // ES: the bulk action needs a grant on some index at all, else the whole request is refused.
   if (s.security) await s.security.authorize(req.auth, BULK_ACTION, []);
-  const items = prepareUpdates(parseBulk(req.body?.toString('utf8') ?? '', req.params.index, parseBool(req.query.require_alias, false)));
-  const results = await executeBulk(s, req.auth, items, refresh);
-  const errors = results.some((r) => {
-    const v = Object.values(r)[0] as { error?: unknown };
-    return v.error !== undefined;
-  });
-  const body = { errors, took: Date.now() - start, items: results };
-  // An update's `get._source` keeps its numbers' spelling (lossless); everything else is plain JSON.
-  return { body: items.some((it) => it.update?.fetchSource?.fetch) ? losslessBody(body) : body };
+  const requireAlias = parseBool(req.query.require_alias, false);
+  const pipeline = req.query.pipeline;
+  if (!req.body || req.body.length < BULK_WINDOW) {
+    const items = prepareUpdates(parseBulk(req.body?.toString('utf8') ?? '', req.params.index, requireAlias, pipeline));
+    const results = await executeBulk(s, req.auth, items, refresh);
+    // An update's `get._source` keeps its numbers' spelling (lossless); everything else is plain JSON.
+    if (items.some((it) => it.update?.fetchSource?.fetch)) {
+      const errors = results.some((r) => (Object.values(r)[0] as { error?: unknown }).error !== undefined);
+      return { body: losslessBody({ errors, took: Date.now() - start, items: results }) };
+    }
+    return { body: await bulkResponse([await itemsJson(results)], start) };
+  }
+  // A large body (up to http.max_content_length): checked whole first, as ES parses a bulk request
+  // before it runs any item (a malformed line fails the request, nothing written); then run a window
+  // at a time, each window's results serialized at once. Only one window's items are ever held, and
+  // no step holds the event loop for long.
+  for await (const w of bulkWindows(req.body, req.params.index, requireAlias, pipeline)) prepareUpdates(w);
+  const parts: ItemsJson[] = [];
+  for await (const w of bulkWindows(req.body, req.params.index, requireAlias, pipeline)) {
+    const items = prepareUpdates(w);
+    parts.push(await itemsJson(await executeBulk(s, req.auth, items, refresh), items.some((it) => it.update?.fetchSource?.fetch)));
+  }
+  return { body: await bulkResponse(parts, start) };
+}
+
+/** Items per serialized slice of a bulk response. */
+const RESPONSE_SLICE = 2_000;
+
+interface ItemsJson {
+  /** The items' JSON, without the array's brackets, in slices. */
+  chunks: Buffer[];
+  errors: boolean;
+}
+
+/** Results as JSON bytes, a slice of items at a time with turns of the loop between. */
+async function itemsJson(results: BulkItemResult[], lossless = false): Promise<ItemsJson> {
+  const slicer = new Slicer();
+  let errors = false;
+  for (let i = 0; i < results.length && !errors; i++) {
+    if ((i & 1023) === 0 && slicer.due) await slicer.pause();
+    for (const k in results[i]) if ((results[i][k] as { error?: unknown }).error !== undefined) errors = true;
+  }
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < results.length; i += RESPONSE_SLICE) {
+    if (slicer.due) await slicer.pause();
+    const part = results.slice(i, i + RESPONSE_SLICE);
+    const json = lossless ? (losslessBody(part).chunks[0] as string) : stringify(part);
+    chunks.push(Buffer.from(json.slice(1, -1)));
+  }
+  return { chunks, errors };
+}
+
+/** `{"errors":…,"took":…,"items":[…]}` from the items' JSON parts (a large bulk's windows). */
+async function bulkResponse(parts: ItemsJson[], start: number): Promise<RawJson> {
+  const errors = parts.some((p) => p.errors);
+  const out: Buffer[] = [Buffer.from(`{"errors":${errors},"took":${Date.now() - start},"items":[`)];
+  const comma = Buffer.from(',');
+  let first = true;
+  for (const p of parts) {
+    for (const c of p.chunks) {
+      if (!first) out.push(comma);
+      out.push(c);
+      first = false;
+    }
+  }
+  out.push(Buffer.from(']}'));
+  return new RawJson(out);
 }
 
 export function bulkRoutes(r: Router, s: SearchServices): void {

@@ -2,7 +2,7 @@ import { EsError, asEsError, validationFailed } from '../../wire/esErrors';
 import type { Router } from '../router';
 import type { EsRequest, EsResponse } from '../../wire/rest';
 import { ByScrollStatus, mergedStatus, runWorker, type ByScrollJob, type SliceResult } from '../bulkByScroll';
-import { checkSearch, parseBool, parseDeleteByQuery, parseReindex, parseRequestsPerSecond } from '../reindexRequest';
+import { checkSearch, parseBool, parseDeleteByQuery, parseReindex, parseRequestsPerSecond, parseUpdateByQuery } from '../reindexRequest';
 import type { Task, TaskRegistry } from '../taskRegistry';
 import { searchIndices, type PagingServices } from '../../search';
 
@@ -10,6 +10,7 @@ type Json = Record<string, unknown>;
 
 export const REINDEX_ACTION = 'indices:data/write/reindex';
 export const DELETE_BY_QUERY_ACTION = 'indices:data/write/delete/byquery';
+export const UPDATE_BY_QUERY_ACTION = 'indices:data/write/update/byquery';
 
 /** Splits max_docs over slices (AbstractBulkByScrollRequest.forSlice): the remainder to the first ones. */
 const sliceMaxDocs = (maxDocs: number | undefined, slices: number, id: number) =>
@@ -35,7 +36,7 @@ async function execute(s: PagingServices, tasks: TaskRegistry, job: ByScrollJob,
   }
   const shardCounts = sources.map((i) => i.settings.numberOfShards);
   const n = job.slices === 'auto' ? (shardCounts.length ? Math.min(...shardCounts) : 1) : job.slices;
-  const opts = job.kind === 'delete_by_query' ? { created: false, updated: false } : {};
+  const opts = job.kind === 'delete_by_query' ? { created: false, updated: false } : job.kind === 'update_by_query' ? { created: false } : {};
   let results: SliceResult[];
   let statusBody: (o: typeof opts) => Json;
   if (n === 1) {
@@ -92,7 +93,7 @@ function workerControl(task: Task, control: JobControl) {
 
 function description(job: ByScrollJob): string {
   const src = job.search.index === undefined ? '[all indices]' : `[${job.search.index.split(',').join(', ')}]`;
-  return job.kind === 'reindex' ? `reindex from ${src} to [${job.dest!.index}]` : `delete-by-query ${src}`;
+  return job.kind === 'reindex' ? `reindex from ${src} to [${job.dest!.index}]` : job.kind === 'update_by_query' ? `update-by-query ${src}` : `delete-by-query ${src}`;
 }
 
 /**
@@ -104,7 +105,7 @@ async function startJob(s: PagingServices, tasks: TaskRegistry, controls: Map<st
   checkSearch(job, req.path);
   const control: JobControl = { workers: [], wakes: [] };
   const holder: { status: () => unknown } = { status: () => new ByScrollStatus(job.rps).toJSON() };
-  const task = tasks.start(job.kind === 'reindex' ? REINDEX_ACTION : DELETE_BY_QUERY_ACTION, description(job), () => holder.status(), {
+  const task = tasks.start(job.kind === 'reindex' ? REINDEX_ACTION : job.kind === 'update_by_query' ? UPDATE_BY_QUERY_ACTION : DELETE_BY_QUERY_ACTION, description(job), () => holder.status(), {
     headers: req.opaqueId ? { 'X-Opaque-Id': req.opaqueId } : {},
     cancellable: true,
     onCancel: () => control.wakes.forEach((w) => w()),
@@ -147,8 +148,10 @@ export function reindexRoutes(r: Router, s: PagingServices, tasks: TaskRegistry)
   const controls = new Map<string, JobControl>();
   // The scroll and the bulk writes authorize themselves as the caller, index by index (as ES's sub-requests).
   const authz = { kind: 'handler' as const };
-  r.add('POST', '/_reindex', (req) => startJob(s, tasks, controls, parseReindex(req), req), authz);
+  r.add('POST', '/_reindex', (req) => startJob(s, tasks, controls, parseReindex(req, (name) => s.cluster.metadata.aliases.has(name)), req), authz);
   r.add('POST', '/{index}/_delete_by_query', (req) => startJob(s, tasks, controls, parseDeleteByQuery(req), req), authz);
+  r.add('POST', '/{index}/_update_by_query', (req) => startJob(s, tasks, controls, parseUpdateByQuery(req), req), authz);
+  r.add('POST', '/_update_by_query/{task_id}/_rethrottle', (req) => rethrottle(tasks, controls, req, UPDATE_BY_QUERY_ACTION), { kind: 'cluster', action: 'cluster:admin/reindex/rethrottle' });
   r.add('POST', '/_reindex/{task_id}/_rethrottle', (req) => rethrottle(tasks, controls, req, REINDEX_ACTION), { kind: 'cluster', action: 'cluster:admin/reindex/rethrottle' });
   r.add('POST', '/_delete_by_query/{task_id}/_rethrottle', (req) => rethrottle(tasks, controls, req, DELETE_BY_QUERY_ACTION), {
     kind: 'cluster',

@@ -1,5 +1,5 @@
 import { validationFailed } from '../../wire/esErrors';
-import type { Routes } from '../../wire/rest';
+import { parseBool, type Routes } from '../../wire/rest';
 import type { EsRequest } from '../../wire/rest';
 import { queryKeys } from '../apiKeyQuery';
 import { isOwnRequest, renderKey, selectKeys, validateSelector, type KeySelector } from '../apiKeyViews';
@@ -141,7 +141,10 @@ export function apiKeyRoutes(router: Routes, s: SecurityServices): void {
     const all = isClusterActionAllowed(caller, `${A}query`);
     if (!all) authorize(caller, `${A}query`, undefined, true); // manage_own_api_key: own keys only
     const sel: KeySelector = { owner: !all };
-    return { body: queryKeys(selectKeys(s.apiKeys.records.values(), sel, caller, s.now()), bodyOf(req)) };
+    const q = req.query;
+    const opts = { withLimitedBy: parseBool(q.with_limited_by, false), typedKeys: parseBool(q.typed_keys, false), now: s.now() };
+    parseBool(q.with_profile_uid, false); // accepted: no user profiles here, so no key has a `profile_uid`
+    return { body: queryKeys(selectKeys(s.apiKeys.records.values(), sel, caller, s.now()), bodyOf(req), opts) };
   };
   router.add(['GET', 'POST'], '/_security/_query/api_key', query, { kind: 'handler' });
 }

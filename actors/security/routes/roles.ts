@@ -8,6 +8,7 @@ import { resolvePrivilege, unknownPrivilegeMessage } from '../privileges';
 import { canonicalJson, parseRoleDescriptor, renderRoleDescriptor } from '../roleDescriptor';
 import { parseRoleMapping } from '../roleMappings';
 import { roleAggregateId } from '../roleStore';
+import { queryRoles } from '../userRoleQuery';
 import { authOf, bodyOf, descriptorsOf, namesOf, type SecurityServices } from '../services';
 import type { RoleDescriptor } from '../../wire/security';
 
@@ -46,6 +47,11 @@ export function roleRoutes(router: Routes, s: SecurityServices): void {
     };
   };
   router.add('GET', '/_security/role', getRoles, { kind: 'cluster', action: `${A}role/get` });
+  // ES RestQueryRoleAction: native roles (built-in ones are not documents of `.security`).
+  router.add(['GET', 'POST'], '/_security/_query/role', (req) => ({ body: queryRoles(s.roles.native(), bodyOf(req), s.now()) }), {
+    kind: 'cluster',
+    action: `${A}role/query`,
+  });
   router.add('GET', '/_security/role/{name}', getRoles, { kind: 'cluster', action: `${A}role/get` });
   router.add(
     'DELETE',

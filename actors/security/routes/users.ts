@@ -1,5 +1,5 @@
 import { EsError, illegalArgument, validationFailed } from '../../wire/esErrors';
-import type { Routes } from '../../wire/rest';
+import { parseBool, type Routes } from '../../wire/rest';
 import type { EsRequest } from '../../wire/rest';
 import { Aggregate } from '../../../streams';
 import { authorize } from '../authorization';
@@ -9,6 +9,7 @@ import { isReservedUser, RESERVED_USERS, reservedUser } from '../realms/reserved
 import { authOf, bodyOf, namesOf, type SecurityServices } from '../services';
 import type { User } from '../../wire/security';
 import { userAggregateId, type UserSaved } from '../userStore';
+import { queryUsers } from '../userRoleQuery';
 
 const A = 'cluster:admin/xpack/security/user/';
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -123,6 +124,16 @@ export function userRoutes(router: Routes, s: SecurityServices): void {
     return { status: names.length && !picked.length ? 404 : 200, body };
   };
   router.add('GET', '/_security/user', getUsers, { kind: 'cluster', action: `${A}get` });
+  // ES RestQueryUserAction: native users only; `with_profile_uid` is accepted (no profiles here).
+  router.add(
+    ['GET', 'POST'],
+    '/_security/_query/user',
+    (req) => {
+      parseBool(req.query.with_profile_uid, false);
+      return { body: queryUsers(s.users.nativeInCreationOrder().map(toUser), bodyOf(req), s.now()) };
+    },
+    { kind: 'cluster', action: `${A}query` },
+  );
   router.add('GET', '/_security/user/{username}', getUsers, { kind: 'cluster', action: `${A}get` });
 
   router.add(
@@ -142,7 +153,7 @@ export function userRoutes(router: Routes, s: SecurityServices): void {
   const changePassword = async (req: EsRequest) => {
     const caller = authOf(req);
     const username = req.params.username ?? caller.user.username;
-    const self = username === caller.user.username && !caller.apiKey && ['native', 'reserved'].includes(caller.authenticationRealm.type);
+    const self = username === caller.user.username && !caller.apiKey && !caller.runAs && ['native', 'reserved'].includes(caller.authenticationRealm.type);
     if (!self) authorize(caller, `${A}change_password`);
     const body = bodyOf(req);
     const errors = passwordErrors(body);

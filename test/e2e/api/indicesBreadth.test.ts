@@ -250,6 +250,14 @@ describe('bulk/10_basic.yml require_alias', () => {
     expect(u.status).toBe(404);
     expect(await t.es.indices.exists({ index: 'nope' })).toBe(false);
   });
+  it('reindex', async () => {
+    const bad = await raw(t, 'POST', '/_reindex?require_alias=true&refresh=true', { source: { index: 'backing_index' }, dest: { index: 'reindexed' } });
+    expect(bad.status).toBe(404);
+    expect(bad.json.error.reason).toBe(notAlias('reindexed'));
+    const ok = await raw(t, 'POST', '/_reindex?require_alias=true&refresh=true', { source: { index: 'new_index_created' }, dest: { index: 'test_require_alias' } });
+    expect(ok.status).toBe(200);
+    expect(ok.json.created).toBeGreaterThan(0);
+  });
 });
 
 describe('bulk/12_noop.yml', () => {

@@ -126,6 +126,13 @@ describe('search/40_indices_boost.yml', () => {
     expect(e.body.error.reason).toBe('no such index [nonexistent]');
     expect(await order([{ nonexistent: 2.0 }, { test_1: 1.0 }, { test_2: 2.0 }], { ignore_unavailable: true })).toEqual(['test_2', 'test_1']);
   });
+  it('every page of a scroll keeps the boosts', async () => {
+    const first = await t.es.search({ index: 'test_*', scroll: '1m', size: 1, indices_boost: [{ test_1: 3.0 }, { test_2: 2.0 }] });
+    const second = await t.es.scroll({ scroll_id: first._scroll_id!, scroll: '1m' });
+    expect([first.hits.hits[0]._index, second.hits.hits[0]._index]).toEqual(['test_1', 'test_2']);
+    expect(second.hits.hits[0]._score).toBeCloseTo((first.hits.hits[0]._score! * 2) / 3, 5); // test_2's boost, not 1
+    await t.es.clearScroll({ scroll_id: second._scroll_id! });
+  });
 });
 
 describe('search/410_named_queries.yml', () => {

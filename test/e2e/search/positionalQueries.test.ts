@@ -135,3 +135,13 @@ describe('inside PIT, scroll, sliced scroll and search_after', () => {
     expect(sliced.sort()).toEqual(['2', '3', '4']);
   });
 });
+
+describe('inside async search', () => {
+  it('runs an intervals query and a phrase to completion', async () => {
+    const r = await t.es.asyncSearch.submit({ index: 'test', wait_for_completion_timeout: '10s', query: { intervals: { text: { match: { query: 'cold outside', ordered: true } } } } as never });
+    expect(r.is_running).toBe(false);
+    expect((r.response.hits.total as { value: number }).value).toBe(2);
+    const p = await t.es.asyncSearch.submit({ index: 'test', wait_for_completion_timeout: '10s', query: { match_phrase: { text: 'big wolf' } } });
+    expect(p.response.hits.hits.map((h) => h._id)).toEqual(['6']);
+  });
+});

@@ -1,5 +1,6 @@
 import { illegalArgument } from '../../../wire/esErrors';
 import { parseTimeValue } from '../../../wire/timeValue';
+import { localToUtc, tzOffsetMs } from '../base/dates';
 
 /**
  * Dates for aggregations, UTC only: printing epoch millis with ES/Java formats (key_as_string,
@@ -47,14 +48,25 @@ export const DEFAULT_DATE_FORMAT = 'strict_date_optional_time';
  * `epoch_second`, or a Java pattern (`yyyy-MM-dd'T'HH:mm`).
  * @example formatDate(0, 'strict_date_optional_time') // '1970-01-01T00:00:00.000Z'
  */
-export function formatDate(ms: number, format: string = DEFAULT_DATE_FORMAT): string {
+export function formatDate(ms: number, format: string = DEFAULT_DATE_FORMAT, tz?: string): string {
   const f = format.split('||')[0].trim();
   if (f === 'epoch_millis') return String(Math.trunc(ms));
   if (f === 'epoch_second') return String(Math.trunc(ms / 1000));
-  return formatPattern(ms, NAMED[f] ?? NAMED[f.replace(/^strict_/, '')] ?? f);
+  const offset = tz ? tzOffsetMs(tz, ms) : 0;
+  return formatPattern(ms + offset, NAMED[f] ?? NAMED[f.replace(/^strict_/, '')] ?? f, offset);
 }
 
-function formatPattern(ms: number, pattern: string): string {
+/** A zone offset as the X/x/Z pattern letters print it (`Z` for UTC with X). */
+function offsetText(offsetMs: number, c: string, n: number): string {
+  const min = Math.round(offsetMs / 60000);
+  if (min === 0 && c === 'X') return 'Z';
+  const sign = min < 0 ? '-' : '+';
+  const h = pad(Math.floor(Math.abs(min) / 60), 2), m = pad(Math.abs(min) % 60, 2);
+  if (c === 'Z') return n >= 4 ? (min === 0 ? 'GMT' : `GMT${sign}${h}:${m}`) : `${sign}${h}${m}`;
+  return n === 1 ? `${sign}${h}${m === '00' ? '' : m}` : n === 2 ? `${sign}${h}${m}` : `${sign}${h}:${m}`;
+}
+
+function formatPattern(ms: number, pattern: string, offsetMs = 0): string {
   const d = new Date(Math.floor(ms));
   const frac = ((ms % 1000) + 1000) % 1000;
   let out = '';
@@ -74,7 +86,7 @@ function formatPattern(ms: number, pattern: string): string {
     }
     let n = 1;
     while (pattern[i + n] === c) n++;
-    out += field(c, n, d, frac);
+    out += c === 'X' || c === 'x' || c === 'Z' ? offsetText(offsetMs, c, n) : field(c, n, d, frac);
     i += n;
   }
   return out;
@@ -163,6 +175,31 @@ export function fixedRounding(intervalMs: number, offset = 0): Rounding {
 
 /** The rounding of a date_histogram spec. */
 export function histogramRounding(params: Record<string, unknown>): Rounding {
+  const base = utcRounding(params);
+  const tz = zoneOf(params.time_zone);
+  if (!tz) return base;
+  // TimeZoneRounding: rounded in local time, keys are the UTC instants of the local boundaries
+  return {
+    round: (ms) => localToUtc(base.round(ms + tzOffsetMs(tz, ms)), tz),
+    next: (key) => localToUtc(base.next(key + tzOffsetMs(tz, key)), tz),
+  };
+}
+
+/** A date_histogram `time_zone` (undefined for UTC); refused when Java would not know it. */
+export function zoneOf(v: unknown): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  const s = String(v);
+  if (['utc', 'z', '+00:00', '-00:00', '+00', 'etc/utc', 'gmt', 'utc+00:00'].includes(s.toLowerCase())) return undefined;
+  if (/^[+-]\d{2}(:?\d{2})?$/.test(s)) return s;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: s });
+  } catch {
+    throw illegalArgument(`Unknown time-zone ID: ${s}`);
+  }
+  return s;
+}
+
+function utcRounding(params: Record<string, unknown>): Rounding {
   const offset = parseOffset(params.offset);
   if (params.calendar_interval !== undefined) return calendarRounding(CALENDAR_UNITS[String(params.calendar_interval)], offset);
   if (params.fixed_interval !== undefined) {

@@ -1,5 +1,5 @@
 import { EsError, illegalArgument } from '../../../wire/esErrors';
-import { CALENDAR_UNITS } from './aggDates';
+import { CALENDAR_UNITS, zoneOf } from './aggDates';
 import { parseTimeValue } from '../../../wire/timeValue';
 import { didYouMean, failedToParseField, isObject, Locator, tokenName, unknownField, type JsonPath } from '../base/xcontent';
 import { AGGREGATIONS, OTHER_ES_AGGS } from './registry';
@@ -161,9 +161,7 @@ function checkParam(name: string, type: AggType, k: string, v: unknown, body: Re
       parseTimeValue(String(v), 'date_histogram.fixedInterval');
       break;
     case 'time_zone':
-      if (!['utc', 'z', '+00:00', '-00:00', '+00', 'etc/utc', 'gmt', 'utc+00:00'].includes(String(v).toLowerCase())) {
-        throw illegalArgument(`[time_zone] [${String(v)}] is not supported, only UTC`);
-      }
+      zoneOf(v);
       break;
     case 'order':
       for (const o of Array.isArray(v) ? v : [v]) {

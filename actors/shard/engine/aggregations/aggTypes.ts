@@ -57,6 +57,17 @@ export interface AggHooks {
   filter(query: unknown): (doc: number) => boolean;
   /** The doc as a hit of the main query, with the sort values of `sort` (none: by score). */
   hit(doc: number, sort: SortSpec[] | undefined): HitRef;
+  /** The nested docs of `path` in the segment being collected (undefined: not a nested path). */
+  nested?(path: string): NestedDocs | undefined;
+}
+
+/** A segment's nested docs of one path, as the nested aggregations walk them. */
+export interface NestedDocs {
+  /** Doc values of the nested docs. */
+  reader: DocValuesReader;
+  /** The nested docs of a parent doc: [from, to). */
+  childrenOf(parent: number): [number, number];
+  parentOf(child: number): number;
 }
 
 /** What a type's factory may use besides its spec. */
@@ -64,6 +75,8 @@ export interface FactoryContext {
   reader: DocValuesReader;
   /** Builds the factory of sub-aggregations (a bucket's own collectors). */
   subs(specs: AggSpec[]): () => Aggregators;
+  /** The same over other docs (nested aggregations: the nested docs, or back to their parents). */
+  subsOver?(specs: AggSpec[], reader: DocValuesReader): () => Aggregators;
   /** The request's bucket and memory limits (aggBudget.ts). */
   budget: AggBudget;
   /** A top-level aggregation: it counts its buckets against `search.max_buckets` as they are created. */

@@ -37,7 +37,10 @@ export function createAggregators(aggsJson: unknown, reader: DocValuesReader, se
 }
 
 function groupOf(specs: AggSpec[], reader: DocValuesReader, budget: AggBudget, top: boolean, hooks?: AggHooks): () => Aggregators {
-  const ctx: FactoryContext = { reader, subs: (subs) => groupOf(subs, reader, budget, false, hooks), budget, top, ...(hooks ? { hooks } : {}) };
+  const ctx: FactoryContext = {
+    reader, subs: (subs) => groupOf(subs, reader, budget, false, hooks), subsOver: (subs, r) => groupOf(subs, r, budget, false, hooks),
+    budget, top, ...(hooks ? { hooks } : {}),
+  };
   const factories = specs.map((s) => [s.name, aggregationType(s.type).factory(s, ctx)] as const);
   return group(factories);
 }

@@ -1,11 +1,15 @@
 import { illegalArgument } from '../../../wire/esErrors';
-import { DEFAULT_DATE_FORMAT, formatDate, histogramRounding, parseDateValue } from './aggDates';
+import { DEFAULT_DATE_FORMAT, formatDate, histogramRounding, parseDateValue, zoneOf } from './aggDates';
 import { compareKeys, orderComparator } from './aggOrder';
 import type { BucketPartial, HistogramPartial } from './aggPartials';
 import type { AggregationType, AggSpec, RenderContext } from './aggTypes';
 import { bucketing, mergeBuckets } from './bucketing';
 import { DATES, fieldValues, NUMERIC, toNumber } from './values';
 import type { FieldType } from '../types';
+import { decodeLong, rangeBounds } from '../index/fieldCodecs';
+
+/** Buckets one range value may fill (an open range needs hard_bounds). */
+const MAX_RANGE_BUCKETS = 65536;
 
 /** The `date_histogram` aggregation (UTC calendar and fixed intervals, offsets, bounds, empty buckets). */
 
@@ -16,14 +20,30 @@ export const dateHistogramAgg: AggregationType = {
   ],
   factory(spec, ctx) {
     const { type, read, field } = fieldValues(spec, ctx.reader);
-    if (type !== undefined && !NUMERIC.includes(type) && !DATES.includes(type)) {
+    if (type !== undefined && !NUMERIC.includes(type) && !DATES.includes(type) && type !== 'date_range') {
       throw illegalArgument(`Field [${field}] of type [${type}] is not supported for aggregation [date_histogram]`);
     }
     const rounding = histogramRounding(spec.params);
     const dateType: FieldType = type ?? 'date';
     const subs = ctx.subs(spec.subs);
+    // a date_range value falls in every bucket it overlaps (within hard_bounds)
+    const hard = spec.params.hard_bounds as { min?: unknown; max?: unknown } | undefined;
+    const hardLo = hard?.min !== undefined ? parseDateValue(hard.min) : -Infinity;
+    const hardHi = hard?.max !== undefined ? parseDateValue(hard.max) : Infinity;
+    const keysOf = type === 'date_range'
+      ? (doc: number) => read(doc).flatMap((v) => {
+        const [a, z] = rangeBounds('date_range', String(v));
+        const lo = Math.max(Number(decodeLong(a)), hardLo), hi = Math.min(Number(decodeLong(z)), hardHi);
+        const keys: number[] = [];
+        for (let k = rounding.round(lo); k <= hi; k = rounding.next(k)) {
+          if (keys.length > MAX_RANGE_BUCKETS) throw illegalArgument(`Too many buckets for a range of field [${field}]: add [hard_bounds]`);
+          keys.push(k);
+        }
+        return keys;
+      })
+      : (doc: number) => read(doc).map((v) => rounding.round(toNumber(v, dateType)));
     return () => {
-      const b = bucketing((doc) => read(doc).map((v) => rounding.round(toNumber(v, dateType))), subs, { budget: ctx.budget, name: spec.name, count: ctx.top, subs: spec.subs.length });
+      const b = bucketing(keysOf, subs, { budget: ctx.budget, name: spec.name, count: ctx.top, subs: spec.subs.length });
       return {
         collect: b.collect,
         partial: (): HistogramPartial => ({ t: 'date_histogram', buckets: b.buckets().sort((x, y) => compareKeys(x.key, y.key)) }),
@@ -47,7 +67,7 @@ export const dateHistogramAgg: AggregationType = {
     if (s.params.order !== undefined) buckets.sort(orderComparator(s).compare);
     ctx.countBuckets(buckets.length);
     const rendered = buckets.map((b) => ({
-      key_as_string: formatDate(Number(b.key), format),
+      key_as_string: formatDate(Number(b.key), format, zoneOf(s.params.time_zone)),
       key: b.key,
       doc_count: b.count,
       ...ctx.renderSubs(b.subs, s.subs),

@@ -33,13 +33,13 @@ function singleBucket(ctx: FactoryContext, spec: AggSpec, accept: () => (doc: nu
   };
 }
 
-function mergeSingle(a: AggPartial, b: AggPartial, _s: AggSpec, reduceSubs: (maps: PartialMap[]) => PartialMap): SingleBucketPartial {
+export function mergeSingle(a: AggPartial, b: AggPartial, _s: AggSpec, reduceSubs: (maps: PartialMap[]) => PartialMap): SingleBucketPartial {
   const x = a as SingleBucketPartial;
   const y = b as SingleBucketPartial;
   return { t: 'single', count: x.count + y.count, subs: reduceSubs([x.subs, y.subs]) };
 }
 
-function renderSingle(s: AggSpec, p: AggPartial | undefined, ctx: Parameters<AggregationType['render']>[2]): Record<string, unknown> {
+export function renderSingle(s: AggSpec, p: AggPartial | undefined, ctx: Parameters<AggregationType['render']>[2]): Record<string, unknown> {
   const q = p as SingleBucketPartial | undefined;
   return { doc_count: q?.count ?? 0, ...ctx.renderSubs(q?.subs ?? {}, s.subs) };
 }

@@ -11,6 +11,7 @@ import { histogramAgg } from './histogram';
 import { topHitsAgg } from './topHits';
 import { ipRangeAgg } from './ipRange';
 import { geotileGridAgg } from './geotile';
+import { nestedAgg, reverseNestedAgg } from './nestedAggs';
 
 /**
  * Every aggregation type this engine runs, by its request name (ES's SearchModule registrations).
@@ -39,6 +40,8 @@ export const AGGREGATIONS: Readonly<Record<string, AggregationType>> = {
   top_hits: topHitsAgg,
   ip_range: ipRangeAgg,
   geotile_grid: geotileGridAgg,
+  nested: nestedAgg,
+  reverse_nested: reverseNestedAgg,
 };
 
 /** Aggregations ES registers that this engine lacks (a clear 400; also "did you mean" candidates). */

@@ -60,8 +60,11 @@ class Ctx {
   private byPath?: Map<string, ParsedField>;
   readonly undo: Array<() => void> = [];
   private floatPaths?: Map<string, boolean>;
+  /** Inside a nested object (not included in the parent): values are checked, not kept. */
+  nestedDepth = 0;
   constructor(readonly m: MappingView, readonly id: string, readonly raw?: string) {}
   add(def: FieldDef, v: FieldValue): void {
+    if (this.nestedDepth > 0) return;
     let f: ParsedField | undefined;
     if (this.byPath) f = this.byPath.get(def.path);
     else for (let i = 0; i < this.out.length && !f; i++) if (this.out[i].def.path === def.path) f = this.out[i];
@@ -136,6 +139,7 @@ function walkObject(ctx: Ctx, obj: FieldDef, value: Record<string, unknown>, dyn
       continue;
     }
     const parts = key.split('.');
+    checkDottedName(key, parts);
     let parent: FieldDef | undefined = obj;
     let d = dyn;
     for (let i = 0; i < parts.length - 1 && parent; i++) {
@@ -147,6 +151,18 @@ function walkObject(ctx: Ctx, obj: FieldDef, value: Record<string, unknown>, dyn
       if (parent) d = parent.dynamic ?? d;
     }
     if (parent) walkValue(ctx, parent, parts[parts.length - 1], v, d);
+  }
+}
+
+/**
+ * ES's DotExpandingXContentParser checks of a dotted name: only dots, or an empty part (leading,
+ * trailing or doubled dot), or a blank one, are refused (a "." key made the mapping proposal loop).
+ */
+function checkDottedName(key: string, parts: string[]): void {
+  if (parts.every((p) => p === '')) throw mapperParsing('field name cannot contain only dots');
+  for (const p of parts) {
+    if (p === '') throw mapperParsing(`object field starting or ending with a [.] makes object resolution ambiguous: [${key}]`);
+    if (!p.trim()) throw mapperParsing(`field name cannot contain only whitespace: ['${key}']`);
   }
 }
 
@@ -171,6 +187,8 @@ function allowNew(dyn: Dynamic, parent: FieldDef, name: string): boolean {
   return dyn === 'true';
 }
 
+const includedInParent = (def: FieldDef) => [def.params.include_in_parent, def.params.include_in_root].some((x) => x === true || x === 'true');
+
 function walkValue(ctx: Ctx, parent: FieldDef, name: string, v: unknown, dyn: Dynamic): void {
   // geo points and ranges are objects or [lon, lat] arrays that are one value
   const enc = parent.properties!.get(name);
@@ -187,7 +205,13 @@ function walkValue(ctx: Ctx, parent: FieldDef, name: string, v: unknown, dyn: Dy
     if (def && def.type !== 'object') throw failedToParse(ctx, def, preview(v));
     if (!def) def = resolveObject(ctx, parent, name, dyn);
     if (!def || def.enabled === false) return;
-    walkObject(ctx, def, v as Record<string, unknown>, def.dynamic ?? dyn);
+    const apart = def.nested === true && !includedInParent(def);
+    if (apart) ctx.nestedDepth++;
+    try {
+      walkObject(ctx, def, v as Record<string, unknown>, def.dynamic ?? dyn);
+    } finally {
+      if (apart) ctx.nestedDepth--;
+    }
     return;
   }
   if (def?.type === 'object') {

@@ -24,6 +24,8 @@ export interface FieldDef {
   fielddata?: boolean;
   /** Objects: `enabled: false` keeps the subtree in `_source` only. */
   enabled?: boolean;
+  /** `type: nested` objects: their values are not the parent's (query/nested.ts indexes them apart). */
+  nested?: boolean;
   dynamic?: Dynamic;
   /** Multi-fields (`fields`), keyed by leaf name. */
   fields?: Map<string, FieldDef>;

@@ -58,6 +58,11 @@ export class IndexMapping implements MappingView {
     return this.leaves.get(path);
   }
 
+  /** The object mapped at `path` (nested ones included), if any. */
+  objectAt(path: string): FieldDef | undefined {
+    return this.objects.get(path);
+  }
+
   /** Whether `path` is an object. */
   isObject(path: string): boolean {
     return this.objects.has(path);
@@ -243,12 +248,13 @@ export class IndexMapping implements MappingView {
   private buildDef(path: string, spec: Record<string, unknown>): FieldDef {
     if (!spec || typeof spec !== 'object') throw mapperParsing(`Expected map for property [fields] on field [${path}] but got a class java.lang.String`);
     const { type, properties, fields, ...params } = spec;
-    if (type === undefined || type === 'object') {
+    if (type === undefined || type === 'object' || type === 'nested') {
       if (properties === undefined && type === undefined && Object.keys(params).length === 0 && fields === undefined) {
         throw mapperParsing(`No type specified for field [${path.slice(path.lastIndexOf('.') + 1)}]`);
       }
       checkObjectDepth(path, this.depthLimit); // before recursing into properties
       const def = objectDef(path, params);
+      if (type === 'nested') def.nested = true;
       def.properties = new Map();
       if (properties) this.addPropertiesTo(def, properties as Record<string, unknown>);
       return def;
@@ -372,7 +378,7 @@ function propsJson(props: Map<string, FieldDef>): Record<string, unknown> {
 export function defJson(d: FieldDef): Record<string, unknown> {
   if (d.type === 'object') {
     const hasProps = d.properties && d.properties.size > 0;
-    return { ...(hasProps ? {} : { type: 'object' }), ...d.params, ...(hasProps ? { properties: propsJson(d.properties!) } : {}) };
+    return { ...(hasProps && !d.nested ? {} : { type: d.nested ? 'nested' : 'object' }), ...d.params, ...(hasProps ? { properties: propsJson(d.properties!) } : {}) };
   }
   const out: Record<string, unknown> = { type: d.type, ...d.params };
   if (d.fields?.size) out.fields = propsJson(d.fields);

@@ -11,6 +11,22 @@ import { evaluate } from './evaluate';
 import { compileQuery } from './query';
 import { resolveSort, type SortKey } from './sort';
 import type { QueryContext } from './qnode';
+import { childIndex, type ChildIndex } from './nested';
+
+/** For each parent doc p, its nested docs are [first[p], first[p + 1]) (children are in parent order). */
+const firsts = new WeakMap<ChildIndex, Int32Array>();
+function firstChildren(ci: ChildIndex, maxDoc: number): Int32Array {
+  let f = firsts.get(ci);
+  if (f) return f;
+  f = new Int32Array(maxDoc + 1);
+  let c = 0;
+  for (let p = 0; p <= maxDoc; p++) {
+    while (c < ci.parent.length && ci.parent[c] < p) c++;
+    f[p] = c;
+  }
+  firsts.set(ci, f);
+  return f;
+}
 
 /** The segment the hooks read now. */
 export interface AggSegment {
@@ -52,6 +68,18 @@ export function aggHooks(): { hooks: AggHooks; bind(seg: AggSegment): void } {
         },
       };
       return ref;
+    },
+    nested(path) {
+      const seg = cur!;
+      const def = seg.store.mapping.objectAt(path);
+      if (!def?.nested) return undefined;
+      const ci = childIndex(seg.ctx, path);
+      const first = firstChildren(ci, seg.ctx.s.maxDoc);
+      return {
+        reader: ci.buf,
+        childrenOf: (p) => (p + 1 < first.length ? [first[p], first[p + 1]] : [0, 0]),
+        parentOf: (c) => ci.parent[c],
+      };
     },
   };
   const resolved = new WeakMap<AggSegment, Map<string, SortKey[] | null>>();

@@ -5,11 +5,13 @@
 import type { ShardHit, ShardQueryRequest } from '../types';
 import { addMatchedQueries } from './matchedQueries';
 import { addFetchFields } from './fetchFields';
+import { addNestedInnerHits } from './nested';
 import type { QueryContext } from './qnode';
 
 /** Decorates the page's hits as the request asks. */
 export function finishHits(ctx: QueryContext, req: ShardQueryRequest, hits: ShardHit[]): void {
   if (!hits.length) return;
   addMatchedQueries(ctx, hits, req.namedQueriesScore === true);
+  addNestedInnerHits(ctx, hits);
   if (req.docvalueFields?.length || req.fields?.length) addFetchFields(ctx, req, hits);
 }

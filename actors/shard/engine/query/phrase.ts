@@ -75,6 +75,10 @@ export function matchPhrase(ctx: QueryContext, col: TextView, path: string, slot
   const reader = new PositionReader(ctx, col, path);
   const cursors: TermCursor[][] = slots.map((s) => s.terms.map((t) => reader.cursor(t)).filter((c): c is TermCursor => c !== null));
   if (cursors.some((c) => c.length === 0)) return { bits, freqs };
+  if (slop === 0 && cursors.every((cs) => cs.length === 1 && cs[0].indexed)) {
+    exactIndexed(cursors.map((cs) => cs[0]), slots.map((s) => s.offset), bits, freqs);
+    return { bits, freqs };
+  }
   const cand = candidates(cursors, n);
   const offsets = slots.map((s) => s.offset);
   const groups = repeatGroups(slots);
@@ -87,6 +91,54 @@ export function matchPhrase(ctx: QueryContext, col: TextView, path: string, slot
     }
   });
   return { bits, freqs };
+}
+
+/**
+ * The common exact phrase of single terms with indexed positions, without allocations per doc:
+ * the rarest term's docs drive, the others gallop to them (postings in doc order), and positions
+ * are compared in place.
+ */
+function exactIndexed(cs: TermCursor[], offsets: number[], bits: Bitset, freqs: Map<number, number>): void {
+  const k = cs.length;
+  let lead = 0;
+  for (let j = 1; j < k; j++) if (cs[j].len < cs[lead].len) lead = j;
+  // hoisted per-term arrays (property reads in the loop cost more than the work)
+  const docs = cs.map((c) => c.docs), lens = cs.map((c) => c.len);
+  const starts = cs.map((c) => c.indexed!.starts), pos = cs.map((c) => c.indexed!.pos);
+  const at = new Int32Array(k);
+  const ldocs = docs[lead], llen = lens[lead];
+  const p0 = pos[0], s0 = starts[0], off0 = offsets[0];
+  outer: for (let i = 0; i < llen; i++) {
+    const doc = ldocs[i];
+    at[lead] = i;
+    for (let j = 0; j < k; j++) {
+      if (j === lead) continue;
+      const dj = docs[j], lj = lens[j];
+      let p = at[j];
+      while (p < lj && dj[p] < doc) p++;
+      at[j] = p;
+      if (p >= lj) break outer;
+      if (dj[p] !== doc) continue outer;
+    }
+    // the first slot's positions, each checked against the others at their offsets
+    let freq = 0;
+    next: for (let a = s0[at[0]], end = s0[at[0] + 1]; a < end; a++) {
+      const base = p0[a] - off0;
+      for (let j = 1; j < k; j++) {
+        const pj = pos[j], sj = starts[j];
+        const want = base + offsets[j];
+        const stop = sj[at[j] + 1];
+        let x = sj[at[j]];
+        while (x < stop && pj[x] < want) x++;
+        if (x >= stop || pj[x] !== want) continue next;
+      }
+      freq++;
+    }
+    if (freq > 0) {
+      bits.set(doc);
+      freqs.set(doc, freq);
+    }
+  }
 }
 
 /** Docs holding some term of every slot. */

@@ -20,6 +20,8 @@ export interface TermCursor {
   readonly len: number;
   /** Positions of `doc` (ascending; empty when the term is not in the doc). */
   positionsOf(doc: number): Uint32Array;
+  /** The indexed positions, aligned with `docs` (absent when they are derived from `_source`). */
+  readonly indexed?: PositionList;
 }
 
 /** Positions of the terms of one text field of a segment. */
@@ -74,7 +76,7 @@ export class PositionReader {
 function indexedCursor(term: string, docs: Int32Array, len: number, pl: PositionList): TermCursor {
   let i = 0;
   return {
-    term, docs, len,
+    term, docs, len, indexed: pl,
     positionsOf(doc: number): Uint32Array {
       while (i < len && docs[i] < doc) i++;
       if (i >= len || docs[i] !== doc) return EMPTY;

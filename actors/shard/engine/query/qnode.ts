@@ -24,6 +24,18 @@ export interface QueryContext {
   compile?: (q: unknown) => QNode;
   /** Named clauses met while compiling (`_name`), in order: what `matched_queries` reports. */
   named?: Array<{ name: string; node: QNode }>;
+  /** `inner_hits` of the nested queries met while compiling (nested.ts fills them as they run). */
+  innerHits?: NestedInnerHits[];
+}
+
+/** What a nested query's `inner_hits` collect while it runs (per parent doc: matching child docs and scores). */
+export interface NestedInnerHits {
+  name: string;
+  path: string;
+  spec: Record<string, unknown>;
+  /** The child docs (nested.ts ChildIndex) the matches refer to. */
+  ci?: { offset: Int32Array; sources: Array<Record<string, unknown>> };
+  matches: Map<number, Array<{ child: number; score: number }>>;
 }
 
 /** What a scored node gives: its matches (null = every doc < maxDoc) and, when asked, their scores. */

@@ -6,6 +6,7 @@
  * compile their clauses back through `ctx.compile`.
  */
 import { compileIntervals } from './intervals';
+import { nestedNode } from './nested';
 import { encodedRangeNode, encodedTermNode, geoBoundingBoxNode, geoDistanceNode } from './encodedQueries';
 import { isEncoded } from '../index/fieldCodecs';
 import { compileSpan, spanNode } from './spans';
@@ -101,6 +102,7 @@ function compileNamed(name: string, body: unknown, ctx: QueryContext): QNode {
     case 'match_phrase_prefix': return compileFieldText(name, asObj(name, body), ctx);
     case 'fuzzy': return compileFuzzy(asObj(name, body), ctx);
     case 'intervals': return compileIntervals(asObj(name, body), ctx);
+    case 'nested': return nestedNode(asObj(name, body), ctx, compileQuery);
     case 'geo_distance': return geoDistanceNode(asObj(name, body), ctx);
     case 'geo_bounding_box': return geoBoundingBoxNode(asObj(name, body), ctx);
     case 'span_term': case 'span_near': case 'span_or': case 'span_not': case 'span_first': case 'span_multi':

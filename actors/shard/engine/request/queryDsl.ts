@@ -26,12 +26,12 @@ export const SUPPORTED_QUERIES = [
   'prefix', 'wildcard', 'regexp', 'dis_max', 'boosting', 'function_score', 'combined_fields', 'query_string',
   'simple_query_string', 'match_bool_prefix', 'match_phrase', 'match_phrase_prefix', 'fuzzy', 'intervals',
   'span_term', 'span_near', 'span_or', 'span_not', 'span_first', 'span_multi', 'span_containing', 'span_within', 'field_masking_span',
-  'geo_distance', 'geo_bounding_box',
+  'geo_distance', 'geo_bounding_box', 'nested',
 ] as const;
 
 /** Other query names ES registers: valid there, a clear 400 here (also the "did you mean" candidates). */
 const OTHER_ES_QUERIES = [
-  'terms_set', 'script_score', 'script', 'nested', 'has_child', 'has_parent', 'parent_id',
+  'terms_set', 'script_score', 'script', 'has_child', 'has_parent', 'parent_id',
   'geo_polygon', 'geo_shape', 'shape', 'more_like_this', 'percolate', 'rank_feature', 'distance_feature', 'wrapper',
   'pinned', 'knn', 'text_expansion', 'sparse_vector', 'semantic', 'rule',
   'weighted_tokens',
@@ -362,6 +362,15 @@ const PARSERS: Record<string, Parser> = {
     return { ...body };
   },
   geo_bounding_box: (body) => ({ ...body }),
+  nested: (body, loc, path) => {
+    const known = ['path', 'query', 'score_mode', 'ignore_unmapped', 'inner_hits', 'boost', '_name'];
+    for (const k of Object.keys(body)) if (!known.includes(k)) throw unknownField(loc, [...path, k], 'nested', k, known);
+    if (body.query === undefined) throw loc.parsing(path, '[nested] requires \'query\' field');
+    if (body.path === undefined) throw loc.parsing(path, '[nested] requires \'path\' field');
+    const mode = String(body.score_mode ?? 'avg').toLowerCase();
+    if (!['avg', 'max', 'min', 'sum', 'none'].includes(mode)) throw illegalArgument(`No enum constant org.apache.lucene.search.join.ScoreMode.${String(body.score_mode)}`);
+    return { ...body, query: parseQuery(body.query, loc, [...path, 'query']) };
+  },
   ...spanParsers((v, loc, path) => parseQuery(v, loc, path)),
 };
 

@@ -1,6 +1,7 @@
 /**
  * Elasticsearch's YAML REST test `api_key/20_query.yml` translated to the official client against a
- * whole node, plus the paging rules ES's search over `.security` applies (item 18: search_after).
+ * whole node, plus the paging rules ES's search over `.security` applies (item 18: search_after);
+ * the aggregations of ES's ApiKeyAggsIT (issue 22), and `users/40_query.yml` with the role query.
  */
 import { Client, errors } from 'es8';
 import { startTestNode, type TestNode } from '../../../support/node';
@@ -111,16 +112,122 @@ describe('query api key paging as ES', () => {
     [{ size: -2 }, 400, 'action_request_validation_exception', 'Validation Failed: 1: [size] parameter cannot be negative but was [-2];'],
     [{ sort: ['name'], search_after: ['a', 'b'] }, 400, 'illegal_argument_exception', 'search_after has 2 value(s) but sort has 1.'],
     [{ sort: ['name'], search_after: ['a'], from: 1 }, 400, 'illegal_argument_exception', '`from` parameter must be set to 0 when `search_after` is used.'],
-    [{ sort: ['api_key_hash'] }, 400, 'illegal_argument_exception', 'Field [api_key_hash] is not allowed for API Key query'],
-    [{ query: { term: { api_key_hash: 'x' } } }, 400, 'illegal_argument_exception', 'Field [api_key_hash] is not allowed for API Key query'],
-    [{ query: { fuzzy: { name: 'x' } } }, 400, 'illegal_argument_exception', 'Query type [fuzzy] is not supported for API Key query'],
+    [{ sort: ['api_key_hash'] }, 400, 'illegal_argument_exception', 'Field [api_key_hash] is not allowed for querying or aggregation'],
+    [{ query: { term: { api_key_hash: 'x' } } }, 400, 'illegal_argument_exception', 'Field [api_key_hash] is not allowed for querying or aggregation'],
+    [{ query: { fuzzy: { name: 'x' } } }, 400, 'illegal_argument_exception', 'Query type [fuzzy] is not currently supported in this context'],
     [{ sort: [{ name: 'up' }] }, 400, 'illegal_argument_exception', 'Unknown SortOrder [up]'],
     [{ from: 9_999, size: 2 }, 400, 'illegal_argument_exception', expect.stringMatching(/^Result window is too large, from \+ size must be less than or equal to: \[10000\] but was \[10001\]/)],
-    [{ aggs: {} }, 400, 'x_content_parse_exception', '[1:2] [query_api_key_request_payload] unknown field [aggs]'],
+    [{ highlight: {} }, 400, 'x_content_parse_exception', '[1:2] [query_api_key_request_payload] unknown field [highlight]'],
+    [{ aggs: { g: { global: {} } } }, 400, 'illegal_argument_exception', 'Unsupported API Keys agg [g] of type [global]'],
   ])('refuses %j with ES 4xx', async (body, status, type, reason) => {
     const e = (await manager.transport.request({ method: 'POST', path: '/_security/_query/api_key', body }).catch((x: unknown) => x)) as errors.ResponseError;
     expect(e).toBeInstanceOf(errors.ResponseError);
     expect(e.statusCode).toBe(status);
     expect(e.body.error).toMatchObject({ type, reason });
+  });
+});
+
+describe('query api key aggregations (ES ApiKeyAggsIT)', () => {
+  it('answers terms, cardinality, value_count and missing over the caller\'s keys, with typed_keys', async () => {
+    const body = {
+      size: 0,
+      aggs: {
+        names: { terms: { field: 'name' } },
+        owners: { cardinality: { field: 'username' } },
+        types: { value_count: { field: 'type' } },
+        noexp: { missing: { field: 'expiration' } },
+      },
+    };
+    const all = await manager.security.queryApiKeys({ ...body, typed_keys: true });
+    expect(all).toMatchObject({ total: 3, count: 0, api_keys: [] });
+    const a = all.aggregations as Record<string, any>;
+    expect(a['sterms#names'].buckets.map((b: any) => b.key)).toEqual(['manager-api-key', 'user1-api-key', 'user2-api-key']);
+    expect(a['cardinality#owners']).toEqual({ value: 3 });
+    expect(a['value_count#types']).toEqual({ value: 3 });
+    expect(a['missing#noexp']).toEqual({ doc_count: 0 });
+    // a manage_own_api_key user aggregates over its own keys only
+    const own = (await user1.security.queryApiKeys(body)).aggregations as Record<string, any>;
+    expect(own.owners).toEqual({ value: 1 });
+  });
+
+  it('filters, composite with sub-aggregations and date_range with date math', async () => {
+    const r = await manager.security.queryApiKeys({
+      size: 0,
+      aggs: {
+        letters: { filters: { filters: { a: { term: { 'metadata.letter': 'a' } }, b: { match: { metadata: 'b' } } }, other_bucket_key: 'none' } },
+        by_user: { composite: { sources: [{ user: { terms: { field: 'username' } } }] }, aggs: { long_lived: { filter: { range: { expiration: { gte: 'now+5d/d' } } } } } },
+        expiry: { date_range: { field: 'expiration', ranges: [{ to: 'now+2d/d' }, { from: 'now+2d/d' }] } },
+      },
+    });
+    const a = r.aggregations as Record<string, any>;
+    expect(a.letters.buckets).toEqual({ a: { doc_count: 2 }, b: { doc_count: 1 }, none: { doc_count: 0 } });
+    expect(a.by_user.buckets.map((b: any) => [b.key.user, b.doc_count, b.long_lived.doc_count])).toEqual([
+      ['api_key_manager', 1, 1],
+      ['api_key_user_1', 1, 0],
+      ['api_key_user_2', 1, 0],
+    ]);
+    expect(a.by_user.after_key).toEqual({ user: 'api_key_user_2' });
+    expect(a.expiry.buckets.map((b: any) => b.doc_count)).toEqual([2, 1]);
+  });
+
+  it('shows limited_by with with_limited_by, and accepts with_profile_uid', async () => {
+    const r = await manager.security.queryApiKeys({ query: { ids: { values: [ids.user1] } }, with_limited_by: true, with_profile_uid: true });
+    expect(r.api_keys[0].limited_by).toEqual([{ user_role: expect.objectContaining({ cluster: ['manage_own_api_key'] }) }]);
+    expect(r.api_keys[0].profile_uid).toBeUndefined();
+    const plain = await manager.security.queryApiKeys({ query: { ids: { values: [ids.user1] } } });
+    expect(plain.api_keys[0].limited_by).toBeUndefined();
+  });
+
+  it.each([
+    [{ aggs: { wrong: { filters: { filters: { x: { term: { api_key_invalidated: false } } } } } } }, 'Field [api_key_invalidated] is not allowed for querying or aggregation'],
+    [{ aggs: { ok: { filters: { filters: { y: { term: { invalidated: false } } } }, aggs: { wrong: { filters: { filters: { z: { wildcard: { 'creator.realm': 'x' } } } } } } } } }, 'Field [creator.realm] is not allowed for querying or aggregation'],
+    [{ aggs: { c: { cardinality: { field: 'type' } }, cc: { cumulative_cardinality: { buckets_path: 'c' } } } }, 'Unsupported aggregation of type [cumulative_cardinality]'],
+  ])('refuses %j with a 400', async (body, reason) => {
+    const e = (await user1.transport.request({ method: 'POST', path: '/_security/_query/api_key', querystring: { typed_keys: true }, body }).catch((x: unknown) => x)) as errors.ResponseError;
+    expect(e.statusCode).toBe(400);
+    expect(e.body.error).toMatchObject({ type: 'illegal_argument_exception', reason });
+  });
+});
+
+describe('users/40_query.yml and the role query', () => {
+  let admin: Client;
+  beforeAll(async () => {
+    await t.es.security.putRole({ name: 'manage_users_role', cluster: ['manage_security'] });
+    await t.es.security.putUser({ username: 'users_admin', password: PW, roles: ['manage_users_role'], full_name: 'Read User' });
+    admin = as('users_admin');
+    await admin.security.putUser({ username: 'test_user_1', password: PW, roles: ['test-role-1'], full_name: 'Test User 1' });
+    await admin.security.putUser({ username: 'test_user_2', password: PW, roles: ['test-role-2'], full_name: 'Test User 2' });
+  });
+
+  it('queries native users with wildcard, sort, from and size', async () => {
+    const all = await admin.security.queryUser({ query: { prefix: { username: 'test_user' } } });
+    expect(all).toMatchObject({ total: 2, count: 2 });
+    const w = await admin.security.queryUser({ query: { wildcard: { roles: 'test-role-*' } }, sort: [{ username: { order: 'desc' } }], from: 1, size: 1, with_profile_uid: true });
+    expect(w).toMatchObject({ total: 2, count: 1, users: [{ username: 'test_user_1', full_name: 'Test User 1', roles: ['test-role-1'], enabled: true, _sort: ['test_user_1'] }] });
+    const m = await admin.security.queryUser({ query: { match: { full_name: 'user 2' } }, sort: ['username'] });
+    expect(m.users.map((u) => u.username)).toEqual(['api_key_user_1', 'api_key_user_2', 'test_user_1', 'test_user_2', 'users_admin']); // "API key manager" has neither token
+    // reserved users are not documents of the native store
+    expect((await t.es.security.queryUser({ query: { term: { username: 'elastic' } } })).total).toBe(0);
+  });
+
+  it('pages users with search_after and refuses a text-field sort', async () => {
+    const p1 = await admin.security.queryUser({ sort: ['username'], size: 2 });
+    const p2 = await admin.security.queryUser({ sort: ['username'], size: 2, search_after: p1.users[1]._sort as string[] });
+    expect([...p1.users, ...p2.users].map((u) => u.username)).toEqual(['api_key_manager', 'api_key_user_1', 'api_key_user_2', 'test_user_1']);
+    const e = (await admin.security.queryUser({ sort: ['full_name'] }).catch((x: unknown) => x)) as errors.ResponseError;
+    expect(e.body.error).toMatchObject({ type: 'illegal_argument_exception', reason: 'sorting is not supported for field [full_name]' });
+  });
+
+  it('queries native roles, and needs read_security', async () => {
+    await t.es.security.putRole({ name: 'q_role_1', description: 'Read only on logs', indices: [{ names: ['logs-*'], privileges: ['read'] }], metadata: { team: 'ops' } });
+    await t.es.security.putRole({ name: 'q_role_2', applications: [{ application: 'app-x', privileges: ['read'], resources: ['*'] }], metadata: { team: 'dev' } });
+    const r = await admin.security.queryRole({ query: { bool: { should: [{ match: { description: 'logs' } }, { term: { 'applications.application': 'app-x' } }] } }, sort: ['name'] });
+    expect(r).toMatchObject({ total: 2, count: 2 });
+    expect(r.roles.map((x) => x.name)).toEqual(['q_role_1', 'q_role_2']);
+    expect(r.roles[0]).toMatchObject({ name: 'q_role_1', description: 'Read only on logs', indices: [{ names: ['logs-*'], privileges: ['read'] }], metadata: { team: 'ops' }, _sort: ['q_role_1'] });
+    expect((await admin.security.queryRole({ query: { term: { 'metadata.team': 'dev' } } })).roles.map((x) => x.name)).toEqual(['q_role_2']);
+    const e = (await user1.security.queryRole({}).catch((x: unknown) => x)) as errors.ResponseError;
+    expect(e.statusCode).toBe(403);
+    expect(e.body.error.reason).toMatch(/^action \[cluster:admin\/xpack\/security\/role\/query\] is unauthorized for user \[api_key_user_1\]/);
   });
 });

@@ -1,0 +1,69 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Aggregate, EVENT_STREAM, STATE_STREAM, subjects } from './subjects';
+import { readStream } from './eventLog';
+import type { Envelope } from './envelope';
+import type { ContextState } from './evolve';
+
+/**
+ * The compacted state in ES_STATE (node-only; streams/subjects.ts): one message per live aggregate
+ * and the ES_EVT position it covers. Credentials are kept as their facts (as appended: secret fields
+ * sealed), contexts as their folded state. Start-up reads it plus the ES_EVT tail after `seq`.
+ */
+export interface CompactedState {
+  /** ES_EVT sequence up to which every fact is reflected in the states below (0: nothing compacted yet). */
+  seq: number;
+  /** Credential facts (users, roles, API keys, tokens, service tokens), oldest aggregate first. */
+  facts: Envelope[];
+  /** Open scroll contexts and PITs. */
+  contexts: ContextState[];
+}
+
+/** What an ES_STATE message holds. */
+export type StateMessage = { kind: 'facts'; facts: Envelope[] } | { kind: 'context'; state: ContextState } | { kind: 'position'; seq: number; at: number; node: string };
+
+/** Aggregates kept as their facts (nodes: only their last few, for the sequence of their next fact). */
+export const CREDENTIAL_AGGREGATES: ReadonlySet<string> = new Set([Aggregate.User, Aggregate.Role, Aggregate.ApiKey, Aggregate.Token, Aggregate.ServiceToken]);
+export const NODE_FACTS_KEPT = 4;
+/** Aggregates kept folded while open. */
+export const CONTEXT_AGGREGATES: ReadonlySet<string> = new Set([Aggregate.Scroll, Aggregate.Pit]);
+
+const dec = new TextDecoder();
+
+/** Reads ES_STATE: the position first, then every state (a state newer than the position is harmless: folds skip what they have). */
+export async function readCompactedState(nc: NatsConnection, filterSubject?: string): Promise<CompactedState> {
+  const jsm = await jetstreamManager(nc);
+  for (let attempt = 0; ; attempt++) {
+    const out: CompactedState = { seq: await compactedPosition(nc), facts: [], contexts: [] };
+    for await (const m of readStream(nc, STATE_STREAM, filterSubject ? { filterSubject } : {})) {
+      if (m.subject === subjects.statePosition) continue;
+      const s = JSON.parse(dec.decode(m.data)) as StateMessage;
+      if (s.kind === 'facts') for (const f of s.facts) out.facts.push(f);
+      else if (s.kind === 'context') out.contexts.push(s.state);
+    }
+    // The compactor may have written a newer position and removed the facts after ours meanwhile:
+    // then what was read may lack them, and the tail no longer has them. Read again.
+    const first = (await jsm.streams.info(EVENT_STREAM)).state.first_seq;
+    if (first <= out.seq + 1 || attempt >= 5) return out;
+  }
+}
+
+/** The ES_EVT sequence the compacted state covers (0 when nothing was compacted yet). */
+export async function compactedPosition(nc: NatsConnection): Promise<number> {
+  const jsm = await jetstreamManager(nc);
+  const pos = await jsm.streams.getMessage(STATE_STREAM, { last_by_subj: subjects.statePosition }).catch(() => null);
+  return pos ? (JSON.parse(dec.decode(pos.data)) as { seq: number }).seq : 0;
+}
+
+/** The kept history of ES_EVT: its first sequence and when that fact was stored (facts before it were compacted away). */
+export async function keptHistory(nc: NatsConnection): Promise<{ firstSeq: number; firstTime?: string; lastSeq: number }> {
+  const st = (await (await jetstreamManager(nc)).streams.info(EVENT_STREAM)).state;
+  return { firstSeq: st.first_seq, lastSeq: st.last_seq, ...(st.messages ? { firstTime: st.first_ts } : {}) };
+}
+
+/**
+ * Whether start-up may fold a local checkpoint taken at ES_EVT `seq` plus the log after it: only when
+ * nothing after `seq` was removed (the compactor removes facts it has compacted, older than the
+ * retention). Otherwise the compacted state is the starting point.
+ */
+export const checkpointUsable = (seq: number, firstSeq: number): boolean => seq + 1 >= firstSeq;
