@@ -36,10 +36,12 @@ import { startLoopMonitor } from './edge/views/eventLoop';
 import { callNodes, serveNode } from './cluster/nodeRpc';
 import { liveContexts } from './edge/routes/contextList';
 import { ContextDirectory, ContextRegistry, ContextService, reviveContexts, writeCheckpoint } from './contexts';
+import type { ContextState } from '../streams/evolve';
 import { startSecurity, type SecurityModule, type SecurityModuleWithServices } from './security';
 import { documentRoutes } from './edge/routes/documents';
 import { bulkRoutes } from './edge/routes/bulk';
 import { indexRoutes } from './edge/routes/indices';
+import { segmentRoutes } from './edge/routes/segments';
 import { indexStateRoutes } from './edge/routes/indexState';
 import { asyncSearchRoutes } from './edge/routes/asyncSearch';
 import { AsyncSearchRegistry } from './contexts/asyncSearches';
@@ -205,10 +207,15 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     const info = localInfo();
     const record = (): NodeRecord => {
       const copies: NodeRecord['copies'] = {};
-      for (const c of cluster.localCopies()) if (c.role) copies[`${c.ref.indexUuid}/${c.ref.n}`] = c.state;
+      const durable: NonNullable<NodeRecord['durable']> = {};
+      for (const c of cluster.localCopies()) {
+        if (!c.role) continue;
+        copies[`${c.ref.indexUuid}/${c.ref.n}`] = c.state;
+        durable[`${c.ref.indexUuid}/${c.ref.n}`] = c.store.committedPoint().applied;
+      }
       return {
         id: node.id, name: node.name, host: node.host, http: httpUrl, version: VERSION.number, roles: ['data', 'ingest', 'master'],
-        startedAt, copies, stats: nodeStats(), master: isMaster(), info,
+        startedAt, copies, durable, stats: nodeStats(), master: isMaster(), info,
       };
     };
     const membership = new Membership(nc, record, log, {
@@ -216,6 +223,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
       nodeTimeoutMs: settings.num('cluster.node_timeout_ms', 5_000),
     });
     cluster.remoteCopyStarted = (id, uuid, n) => membership.record(id)?.copies[`${uuid}/${n}`] === 'started';
+    cluster.durableOf = (id, uuid, n) => membership.record(id)?.durable?.[`${uuid}/${n}`];
     membership.onChange(() => cluster.notify());
     let published = '';
     cluster.onChange(() => {
@@ -295,6 +303,22 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     directory.onChange((st) => {
       if (st.node && st.node !== node.id && contexts.get(st.id)) contexts.disown(st.id);
     });
+    // Every open context of the cluster pins its searcher on this node's copies (their segments stay
+    // until it ends), so any copy can serve its pages and adopt it.
+    const pinCopies = (st: ContextState) => {
+      for (const p of st.pinned) {
+        const copy = cluster.localCopy(p.indexUuid, p.n);
+        if (!copy) continue;
+        if (st.status !== 'open') copy.store.unpin(st.id);
+        else if (!copy.store.pin(st.id, p.searcher.seqNo)) log.warn({ context: st.id, shard: copy.label }, 'this copy merged away docs the context reads: its pages are served by other copies');
+      }
+    };
+    directory.onChange(pinCopies);
+    for (const st of directory.open()) pinCopies(st);
+    // pins restored from commits of contexts that ended while the node was down
+    for (const copy of cluster.localCopies()) {
+      for (const p of copy.store.pinned()) for (const id of p.contexts) if (directory.get(id)?.status !== 'open') copy.store.unpin(id);
+    }
     stops.push(() => contextService.stop());
     void contextService.adoptOrphans();
     // Async searches: actors here, every node's folded from the same consumer, results in a node-only KV bucket.
@@ -347,6 +371,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     };
     clusterRoutes(router, services);
     indexRoutes(router, services);
+    segmentRoutes(router, services);
     indexStateRoutes(router, services);
     documentRoutes(router, services);
     bulkRoutes(router, services);

@@ -31,6 +31,7 @@ export const NODE_SUBJECTS: readonly string[] = [
   '$JS.ACK.>',
   '$JS.FC.>',
   '$KV.>', // cluster identity, leases (ES_CLUSTER, ES_LEASES), async search results (ES_ASYNC_SEARCH) and any bucket a node adds
+  '$O.>', // object stores: segment files of copies in peer recovery (ES_SEGMENTS)
   '_INBOX.>', // replies and push deliveries
 ];
 
@@ -74,7 +75,7 @@ export const ADMIN_PERMISSIONS: BusPermissions = { publish: { allow: ['>'] }, su
 export type KeyRole = BusRole | 'admin';
 
 /** Streams only nodes may read (documented; the subscriber role names none of them). */
-export const NODE_ONLY_STREAMS = [DATA_STREAM, STATE_STREAM, 'KV_ES_CLUSTER', 'KV_ES_LEASES', 'KV_ES_ASYNC_SEARCH'] as const;
+export const NODE_ONLY_STREAMS = [DATA_STREAM, STATE_STREAM, 'KV_ES_CLUSTER', 'KV_ES_LEASES', 'KV_ES_ASYNC_SEARCH', 'OBJ_ES_SEGMENTS'] as const;
 
 /**
  * Whether a NATS subject pattern (`*` one token, `>` the rest) covers a concrete subject.

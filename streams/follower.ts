@@ -100,6 +100,9 @@ export class StreamFollower {
     if (info.state.last_seq <= afterSeq) resolve();
     const first = await this.subscribe();
     this.loop = this.run(first);
+    // The stream's last sequence may belong to a message purged since (a trimmed shard's log): the
+    // consumer's own count says whether anything is left to read.
+    if (!(info.state.last_seq <= afterSeq)) void this.settleTarget();
     this.watchdog = setInterval(() => void this.checkStall(), 500);
     this.watchdog.unref();
   }
@@ -116,8 +119,11 @@ export class StreamFollower {
     this.checking = true;
     try {
       const last = (await (await jetstreamManager(this.nc)).streams.info(this.stream)).state.last_seq;
-      if (last <= this.position) {
+      // nothing past our position, or only purged messages (the consumer has nothing left to deliver)
+      const end = last <= this.position ? this.position : await this.existingEnd();
+      if (end !== undefined && end <= this.position) {
         this.progressAt = Date.now(); // nothing pending: idle, not stalled
+        this.catchUp.resolve();
         return;
       }
       if (Date.now() - this.progressAt < STALL_MS) return;
@@ -140,6 +146,44 @@ export class StreamFollower {
    */
   onGap?: (from: number, to: number) => void;
 
+  /**
+   * The sequence of the last message that still exists for us, when the consumer has nothing left
+   * to deliver (the stream's last sequence may be a purged message: a trimmed shard's log);
+   * undefined when messages are still to come or the consumer cannot be asked.
+   */
+  private async existingEnd(): Promise<number | undefined> {
+    try {
+      const asked = this.consumer?.info(false);
+      if (!asked) return undefined;
+      let timer: NodeJS.Timeout | undefined;
+      const ci = await Promise.race([asked, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), 2_000)))]).finally(() => clearTimeout(timer));
+      if (!ci || ci.num_pending > 0) return undefined;
+      return Math.max(this.position, ci.delivered.stream_seq);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** At start: catch-up ends at the last message that exists, not at a purged last sequence. */
+  private async settleTarget(): Promise<void> {
+    // asked while the consumer delivers (until nothing is left for it to deliver)
+    for (let i = 0; i < 300 && !this.stopped && this.position < this.catchUp.target; i++) {
+      await new Promise((r) => setTimeout(r, i === 0 ? 50 : 100));
+      if ((await this.existingEnd()) === undefined) continue; // the server still has messages for us
+      // nothing left on the server: once what it sent is dispatched (no progress for a while), we
+      // are at the end of what exists (the sequences after it were purged)
+      const at = this.position;
+      await new Promise((r) => setTimeout(r, 200));
+      if (this.position === at) {
+        this.catchUp.target = Math.min(this.catchUp.target, at);
+        this.catchUp.resolve();
+        return;
+      }
+    }
+  }
+
+  private consumer?: { info(cached?: boolean): Promise<{ num_pending: number; delivered: { stream_seq: number } }> };
+
   /** An ordered consumer from the message after `position`. */
   private async subscribe(): Promise<ConsumerMessages> {
     if (this.position > 0 && this.onGap) {
@@ -157,7 +201,10 @@ export class StreamFollower {
     // Pulled by count (pulls by bytes stall: see readWindow); for the document log, whose write
     // batches reach tens of MB, few enough that the server never queues more than its per-client
     // max_pending for us while a big batch is applied (slow-consumer cut).
+    this.consumer = consumer;
     this.messages = await consumer.consume({ max_messages: this.stream === DATA_STREAM ? readWindow(this.nc, READ_MAX_BYTES) : 1_000 });
+    // stopped while subscribing: stop() could not see this consumer, so it ends here
+    if (this.stopped) this.messages.stop();
     void this.watch(this.messages);
     return this.messages;
   }
@@ -254,7 +301,22 @@ export class StreamFollower {
   async reachEnd(timeoutMs = 10_000): Promise<void> {
     // cut off, the log's end cannot be known: say so at once rather than after a request timeout
     const info = await Connectivity.of(this.nc).run(`read the end of ${this.stream}`, async () => (await jetstreamManager(this.nc)).streams.info(this.stream));
-    await this.waitFor(info.state.last_seq, timeoutMs);
+    const last = info.state.last_seq;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        await this.waitFor(last, Math.max(1, Math.min(300, deadline - Date.now())));
+        return;
+      } catch (e) {
+        if (!(e instanceof FollowTimeout) || Date.now() >= deadline) throw e;
+      }
+      // not there yet: the last sequences may have been purged (nothing left on the server, no progress)
+      const at = this.position;
+      if ((await this.existingEnd()) !== undefined) {
+        await new Promise((r) => setTimeout(r, 100));
+        if (this.position === at) return;
+      }
+    }
   }
 
   /** Resolves once every message up to stream sequence `seq` was dispatched. */

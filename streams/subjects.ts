@@ -31,6 +31,7 @@ export type Aggregate = (typeof Aggregate)[keyof typeof Aggregate];
  */
 export const ShardOp = {
   Write: 'write', Query: 'query', Fetch: 'fetch', Get: 'get', Refresh: 'refresh', Count: 'count', Stats: 'stats', Searcher: 'searcher',
+  Flush: 'flush', ForceMerge: 'forcemerge', Segments: 'segments', Recovery: 'recovery',
 } as const;
 export type ShardOp = (typeof ShardOp)[keyof typeof ShardOp];
 /** Ops answered only by a shard's primary copy. */

@@ -5,6 +5,13 @@ import type { NodeContext } from '../nodeContext';
 import { EsError, indexNotFound } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { IndexMapping, ShardStore } from '../shard/engine';
+import { SegmentMaintenance } from '../shard/maintenance';
+import { segmentObjects, type RecoveryOffer } from '../shard/peerRecovery';
+import { parseTimeValue } from '../wire/timeValue';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Kvm } from '@nats-io/kv';
+import { CLUSTER_BUCKET } from './identity';
 import { ShardActor, type ShardRef } from '../shard/shardActor';
 import { applySettings, defaultIndexSettings, normalizeSettings, validateCreate, type IndexSettings } from './indexSettings';
 import { resolveExpression, validateIndexName, type ResolveOptions } from './indexNames';
@@ -125,28 +132,50 @@ export class ClusterState {
   readonly snapshots: Snapshotter;
   private metaQueue: Promise<unknown> = Promise.resolve();
 
+  /** Flushes, merges and the segment cache of this node's copies. */
+  readonly maintenance: SegmentMaintenance;
+
   constructor(private readonly ctx: NodeContext, private readonly onReplayProgress?: (done: number, total: number) => void) {
+    this.maintenance = new SegmentMaintenance(ctx.settings, ctx.log);
     this.js = jetstream(ctx.nc);
     this.follower = new StreamFollower(ctx.nc, DATA_STREAM, subjects.allData, (m) => this.dispatch(m), ctx.log, onReplayProgress);
     this.snapshots = new Snapshotter(ctx, this, () => this.capture());
   }
 
   /** Loads the newest snapshot, follows ES_DATA from there until caught up, then takes up its copies. */
+  /** Identity of the document log (its stream's creation time): copies' commits are tied to it. */
+  private logId?: string;
+
   async start(): Promise<StartResult> {
     const info = await (await jetstreamManager(this.ctx.nc)).streams.info(DATA_STREAM);
+    this.logId = info.created;
     const t0 = Date.now();
     const restored = await this.snapshots.restore(info);
     if (restored) this.install(restored);
+    this.openLocalCopies();
     const out: StartResult = { indices: 0, ops: 0, ms: 0, ...(restored && { snapshotSeq: restored.seq, snapshotMs: Date.now() - t0 }) };
-    const from = restored ? Math.min(restored.metaSeq, ...[...this.copies.values()].map((c) => c.applied)) : 0;
-    if (info.state.messages > 0 && info.state.first_seq > from + 1) throw new DocumentLogGap(info.state.first_seq, from, this.snapshots.dir);
-    this.buildAll = !restored;
+    const metaFrom = restored ? restored.metaSeq : 0;
+    const from = Math.min(metaFrom, ...[...this.copies.values()].map((c) => c.applied));
+    const trims = await this.trimPoints();
+    const metaTrim = trims.get('meta') ?? 0;
+    if (metaTrim > metaFrom) throw new DocumentLogGap(metaTrim + 1, metaFrom, this.snapshots.dir);
+    for (const c of this.copies.values()) {
+      const t = trims.get(copyKey(c.ref.indexUuid, c.ref.n)) ?? 0;
+      if (t > c.applied) {
+        this.ctx.log.error({ shard: c.label, applied: c.applied, trimmed: t }, 'the document log behind this copy was trimmed past its commit; it is rebuilt from another copy');
+        this.dropCopy(copyKey(c.ref.indexUuid, c.ref.n));
+      }
+    }
+    this.buildAll = !restored && this.copies.size === 0;
     const opsBefore = this.appliedOps;
     await this.follower.start(from);
     await this.follower.caughtUp();
     this.buildAll = false;
     out.ops = this.appliedOps - opsBefore;
     for (const c of this.copies.values()) c.store.refresh();
+    this.maintenance.start();
+    // copies restored from a legacy snapshot get their first commit
+    for (const c of this.copies.values()) if (c.store.committedPoint().gen === 0 && c.store.bufferDocs() > 0) void c.flush();
     this.live = true;
     for (const idx of this.byUuid.values()) this.reconcile(idx);
     this.snapshots.started(restored?.seq, opsBefore);
@@ -160,7 +189,11 @@ export class ClusterState {
   async stop(): Promise<void> {
     await this.snapshots.stop();
     await this.follower.stop();
+    // a clean stop commits every copy: the next start replays no log
+    await Promise.all([...this.copies.values()].map((c) => (c.state === 'started' ? c.flush().catch(() => undefined) : undefined)));
+    await this.maintenance.stop();
     await Promise.all([...this.copies.values()].map((c) => c.stop()));
+    for (const c of this.copies.values()) c.store.close();
   }
 
   // ---- following the log ----
@@ -200,8 +233,11 @@ export class ClusterState {
       const idx = this.byUuid.get(c.uuid);
       if (!idx) continue;
       const copy = this.newCopy(idx, c.n);
+      // a snapshot of an older version holds the copy's documents: they become its first segment
+      if (copy.store.committedPoint().gen > 0) continue;
       copy.store.loadLegacy(c.image);
       copy.applied = c.applied;
+      copy.store.markApplied(c.applied);
     }
     for (const [k, v] of Object.entries(r.clusterSettings)) {
       this.clusterSettings[k] = v;
@@ -220,7 +256,7 @@ export class ClusterState {
   private capture(): ClusterImage {
     const at = Math.max(this.follower.position, this.metaSeq);
     const image: ClusterImage = {
-      metaSeq: at, metaAccepted: this.metaAccepted, indices: [], clusterSettings: structuredClone(this.clusterSettings), copies: [], metadata: this.metadata.image(),
+      metaSeq: at, lastMetaMessage: this.metaSeq, metaAccepted: this.metaAccepted, indices: [], clusterSettings: structuredClone(this.clusterSettings), copies: [], metadata: this.metadata.image(),
     };
     for (const idx of this.byName.values()) {
       image.indices.push({
@@ -228,10 +264,7 @@ export class ClusterState {
         shards: idx.shards.length, ...(idx.allocation ? { allocation: structuredClone(idx.allocation) } : {}),
       });
     }
-    for (const c of this.copies.values()) {
-      if (c.state !== 'started') continue;
-      image.copies.push({ uuid: c.ref.indexUuid, n: c.ref.n, applied: Math.max(c.applied, at), store: c.store, frozen: c.store.freeze() });
-    }
+    // copies keep their own commits (DATA_DIR/indices/<uuid>/<n>): a snapshot holds the metadata
     return image;
   }
 
@@ -245,7 +278,13 @@ export class ClusterState {
     this.changeListeners.push(fn);
   }
   private changed(): void {
+    this.generation_++;
     for (const fn of this.changeListeners) fn();
+  }
+  private generation_ = 0;
+  /** Counts changes (metadata, copies): anything derived from the state is current while it stays the same. */
+  get generation(): number {
+    return this.generation_;
   }
 
   /** Resolves once `pred` holds (checked after every change), or false after `timeoutMs`. */
@@ -568,14 +607,41 @@ export class ClusterState {
     return idx;
   }
 
+  /** Where a copy of this node keeps its segments and commits. */
+  copyDir(uuid: string, n: number): string {
+    return join(this.ctx.dataDir, 'indices', uuid, String(n));
+  }
+
+  /** Opens every copy this node has a commit of, for the indices the metadata has. */
+  private openLocalCopies(): void {
+    const root = join(this.ctx.dataDir, 'indices');
+    if (!existsSync(root)) return;
+    for (const uuid of readdirSync(root)) {
+      const idx = this.byUuid.get(uuid);
+      if (!idx) continue;
+      for (let n = 0; n < idx.shards.length; n++) {
+        if (this.copies.has(copyKey(uuid, n)) || !existsSync(join(root, uuid, String(n)))) continue;
+        const copy = this.newCopy(idx, n);
+        if (copy.store.committedPoint().gen === 0) this.dropCopy(copyKey(uuid, n), false);
+      }
+    }
+  }
+
   private newCopy(idx: IndexState, n: number): ShardActor {
-    const store = () =>
-      new ShardStore({
+    const dir = this.copyDir(idx.uuid, n);
+    const store = (fresh = false) => {
+      if (fresh) rmSync(dir, { recursive: true, force: true });
+      return new ShardStore({
         index: idx.name,
         shardId: n,
         mapping: idx.mapping,
         settings: () => ({ maxResultWindow: idx.settings.maxResultWindow, maxSlicesPerScroll: idx.settings.maxSlicesPerScroll }),
+        dir,
+        cache: this.maintenance.cache,
+        retentionMs: parseTimeValue(this.ctx.settings.str('indices.merge.deletes_retention', '60s'), 'indices.merge.deletes_retention'),
+        ...(this.logId ? { logId: this.logId } : {}),
       });
+    };
     const copy = new ShardActor(idx.shards[n].ref, store(), {
       nc: this.ctx.nc,
       js: this.js,
@@ -585,18 +651,107 @@ export class ClusterState {
       proposeMapping: (u, m) => this.proposeMapping(u, m),
       followed: (seq) => this.follower.waitFor(seq),
       onStateChange: () => this.changed(),
-      newStore: store,
+      newStore: (fresh) => store(fresh),
+      recovery: {
+        dir,
+        objects: () => segmentObjects(this.ctx.nc, Number(this.ctx.settings.get('cluster.stream_replicas', 1))),
+        prefix: `${idx.uuid}/${n}/${this.ctx.node.id}/`,
+        offer: () => this.askForSegments(idx, n),
+        trimPoint: async () => (await this.trimPoints()).get(copyKey(idx.uuid, n)) ?? 0,
+        ...(this.logId ? { logId: this.logId } : {}),
+      },
+      maintenance: this.maintenance,
+      indexSettings: () => idx.settings.raw,
+      onCommit: (c) => void this.trim(c),
       ...(this.ctx.breakers ? { searchScope: () => this.ctx.breakers!.searchScope() } : {}),
     });
+    copy.applied = copy.store.committedPoint().applied;
     this.copies.set(copyKey(idx.uuid, n), copy);
     return copy;
   }
 
-  private dropCopy(key: string): void {
+  /** Trim points recorded in the cluster's KV: `meta`, and `<uuid>/<n>` per shard. */
+  private async trimPoints(): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    try {
+      const kv = await new Kvm(this.ctx.nc).open(CLUSTER_BUCKET);
+      for await (const k of await kv.keys('trim.>')) {
+        const e = await kv.get(k);
+        if (!e || e.operation !== 'PUT') continue;
+        const v = Number(new TextDecoder().decode(e.value));
+        const parts = k.split('.');
+        out.set(parts.length === 2 ? 'meta' : `${parts[1]}/${parts[2]}`, v);
+      }
+    } catch {
+      /* no bucket yet: nothing trimmed */
+    }
+    return out;
+  }
+
+  /**
+   * Asks a started copy of shard `n` on another node for its segments (peer recovery): the primary
+   * first. Undefined when no other node holds a started copy.
+   */
+  private async askForSegments(idx: IndexState, n: number): Promise<RecoveryOffer | undefined> {
+    const me = this.ctx.node.id;
+    const nodes = this.copyNodes(idx, n).map((c) => c.node).filter((node) => node !== me && this.copyStarted(node, idx.uuid, n));
+    for (const node of nodes) {
+      try {
+        const m = await this.ctx.nc.request(subjects.shardCopy(idx.uuid, n, node, 'recovery'), enc.encode('{}'), { timeout: 30 * 60_000 });
+        const reply = parseJson<{ ok: boolean; result?: RecoveryOffer; error?: { reason?: string } }>(dec.decode(m.data));
+        if (reply.ok && reply.result) return reply.result;
+        this.ctx.log.warn({ shard: `[${idx.name}][${n}]`, from: node, err: reply.error?.reason }, 'a copy refused to give its segments');
+      } catch (e) {
+        this.ctx.log.warn({ shard: `[${idx.name}][${n}]`, from: node, err: (e as Error).message }, 'a copy did not give its segments');
+      }
+    }
+    return undefined;
+  }
+
+  /** Set by the system: the log sequence a node's copy has committed (from its membership record). */
+  durableOf: (node: string, uuid: string, n: number) => number | undefined = () => undefined;
+
+  /** Trim points already purged, per copy key. */
+  private readonly trimmed = new Map<string, number>();
+
+  /**
+   * Purges a shard's document log behind the newest commit of every copy the allocation names (ES
+   * trims its translog once a flush made it unneeded), recording the point in the cluster's KV so a
+   * copy that would need what is gone copies segments instead. Only the primary trims.
+   */
+  private async trim(copy: ShardActor): Promise<void> {
+    const { indexUuid: uuid, n } = copy.ref;
+    const idx = this.byUuid.get(uuid);
+    const a = idx?.allocation?.[n];
+    if (!idx || !a || a.primary !== this.ctx.node.id) return;
+    const me = copy.store.committedPoint().applied;
+    let point = me;
+    for (const node of a.replicas) point = Math.min(point, this.durableOf(node, uuid, n) ?? 0);
+    const key = copyKey(uuid, n);
+    if (point <= (this.trimmed.get(key) ?? 0)) return;
+    this.trimmed.set(key, point);
+    try {
+      const kv = await new Kvm(this.ctx.nc).open(CLUSTER_BUCKET);
+      await kv.put(`trim.${uuid}.${n}`, String(point));
+      const jsm = await jetstreamManager(this.ctx.nc);
+      await jsm.streams.purge(DATA_STREAM, { filter: subjects.dataShard(uuid, n), seq: point + 1 });
+    } catch (e) {
+      this.trimmed.delete(key);
+      this.ctx.log.warn({ err: (e as Error).message, shard: copy.label }, 'document log trim failed; it is retried after the next commit');
+    }
+  }
+
+  /** Stops a copy this node no longer holds and deletes its files (`keepFiles`: only close them). */
+  private dropCopy(key: string, deleteFiles = true): void {
     const c = this.copies.get(key);
     if (!c) return;
     this.copies.delete(key);
-    void c.stop();
+    this.maintenance.remove(c);
+    const dir = this.copyDir(c.ref.indexUuid, c.ref.n);
+    void c.stop().finally(() => {
+      c.store.close();
+      if (deleteFiles) rmSync(dir, { recursive: true, force: true });
+    });
   }
 
   /**

@@ -14,6 +14,8 @@ export interface NodeRecord {
   startedAt: number;
   /** State of each shard copy it holds, by `<indexUuid>/<n>`. */
   copies: Record<string, 'started' | 'recovering' | 'failed'>;
+  /** Of each copy: the document log sequence its newest commit holds (the log behind it may be trimmed). */
+  durable?: Record<string, number>;
   /** Free-form figures other nodes show (open contexts, …). */
   stats?: Record<string, number>;
   /** Holds the shard allocator lease (what `_nodes` calls the elected master). */

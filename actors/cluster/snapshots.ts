@@ -2,7 +2,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { jetstreamManager, type StreamInfo } from '@nats-io/jetstream';
-import { DATA_STREAM } from '../../streams';
+import { DATA_STREAM, subjects } from '../../streams';
+import { Kvm } from '@nats-io/kv';
+import { CLUSTER_BUCKET } from './identity';
 import type { Settings } from '../config';
 import type { NodeContext } from '../nodeContext';
 import type { FrozenStore, LoadedStore, ShardStore } from '../shard/engine/store/shardStore';
@@ -17,8 +19,9 @@ import type { MetadataImage } from './clusterMetadata';
  * - `snapshot.interval_ms` (300000): how often to check; a snapshot is taken when at least
  *   `snapshot.min_ops` (10000) ops were applied since the last one. A clean shutdown always takes
  *   one when anything changed.
- * - `snapshot.purge_log` (false): after a snapshot is durable, purge ES_DATA messages before the S
- *   of the oldest snapshot kept (2 are kept), so every kept snapshot still has its log tail.
+ * - `snapshot.purge_log` (false): after a snapshot is durable, purge the metadata facts of ES_DATA
+ *   before the oldest snapshot kept (2 are kept), so every kept snapshot still has its tail. (Shard
+ *   messages are trimmed behind each copy's commits, whatever this says.)
  */
 export interface SnapshotSettings {
   enabled: boolean;
@@ -46,6 +49,11 @@ export const KEEP_SNAPSHOTS = 2;
  */
 export interface ClusterImage {
   metaSeq: number;
+  /**
+   * The last metadata fact's sequence: the message that fingerprints the snapshot (shard messages
+   * are trimmed behind commits, metadata facts are not, so it is still there at the next start).
+   */
+  lastMetaMessage?: number;
   /** The last metadata fact applied (facts name the one they were decided after). */
   metaAccepted: number;
   indices: Array<IndexImage & { allocation?: ShardAllocation[] }>;
@@ -234,7 +242,7 @@ export class Snapshotter {
     // encoded afterwards.
     const image = this.capture();
     const ops = this.counters.appliedOps;
-    const seq = Math.max(image.metaSeq, ...image.copies.map((c) => c.applied));
+    const seq = image.lastMetaMessage ?? Math.max(image.metaSeq, ...image.copies.map((c) => c.applied));
     const pauseMs = performance.now() - t0;
     if (seq === this.seqAtLast) {
       this.opsAtLast = ops;
@@ -308,8 +316,11 @@ export class Snapshotter {
       }
     }
     const below = Math.min(...points);
+    // only metadata facts: shard messages are trimmed behind each copy's commits (ClusterState.trim)
+    const kv = await new Kvm(this.ctx.nc).open(CLUSTER_BUCKET);
+    await kv.put('trim.meta', String(below - 1));
     const jsm = await jetstreamManager(this.ctx.nc);
-    await jsm.streams.purge(DATA_STREAM, { seq: below });
+    await jsm.streams.purge(DATA_STREAM, { filter: subjects.dataMeta, seq: below });
     return below;
   }
 }

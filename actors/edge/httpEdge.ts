@@ -216,6 +216,8 @@ function send(
   const ct = headers?.['content-type'];
   if (shape && body !== undefined && method !== 'HEAD' && (ct === undefined || String(ct).includes('json'))) {
     payload = Buffer.from(serialize(shapeBody(body, shape, stack !== undefined, stack), shape.pretty));
+  } else if (body instanceof RawJson && body.chunks.length > 1 && method !== 'HEAD') {
+    return sendChunks(res, status, body.chunks, headers, contentType);
   } else if (body instanceof RawJson) {
     const c = body.chunks;
     if (c.length > 1 && method !== 'HEAD' && c.every((x) => typeof x !== 'string')) {
@@ -237,6 +239,21 @@ function send(
     ...(headers ?? {}),
   });
   res.end(method === 'HEAD' ? undefined : payload);
+}
+
+/**
+ * A body in several chunks (a search response whose hits are byte ranges of the shards' pages):
+ * written as they are, corked, so the headers and every chunk leave in one `writev` (no copy into
+ * one buffer first).
+ */
+function sendChunks(res: ServerResponse, status: number, chunks: Array<Buffer | string>, headers: Record<string, string | string[]> | undefined, contentType: string): void {
+  const bufs = chunks.map((x) => (typeof x === 'string' ? Buffer.from(x) : x));
+  let length = 0;
+  for (const b of bufs) length += b.length;
+  res.writeHead(status, { ...PRODUCT, 'content-type': contentType, 'content-length': length, ...(headers ?? {}) });
+  res.cork();
+  for (const b of bufs) res.write(b);
+  res.end(); // uncorks: one writev
 }
 
 /** Ids a request body may carry (`scroll_id`, PIT `id`), so that an error echoing one is scrubbed. */

@@ -6,13 +6,18 @@ import { AppendUncertain, DATA_STREAM, Fenced, READ_MAX_BYTES, fencedAppend, rea
 import { asEsError, EsError, errorToWire, fromJetStream, type EsErrorBody } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
-import { ChunkedResponder } from './replyChunks';
-import { encodeFetchPage, encodeQueryPage, hitMeta, replySources } from './pageCodec';
+import { assembleReply, ChunkedResponder, HEADER_ROOM, hasParts } from './replyChunks';
+import { appendInParts, PartAssembler } from './logParts';
+import { encodeFetchPage, encodeQueryPage, fitSources, hitMeta, type SourceText } from './pageCodec';
+import type { RenderSpec } from './hitRender';
 import { registerLocalCopy, unregisterLocalCopy, type LocalCopy, type LocalOp } from './localCopies';
 import type { ShardStore } from './engine';
 import type { PreparedBatch } from './engine/store/shardStore';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, WriteOutcome } from './engine/types';
 import { RecordingView } from './mappingProposal';
+import type { ForceMergeOptions, SegmentMaintenance } from './maintenance';
+import { fetchSegments, offerSegments, type RecoveryOffer } from './peerRecovery';
+import type { ObjectStore } from '@nats-io/obj';
 import type { SearchScope } from '../wire/circuitBreaker';
 
 /** Address of one shard (any of its copies). */
@@ -30,6 +35,8 @@ export interface QueryMessage {
   searcher?: SearcherRef;
   /** Include the top hits' sources in the reply (single-shard searches skip the fetch round trip). */
   fetch?: boolean;
+  /** Write the fetched hits as the response carries them (actors/shard/hitRender.ts). */
+  render?: RenderSpec;
 }
 export interface FetchMessage {
   docs: number[];
@@ -48,6 +55,20 @@ export type CopyRole = 'primary' | 'replica';
 /** `recovering`: reading its history from the log; `failed`: cannot apply the log (see log lines). */
 export type CopyState = 'recovering' | 'started' | 'failed';
 
+/** What peer recovery needs from the node (peerRecovery.ts). */
+export interface RecoveryDeps {
+  /** The copy's directory. */
+  dir: string;
+  objects: () => Promise<ObjectStore>;
+  /** This copy's object name prefix when it is the source (`<uuid>/<n>/<node>/`). */
+  prefix: string;
+  /** Asks a started copy on another node for its segments (undefined: none to ask). */
+  offer: () => Promise<RecoveryOffer | undefined>;
+  /** Where the shard's document log was trimmed up to (0: never). */
+  trimPoint: () => Promise<number>;
+  logId?: string;
+}
+
 /** What a shard copy needs from its node. */
 export interface CopyDeps {
   nc: NatsConnection;
@@ -61,8 +82,16 @@ export interface CopyDeps {
   followed: (seq: number) => Promise<void>;
   /** The state of this copy changed (membership reports it). */
   onStateChange: () => void;
-  /** A fresh empty store (to rebuild a copy that could not apply the log). */
-  newStore: () => ShardStore;
+  /** A store on the copy's directory (`fresh`: emptied first, to rebuild a copy that could not apply the log). */
+  newStore: (fresh?: boolean) => ShardStore;
+  /** The node's segment housekeeping (flushes, merges); absent in tests that run copies alone. */
+  maintenance?: SegmentMaintenance;
+  /** The index's settings, flat (merge policy). */
+  indexSettings?: () => Record<string, string>;
+  /** A commit of this copy is durable (the node may trim the log behind it). */
+  onCommit?: (copy: ShardActor) => void;
+  /** Peer recovery (peerRecovery.ts): absent in tests that run copies alone. */
+  recovery?: RecoveryDeps;
   /** A query or fetch op's budget on the node's request breaker (closed when its reply is built). */
   searchScope?: () => SearchScope;
 }
@@ -70,7 +99,7 @@ export interface CopyDeps {
 const enc = new TextEncoder();
 /** Label of the sources a reply copies (request breaker). */
 const FETCH_LABEL = '<fetch_source>';
-const charsOf = (xs: string[]) => xs.reduce((n, x) => n + x.length, 0);
+const charsOf = (xs: readonly SourceText[]) => xs.reduce((n, x) => n + (typeof x === 'string' ? x.length : x.byteLength), 0);
 const dec = new TextDecoder();
 /** Largest group commit (several write requests in one log message): see ShardClient's WRITE_REQUEST_BYTES. */
 const GROUP_BYTES = 512 * 1024;
@@ -122,6 +151,12 @@ export const shardUnavailable = (ref: ShardRef, why: string) =>
 export class ShardActor implements LocalCopy {
   /** Stream sequence of the last message of this shard's subject processed here (applied or refused). */
   applied = 0;
+  /**
+   * Stream sequence of the last message of this subject seen here, a part of an unfinished
+   * multi-part batch included (logParts.ts): what JetStream's fencing compares with.
+   */
+  private seen = 0;
+  private readonly parts = new PartAssembler();
   /** Batches refused because another batch was applied first (a second writer lost). */
   refused = 0;
   private readonly own = new Map<string, OwnBatch>();
@@ -176,6 +211,7 @@ export class ShardActor implements LocalCopy {
     this.syncPrimarySub();
     this.scheduleRefresh();
     registerLocalCopy(this.deps.nc, indexUuid, n, this);
+    this.deps.maintenance?.add(this);
     return this;
   }
 
@@ -219,6 +255,7 @@ export class ShardActor implements LocalCopy {
   async stop(): Promise<void> {
     clearTimeout(this.timer);
     this.started = false;
+    this.deps.maintenance?.remove(this);
     unregisterLocalCopy(this.deps.nc, this.ref.indexUuid, this.ref.n, this);
     const subs = [...this.subs, ...(this.primarySub ? [this.primarySub] : [])];
     this.subs = [];
@@ -237,7 +274,7 @@ export class ShardActor implements LocalCopy {
       this.buffer.push(m);
       return 0;
     }
-    if (this.state === 'failed' || m.seq <= this.applied) return 0;
+    if (this.state === 'failed' || m.seq <= Math.max(this.applied, this.seen)) return 0;
     try {
       const ops = this.applyMessage(m);
       this.wakeWaiters();
@@ -253,12 +290,20 @@ export class ShardActor implements LocalCopy {
    * is committed as prepared (no second parse). Returns the ops applied (0 when refused).
    */
   private applyMessage(m: LoggedMessage): number {
-    const mine = m.msgId ? this.own.get(m.msgId) : undefined;
-    if (mine) this.own.delete(m.msgId!);
-    const items = decodeBatch<LoggedOp | BatchHead>(dec.decode(m.data));
+    this.seen = m.seq;
+    // a batch larger than a message comes in parts: applied with its last one (logParts.ts)
+    const whole = this.parts.accept(m.seq, m.data, m.msgId);
+    if (whole.kind !== 'whole') {
+      if (whole.kind === 'stray') this.applied = m.seq; // an abandoned batch: nothing to apply
+      return 0;
+    }
+    const mine = whole.msgId ? this.own.get(whole.msgId) : undefined;
+    if (mine) this.own.delete(whole.msgId!);
+    const items = decodeBatch<LoggedOp | BatchHead>(dec.decode(whole.data));
     const head = items.length && 'batch' in items[0] ? (items.shift() as BatchHead).batch : undefined;
     this.applied = m.seq;
     if (head && head.after !== this.store.maxSeqNo()) {
+      this.store.markApplied(m.seq);
       this.refused++;
       this.deps.log.warn({ shard: this.ref, seq: m.seq, after: head.after, maxSeqNo: this.store.maxSeqNo(), own: !!mine }, 'shard batch refused: prepared on another state');
       mine?.done(false);
@@ -271,8 +316,43 @@ export class ShardActor implements LocalCopy {
       mine?.done(shardUnavailable(this.ref, 'the copy failed while applying the write and is being rebuilt from the log'));
       throw e;
     }
+    this.store.markApplied(m.seq);
+    this.lastWriteAt = Date.now();
+    this.deps.maintenance?.afterWrite();
     mine?.done(true);
     return items.length;
+  }
+
+  // ---- segments (maintenance.ts) ----
+
+  /** Time of the last write applied (idle copies are flushed). */
+  lastWriteAt = Date.now();
+
+  get label(): string {
+    return `[${this.ref.index}][${this.ref.n}]`;
+  }
+
+  indexSettings(): Record<string, string> {
+    return this.deps.indexSettings?.() ?? {};
+  }
+
+  committed(): void {
+    this.deps.onCommit?.(this);
+  }
+
+  /** `POST _flush`: writes the buffer to disk and commits. */
+  flush(): Promise<void> {
+    return this.deps.maintenance ? this.deps.maintenance.flush(this) : this.store.flushAsync();
+  }
+
+  /** The copy's segments as `_cat/segments` lists them, and the searchers contexts pin. */
+  segments(): { segments: ReturnType<ShardStore['segmentList']>; pinned: ReturnType<ShardStore['pinned']> } {
+    return { segments: this.store.segmentList(), pinned: this.store.pinned() };
+  }
+
+  /** `POST _forcemerge`. */
+  forceMerge(o: ForceMergeOptions): Promise<void> {
+    return this.deps.maintenance ? this.deps.maintenance.forceMerge(this, o) : Promise.resolve();
   }
 
   /**
@@ -283,13 +363,16 @@ export class ShardActor implements LocalCopy {
   async recover(): Promise<void> {
     this.state = 'recovering';
     this.buffer = [];
+    this.parts.reset(); // read again from the message after `applied`, parts of a batch included
+    this.seen = this.applied;
     this.syncPrimarySub();
     this.deps.onStateChange();
     try {
+      await this.fromPeer();
       for await (const m of readStream(this.deps.nc, DATA_STREAM, { filterSubject: this.subject, startSeq: this.applied + 1, maxBytes: READ_MAX_BYTES })) {
-        if (m.seq > this.applied) this.applyMessage(m);
+        if (m.seq > this.seen) this.applyMessage(m);
       }
-      for (const m of this.buffer) if (m.seq > this.applied) this.applyMessage(m);
+      for (const m of this.buffer) if (m.seq > this.seen) this.applyMessage(m);
     } catch (e) {
       this.buffer = [];
       this.fail(e, this.applied);
@@ -303,6 +386,32 @@ export class ShardActor implements LocalCopy {
     this.deps.onStateChange();
   }
 
+  /**
+   * An empty copy, or one whose log was trimmed past its commit, takes another copy's segments
+   * first (peer recovery) and then reads only the log after them. Throws when the log was trimmed
+   * past this copy and no other copy can give it segments (the documents would be lost).
+   */
+  private async fromPeer(): Promise<void> {
+    const r = this.deps.recovery;
+    if (!r) return;
+    const trimmed = await r.trimPoint();
+    if (this.applied > 0 && trimmed <= this.applied) return;
+    const offer = await r.offer().catch((e: Error) => {
+      this.deps.log.warn({ shard: this.ref, err: e.message }, 'no copy could give its segments; reading the document log');
+      return undefined;
+    });
+    if (!offer || offer.commit.applied <= this.applied) {
+      if (trimmed > this.applied) throw new Error(`the document log of ${this.label} was trimmed up to ${trimmed}, past this copy (${this.applied}), and no other copy gave its segments`);
+      return;
+    }
+    const t0 = Date.now();
+    this.store.close();
+    await fetchSegments(await r.objects(), offer, r.dir, r.logId);
+    this.store = this.deps.newStore(false);
+    this.applied = this.store.committedPoint().applied;
+    this.deps.log.info({ shard: this.ref, files: offer.files.length, bytes: offer.bytes, applied: this.applied, ms: Date.now() - t0 }, 'copy recovered from another copy\'s segments');
+  }
+
   /** The copy cannot follow the log (an op that does not apply): stop serving and rebuild from the log. */
   private fail(e: unknown, seq: number): void {
     this.deps.log.error({ err: e, shard: this.ref, seq }, 'shard copy cannot apply the document log; rebuilding it from the log');
@@ -310,8 +419,9 @@ export class ShardActor implements LocalCopy {
     this.syncPrimarySub();
     this.deps.onStateChange();
     if (this.rebuilds++ < 1) {
-      this.store = this.deps.newStore();
+      this.store = this.deps.newStore(true);
       this.applied = 0;
+      this.seen = 0;
       void this.recover();
     }
   }
@@ -344,27 +454,45 @@ export class ShardActor implements LocalCopy {
   private async dispatch(op: string, msg: Msg): Promise<void> {
     try {
       if (this.state !== 'started') throw new EsError('no_shard_available_action_exception', 503, `[${this.ref.index}][${this.ref.n}] copy on node [${this.deps.nodeId}] is ${this.state}`);
+      // a request larger than a message (a big document) comes in parts, as large replies do
+      const data = hasParts(msg) ? await assembleReply(this.deps.nc, msg, WAIT_MS) : msg.data;
       switch (op) {
         case 'write':
-          return this.enqueueWrite(msg);
+          return this.enqueueWrite(msg, data);
         case 'query':
         case 'fetch':
-          this.replies.respond(msg, await this.read(op, msg.data));
+          this.replies.respond(msg, await this.read(op, data));
           return;
         case 'get':
         case 'count':
-          return this.ok(msg, await this.answerJson(op, msg.data));
+          return this.ok(msg, await this.answerJson(op, data));
         case 'refresh': {
-          const { minSeqNo } = parseJson<{ minSeqNo?: number }>(dec.decode(msg.data)) ?? {};
+          const { minSeqNo } = parseJson<{ minSeqNo?: number }>(dec.decode(data)) ?? {};
           if (minSeqNo !== undefined) await this.reach(minSeqNo);
           this.store.refresh();
           return this.ok(msg, { searcher: this.store.acquireSearcher(), maxSeqNo: this.store.maxSeqNo() });
         }
         case 'searcher':
           return this.ok(msg, this.store.acquireSearcher());
+        case 'flush':
+          await this.flush();
+          return this.ok(msg, this.store.committedPoint());
+        case 'forcemerge': {
+          const o = parseJson<ForceMergeOptions>(dec.decode(msg.data)) ?? {};
+          await this.forceMerge(o);
+          return this.ok(msg, this.store.committedPoint());
+        }
+        case 'segments':
+          return this.ok(msg, this.segments());
+        case 'recovery': {
+          const r = this.deps.recovery;
+          if (!r) throw new Error('this copy does not serve recoveries');
+          return this.ok(msg, await offerSegments(this.store, r.dir, await r.objects(), r.prefix));
+        }
         case 'stats':
           return this.ok(msg, {
             ...this.store.stats(), maxSeqNo: this.store.maxSeqNo(), indexTotal: this.store.indexTotal(), sizeBytes: this.store.sourceBytes(),
+            segments: this.store.segmentStats(), merges: this.store.mergeStats,
             applied: this.applied, refused: this.refused, role: this.role, state: this.state, node: this.deps.nodeId,
           });
         default:
@@ -427,12 +555,12 @@ export class ShardActor implements LocalCopy {
     this.replies.respond(msg, enc.encode(stringify({ ok: true, result })));
   }
 
-  private enqueueWrite(msg: Msg): void {
-    const text = dec.decode(msg.data);
+  private enqueueWrite(msg: Msg, data: Uint8Array): void {
+    const text = dec.decode(data);
     const nl = text.indexOf('\n');
     const head = JSON.parse(nl < 0 ? text : text.slice(0, nl)) as { refresh?: 'true' | 'false' | 'wait_for' };
     const writes = nl < 0 ? [] : decodeBatch<DocWrite>(text.slice(nl + 1));
-    this.queue.push({ writes, refresh: head.refresh, msg, bytes: msg.data.length });
+    this.queue.push({ writes, refresh: head.refresh, msg, bytes: data.length });
     void this.pump();
   }
 
@@ -494,19 +622,18 @@ export class ShardActor implements LocalCopy {
       if (!p.ops.length) return p.outcomes;
       const head: BatchHead = { batch: { after: p.afterSeqNo } };
       const payload = enc.encode(encodeBatch<LoggedOp | BatchHead>([head, ...p.ops], (l) => ('source' in l ? l.source : undefined)));
-      if (payload.length > this.maxPayload) {
-        throw new EsError('illegal_argument_exception', 400, `a write batch of ${payload.length} bytes exceeds the NATS max_payload of ${this.maxPayload} bytes`);
-      }
       const msgID = uuidv4();
       let settle!: (outcome: boolean | Error) => void;
       const decided = new Promise<boolean | Error>((r) => (settle = r));
       this.own.set(msgID, { prepared: p, done: settle });
+      const partBytes = this.maxPayload - HEADER_ROOM;
+      const onRetry = (n: number, e: unknown) => n === 1 && this.deps.log.warn({ shard: this.ref, err: (e as Error).message }, 'document log append retried');
+      const expected = purgedTo ?? Math.max(this.applied, this.seen);
       try {
-        const ack = await fencedAppend(this.deps.js, this.subject, payload, {
-          msgID,
-          expectedLastSubjectSeq: purgedTo ?? this.applied,
-          onRetry: (n, e) => n === 1 && this.deps.log.warn({ shard: this.ref, err: (e as Error).message }, 'document log append retried'),
-        });
+        // larger than a message (a big document): in parts, the batch applied with its last (logParts.ts)
+        const ack = payload.length <= partBytes
+          ? await fencedAppend(this.deps.js, this.subject, payload, { msgID, expectedLastSubjectSeq: expected, onRetry })
+          : await appendInParts(this.deps.js, this.subject, payload, partBytes, msgID, expected, onRetry);
         const outcome = await this.settled(decided, ack.seq);
         if (outcome instanceof Error) throw outcome;
         if (outcome) return p.outcomes;
@@ -522,7 +649,7 @@ export class ShardActor implements LocalCopy {
           // Someone else wrote this shard (a primary that has not yet seen it lost the role):
           // apply what they wrote, then sequence our batch again on top of it.
           this.deps.log.warn({ shard: this.ref, expected: e.expected, actual: e.actual }, 'shard append fenced; catching up');
-          await this.deps.followed(e.actual ?? this.applied + 1);
+          await this.deps.followed(e.actual ?? Math.max(this.applied, this.seen) + 1);
           purgedTo = undefined;
           continue;
         }
@@ -578,9 +705,10 @@ export class ShardActor implements LocalCopy {
     try {
       const searcher = m.searcher ?? this.store.acquireSearcher();
       const result = this.store.query(searcher, m.req, scope ? { budget: scope } : undefined);
-      const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => this.store.source(d), this.maxPayload) : [];
+      const docs = this.store.docsOf(searcher);
+      const sources = m.fetch ? fitSources(docs.sourceTexts(result.hits.map((h) => h.doc)), this.maxPayload) : [];
       scope?.reserve(charsOf(sources), FETCH_LABEL); // the reply's copy of the sources
-      return encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(this.store, result.hits, m.req));
+      return encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(docs, result.hits, m.req), m.render);
     } finally {
       scope?.close();
     }
@@ -590,7 +718,8 @@ export class ShardActor implements LocalCopy {
   private fetch(m: FetchMessage): Uint8Array {
     const scope = this.deps.searchScope?.();
     try {
-      const sources = replySources(m.docs, (d) => this.store.source(d), this.maxPayload);
+      const docs = this.store.docsOf(m.searcher);
+      const sources = fitSources(docs.sourceTexts(m.docs), this.maxPayload);
       scope?.reserve(charsOf(sources), FETCH_LABEL);
       return encodeFetchPage(sources);
     } finally {

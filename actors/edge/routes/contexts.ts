@@ -54,6 +54,7 @@ async function getContext(s: PagingServices, req: EsRequest): Promise<EsResponse
   }
   // Its live expiry is known by its owner node only (a PIT search need not log a fact).
   const live = state.status === 'open' ? (await liveOf(s, [state])).get(state.id) : undefined;
+  const pins = state.status === 'open' ? await pinnedSegments(s, state) : [];
   return {
     body: {
       id: state.id,
@@ -69,12 +70,47 @@ async function getContext(s: PagingServices, req: EsRequest): Promise<EsResponse
       extensions: state.extensions,
       ...(state.node ? { node: state.node } : {}),
       ...(state.status === 'open' ? { expires_at: live ? (live.expiresAt === null ? null : iso(live.expiresAt)) : null, in_use: live?.inUse ?? false } : {}),
+      ...(state.status === 'open'
+        ? { pinned_segments: pins, pinned_segments_count: pins.reduce((n, p) => n + p.segments.length, 0), pinned_size_in_bytes: pins.reduce((n, p) => n + p.size_in_bytes, 0) }
+        : {}),
       ...(state.endedAt !== undefined ? { ended_at: iso(state.endedAt) } : {}),
       ...(state.reason ? { reason: state.reason } : {}),
       ...(state.by ? { by: state.by } : {}),
       history: facts.map((f) => ({ seq: f.seq, type: f.type, time: f.time, ...(f.correlationId ? { correlation_id: f.correlationId } : {}), data: trim(f) })),
     },
   };
+}
+
+interface PinnedCopy {
+  index: string;
+  shard: number;
+  node: string;
+  seq_no: number;
+  segments: Array<{ name: string; size_in_bytes: number; live: boolean }>;
+  size_in_bytes: number;
+}
+
+/** The segments every copy of the context's shards keeps for it (its pinned searcher's). */
+async function pinnedSegments(s: PagingServices, st: ContextState): Promise<PinnedCopy[]> {
+  const out: PinnedCopy[] = [];
+  await Promise.all(
+    st.pinned.map(async (p) => {
+      const idx = s.cluster.getByUuid(p.indexUuid);
+      if (!idx) return;
+      const nodes = s.cluster.copyNodes(idx, p.n).map((c) => c.node);
+      for (const node of nodes.length ? nodes : [s.ctx.node.id]) {
+        type Seg = { name: string; sizeBytes: number; live: boolean };
+        const r = await s.shards
+          .call<{ pinned: Array<{ seqNo: number; contexts: string[]; segments: Seg[] }> }>(idx.shards[p.n].ref, 'segments', {}, { node })
+          .catch(() => undefined);
+        const mine = r?.pinned.find((x) => x.contexts.includes(st.id));
+        if (!mine) continue;
+        const segments = mine.segments.map((g) => ({ name: g.name, size_in_bytes: g.sizeBytes, live: g.live }));
+        out.push({ index: idx.name, shard: p.n, node, seq_no: mine.seqNo, segments, size_in_bytes: segments.reduce((n, g) => n + g.size_in_bytes, 0) });
+      }
+    }),
+  );
+  return out.sort((a, b) => (a.index < b.index ? -1 : a.index > b.index ? 1 : a.shard - b.shard || (a.node < b.node ? -1 : 1)));
 }
 
 /** An async search's life (`GET /_contexts/<async search id>`). */

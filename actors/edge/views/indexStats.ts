@@ -24,7 +24,21 @@ export interface ShardStat {
   /** Open search contexts (PIT, scroll) pinning this shard. */
   openContexts: number;
   scrollContexts: number;
+  /** Segments on disk, their bytes and heap; the indexing buffer; segments kept only for pinned contexts. */
+  segments: SegmentTotals;
+  merges: { merges: number; docs: number; bytes: number };
 }
+
+export interface SegmentTotals {
+  count: number;
+  sizeBytes: number;
+  memoryBytes: number;
+  bufferBytes: number;
+  pinnedCount: number;
+  pinnedBytes: number;
+}
+
+const NO_SEGMENTS: SegmentTotals = { count: 0, sizeBytes: 0, memoryBytes: 0, bufferBytes: 0, pinnedCount: 0, pinnedBytes: 0 };
 
 /** ES index-level metrics (`/_stats/<metric>`, `/_nodes/stats/indices/<metric>`). */
 export const INDEX_METRICS = [
@@ -62,10 +76,13 @@ export async function collectShardStats(s: PagingServices, indices: IndexState[]
     idx.shards.map(async (sh, n): Promise<ShardStat> => {
       // This node's copy when it holds one, else any copy.
       const local = s.cluster.localCopy(idx.uuid, n);
-      const st = local
-        ? { ...local.store.stats(), maxSeqNo: local.store.maxSeqNo(), indexTotal: local.store.indexTotal(), sizeBytes: local.store.sourceBytes() }
-        : await s.shards.call<{ docs: number; deleted: number; maxDoc: number; maxSeqNo: number; indexTotal: number; sizeBytes: number }>(sh.ref, 'stats', {})
-            .catch(() => ({ docs: 0, deleted: 0, maxDoc: 0, maxSeqNo: -1, indexTotal: 0, sizeBytes: 0 }));
+      type Raw = { docs: number; deleted: number; maxDoc: number; maxSeqNo: number; indexTotal: number; sizeBytes: number; segments?: SegmentTotals; merges?: ShardStat['merges'] };
+      const st: Raw = local
+        ? {
+          ...local.store.stats(), maxSeqNo: local.store.maxSeqNo(), indexTotal: local.store.indexTotal(), sizeBytes: local.store.sourceBytes(),
+          segments: local.store.segmentStats(), merges: local.store.mergeStats,
+        }
+        : await s.shards.call<Raw>(sh.ref, 'stats', {}).catch(() => ({ docs: 0, deleted: 0, maxDoc: 0, maxSeqNo: -1, indexTotal: 0, sizeBytes: 0 }));
       const { maxSeqNo, indexTotal } = st;
       return {
         index: idx.name,
@@ -80,6 +97,8 @@ export async function collectShardStats(s: PagingServices, indices: IndexState[]
         noopUpdates: s.noopUpdates?.get(`${idx.uuid}/${n}`) ?? 0,
         openContexts: pinned(idx.uuid, n),
         scrollContexts: pinned(idx.uuid, n, 'scroll'),
+        segments: st.segments ?? NO_SEGMENTS,
+        merges: st.merges ?? { merges: 0, docs: 0, bytes: 0 },
       };
     }),
   );
@@ -89,7 +108,8 @@ export async function collectShardStats(s: PagingServices, indices: IndexState[]
 /** Summed shard stats, rendered as ES's CommonStats for the given metrics. */
 export function commonStats(shards: ShardStat[], metrics: Set<IndexMetric>, extra: { search?: Record<string, number> } = {}): Record<string, unknown> {
   const sum = (f: (x: ShardStat) => number) => shards.reduce((a, x) => a + f(x), 0);
-  const size = sum((x) => x.sizeBytes);
+  // the store is the segment files (the buffer is on no disk yet: its source bytes count until it is flushed)
+  const size = sum((x) => (x.segments.count ? x.segments.sizeBytes + x.segments.pinnedBytes : x.sizeBytes));
   const all: Record<IndexMetric, () => unknown> = {
     docs: () => ({ count: sum((x) => x.docs), deleted: sum((x) => x.deleted), total_size_in_bytes: size }),
     store: () => ({ size_in_bytes: size, total_data_set_size_in_bytes: size, reserved_in_bytes: 0 }),
@@ -107,7 +127,8 @@ export function commonStats(shards: ShardStat[], metrics: Set<IndexMetric>, extr
         suggest_total: 0, suggest_time_in_millis: 0, suggest_current: 0,
       },
     merge: () => ({
-      current: 0, current_docs: 0, current_size_in_bytes: 0, total: 0, total_time_in_millis: 0, total_docs: 0, total_size_in_bytes: 0,
+      current: 0, current_docs: 0, current_size_in_bytes: 0, total: sum((x) => x.merges.merges), total_time_in_millis: 0,
+      total_docs: sum((x) => x.merges.docs), total_size_in_bytes: sum((x) => x.merges.bytes),
       total_stopped_time_in_millis: 0, total_throttled_time_in_millis: 0, total_auto_throttle_in_bytes: 0,
     }),
     refresh: () => ({ total: 0, total_time_in_millis: 0, external_total: 0, external_total_time_in_millis: 0, listeners: 0 }),
@@ -117,9 +138,12 @@ export function commonStats(shards: ShardStat[], metrics: Set<IndexMetric>, extr
     fielddata: () => ({ memory_size_in_bytes: 0, evictions: 0, global_ordinals: { build_time_in_millis: 0 } }),
     completion: () => ({ size_in_bytes: 0 }),
     segments: () => ({
-      count: shards.filter((x) => x.indexTotal > 0).length, memory_in_bytes: 0, terms_memory_in_bytes: 0, stored_fields_memory_in_bytes: 0,
+      count: sum((x) => x.segments.count), memory_in_bytes: sum((x) => x.segments.memoryBytes), terms_memory_in_bytes: 0, stored_fields_memory_in_bytes: 0,
       term_vectors_memory_in_bytes: 0, norms_memory_in_bytes: 0, points_memory_in_bytes: 0, doc_values_memory_in_bytes: 0,
-      index_writer_memory_in_bytes: 0, version_map_memory_in_bytes: 0, fixed_bit_set_memory_in_bytes: 0, max_unsafe_auto_id_timestamp: -1, file_sizes: {},
+      index_writer_memory_in_bytes: sum((x) => x.segments.bufferBytes), version_map_memory_in_bytes: 0, fixed_bit_set_memory_in_bytes: 0,
+      max_unsafe_auto_id_timestamp: -1, file_sizes: {},
+      // ours: segments merged away that open contexts still read (ES keeps them too, uncounted)
+      pinned_count: sum((x) => x.segments.pinnedCount), pinned_size_in_bytes: sum((x) => x.segments.pinnedBytes),
     }),
     translog: () => ({ operations: 0, size_in_bytes: 0, uncommitted_operations: 0, uncommitted_size_in_bytes: 0, earliest_last_modified_age: 0 }),
     request_cache: () => ({ memory_size_in_bytes: 0, evictions: 0, hit_count: 0, miss_count: 0 }),

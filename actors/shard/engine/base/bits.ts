@@ -17,6 +17,9 @@ export class Bitset {
   has(i: number): boolean {
     return (this.words[i >>> 5] & (1 << (i & 31))) !== 0;
   }
+  clear(i: number): void {
+    this.words[i >>> 5] &= ~(1 << (i & 31));
+  }
   /** Sets [from, to). */
   setRange(from: number, to: number): void {
     for (let i = from; i < to && (i & 31) !== 0; i++) this.set(i);

@@ -138,6 +138,11 @@ export class IndexBuffer implements StoreView {
     return this.docCount;
   }
 
+  /** No doc and no tombstone: nothing to write. */
+  isEmpty(): boolean {
+    return this.docCount === 0 && this.tombs.size === 0;
+  }
+
   /** Lowest and highest seqNo of its docs (NaN when empty). */
   get minSeqNo(): number {
     return this.docCount ? this.seqNos[0] : NaN;
