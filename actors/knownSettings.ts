@@ -72,6 +72,12 @@ export const NODE_SETTINGS: Readonly<Record<string, SettingDef>> = {
   'xpack.security.authc.token.enabled': bool,
   'xpack.security.authc.token.timeout': { type: 'time', minMs: [1_000, '1s'], maxMs: [3_600_000, '1h'] },
   'xpack.security.authc.api_key.enabled': bool,
+  // Ours (README Differences): refresh-token reuse detection `off` | `revoke_family`, checked by the security module.
+  'xpack.security.authc.token.reuse_detection': str,
+  // Ours: API keys may create narrower, no-longer-lived API keys, invalidated with them (actors/security/derivedKeys.ts).
+  'xpack.security.authc.api_key.derived_keys.enabled': bool,
+  // Ours: `fail_open` (default) or `fail_closed`: refuse credentials the node cannot confirm from the log (dynamic).
+  'xpack.security.authc.partition_policy': str,
   // Values are checked by the security module (ES's algorithm names).
   'xpack.security.authc.password_hashing.algorithm': str,
   'xpack.security.authc.service_token_hashing.algorithm': str,

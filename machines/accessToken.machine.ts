@@ -65,18 +65,31 @@ export interface TokenInvalidated {
   access: boolean;
   refresh: boolean;
   at: number;
+  /** Set when the pair was revoked with its family after a spent refresh token was presented again. */
+  reason?: 'reuse_detected';
+}
+/**
+ * A spent refresh token was presented after its 30 s window (OAuth 2.0 Security BCP, with
+ * `xpack.security.authc.token.reuse_detection: revoke_family`): every pair of its family is revoked.
+ */
+export interface TokenReuseDetected {
+  at: number;
+  /** tokenId of the family's first pair (the grant every pair of it descends from). */
+  family: string;
 }
 
 export type TokenFactBody =
   | ({ type: 'token.created' } & TokenCreated)
   | ({ type: 'token.refreshed' } & TokenRefreshed)
   | ({ type: 'token.invalidated' } & TokenInvalidated)
+  | ({ type: 'token.reuse_detected' } & TokenReuseDetected)
   | { type: 'token.expired' };
 
 export type TokenFact =
   | Envelope<'token.created', TokenCreated>
   | Envelope<'token.refreshed', TokenRefreshed>
   | Envelope<'token.invalidated', TokenInvalidated>
+  | Envelope<'token.reuse_detected', TokenReuseDetected>
   | Envelope<'token.expired', Record<string, never>>;
 
 export type TokenStatus = 'active' | 'refreshed' | 'invalidated' | 'expired';
@@ -91,6 +104,8 @@ export interface AccessTokenRecord extends TokenCreated {
   refreshedAt?: number;
   supersededBy?: string;
   superseding?: SealedPair;
+  /** When a re-use of the spent refresh token was detected (the family was revoked). */
+  reuseDetectedAt?: number;
 }
 
 /** A spent refresh token may be re-used this long and yields the same new pair (ES TokenService). */
@@ -121,6 +136,8 @@ export function evolveToken(rec: AccessTokenRecord | undefined, e: Pick<Envelope
       const all = accessInvalidated && (refreshInvalidated || !rec.refreshHash);
       return { ...rec, seq: e.seq, accessInvalidated, refreshInvalidated, status: all ? 'invalidated' : rec.status };
     }
+    case 'token.reuse_detected':
+      return { ...rec, seq: e.seq, reuseDetectedAt: (e.data as TokenReuseDetected).at };
     case 'token.expired':
       return { ...rec, seq: e.seq, status: rec.status === 'invalidated' ? rec.status : 'expired' };
     default:
@@ -154,7 +171,9 @@ export interface AccessTokenInput {
 
 export type AccessTokenEvent =
   | { type: 'refresh'; refreshedAt: number; supersededBy: string; superseding: SealedPair }
-  | { type: 'invalidate'; access: boolean; refresh: boolean; at: number };
+  | { type: 'invalidate'; access: boolean; refresh: boolean; at: number; reason?: 'reuse_detected' }
+  /** The spent refresh token was presented again: a fact only once its re-use window is closed. */
+  | { type: 'reuse'; at: number; family: string };
 
 /** Actor input for a new pair or for a record at rest. */
 export function accessTokenInput(input: AccessTokenInput): Ctx {
@@ -217,7 +236,7 @@ export const accessTokenMachine = setup({
     }),
     emitInvalidated: emit(({ event }) => {
       const e = event as Extract<AccessTokenEvent, { type: 'invalidate' }>;
-      return { type: 'token.invalidated' as const, access: e.access, refresh: e.refresh, at: e.at };
+      return { type: 'token.invalidated' as const, access: e.access, refresh: e.refresh, at: e.at, ...(e.reason ? { reason: e.reason } : {}) };
     }),
     countDown: assign({ remainingMs: ({ context }) => context.remainingMs - MAX_DELAY_MS }),
   },
@@ -269,7 +288,14 @@ export const accessTokenMachine = setup({
             resume: { always: [{ guard: 'windowOpen', target: 'window' }, { target: 'closed' }] },
             // Re-using the spent refresh token returns the same pair; no fact: the window follows from refreshedAt.
             window: { after: { refreshWindow: 'closed' } },
-            closed: {},
+            // After the window a re-use is an attack signal (OAuth 2.0 Security BCP §4.14): told once.
+            closed: {
+              on: {
+                reuse: {
+                  actions: emit(({ event }) => ({ type: 'token.reuse_detected' as const, at: event.at, family: event.family })),
+                },
+              },
+            },
           },
         },
       },

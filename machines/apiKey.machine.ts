@@ -33,6 +33,11 @@ export interface ApiKeyCreated {
   /** The owner's role descriptors at creation/update (ES `limited_by`). */
   limitedBy: Record<string, RoleDescriptor>;
   metadata: Record<string, unknown>;
+  /**
+   * Ours (`xpack.security.authc.api_key.derived_keys.enabled`): the API key that created this one. Its
+   * privileges are a subset of the parent's, it expires no later, and it is invalidated with it.
+   */
+  parentId?: string;
 }
 export interface ApiKeyUpdated {
   at: number;
@@ -44,6 +49,8 @@ export interface ApiKeyUpdated {
 }
 export interface ApiKeyInvalidated {
   invalidation: number;
+  /** Invalidated because this ancestor was (derived keys: one fact per descendant). */
+  cascadeOf?: string;
 }
 
 export type ApiKeyFactBody =
@@ -72,7 +79,7 @@ export interface ApiKeyRecord extends ApiKeyCreated {
  * A record with one fixed shape (every field present, in one order): V8 keeps such objects compact,
  * which matters at 100k keys at rest (a spread of parsed JSON costs about twice the memory).
  */
-export function apiKeyRecord(r: Omit<ApiKeyRecord, 'expiration' | 'invalidation'> & { expiration?: number; invalidation?: number }): ApiKeyRecord {
+export function apiKeyRecord(r: Omit<ApiKeyRecord, 'expiration' | 'invalidation' | 'parentId'> & { expiration?: number; invalidation?: number; parentId?: string }): ApiKeyRecord {
   return {
     keyId: r.keyId,
     seq: r.seq,
@@ -87,6 +94,7 @@ export function apiKeyRecord(r: Omit<ApiKeyRecord, 'expiration' | 'invalidation'
     roleDescriptors: r.roleDescriptors,
     limitedBy: r.limitedBy,
     metadata: r.metadata,
+    parentId: r.parentId,
   };
 }
 
@@ -131,7 +139,7 @@ export interface ApiKeyInput {
   record?: ApiKeyRecord;
 }
 
-export type ApiKeyEvent = ({ type: 'update' } & ApiKeyUpdated) | { type: 'invalidate'; at: number };
+export type ApiKeyEvent = ({ type: 'update' } & ApiKeyUpdated) | { type: 'invalidate'; at: number; cascadeOf?: string };
 
 function toContext(input: ApiKeyInput): Ctx {
   const src = input.created ?? input.record;
@@ -199,7 +207,7 @@ export const apiKeyMachine = setup({
         },
         invalidate: {
           target: 'invalidated',
-          actions: emit(({ event }) => ({ type: 'apikey.invalidated' as const, invalidation: event.at })),
+          actions: emit(({ event }) => ({ type: 'apikey.invalidated' as const, invalidation: event.at, ...(event.cascadeOf ? { cascadeOf: event.cascadeOf } : {}) })),
         },
       },
       states: {

@@ -1,8 +1,9 @@
 import { assign, emit, enqueueActions, setup } from 'xstate';
+import { keepAliveDelay, usedSince, type UsageInput } from './contextUsage';
 
 export type PitReleaseReason = 'index_deleted' | 'index_closed' | 'shutdown';
 
-export interface PointInTimeInput {
+export interface PointInTimeInput extends UsageInput {
   contextId: string;
   keepAliveMs: number;
   /** Revived after a restart: no `opened` fact again; expires in this many ms unless used first. */
@@ -37,7 +38,8 @@ export const pointInTimeMachine = setup({
     events: {} as PointInTimeEvent,
     emitted: {} as PitFactBody,
   },
-  delays: { keepAlive: ({ context }) => context.resumeInMs ?? context.keepAliveMs },
+  delays: { keepAlive: ({ context }) => keepAliveDelay(context) },
+  guards: { usedSince: ({ context }) => usedSince(context) },
 }).createMachine({
   id: 'pointInTime',
   context: ({ input }) => input,
@@ -69,7 +71,9 @@ export const pointInTimeMachine = setup({
         adopt: { actions: emit(({ event }) => ({ type: 'pit.adopted' as const, from: event.from, to: event.to })) },
       },
       states: {
-        idle: { after: { keepAlive: '#pointInTime.expired' } },
+        // With usage counted by the registry (contextUsage.ts), a timer that finds the context used
+        // since it was armed arms again for what is left; without, it expires the context.
+        idle: { after: { keepAlive: [{ guard: 'usedSince', target: 'idle', reenter: true }, { target: '#pointInTime.expired' }] } },
         inUse: { on: { used: 'idle' } },
       },
     },

@@ -1,8 +1,9 @@
 import { assign, emit, enqueueActions, setup } from 'xstate';
+import { keepAliveDelay, usedSince, type UsageInput } from './contextUsage';
 
 export type ScrollReleaseReason = 'exhausted' | 'index_deleted' | 'index_closed' | 'shutdown' | 'no_scroll_param' | 'keep_alive_too_large';
 
-export interface ScrollContextInput {
+export interface ScrollContextInput extends UsageInput {
   contextId: string;
   keepAliveMs: number;
   /**
@@ -22,7 +23,8 @@ export type ScrollFactBody =
   | { type: 'scroll.adopted'; from: string; to: string };
 
 export type ScrollContextEvent =
-  | { type: 'extend'; keepAliveMs: number } // a scroll call touched us
+  | { type: 'extend'; keepAliveMs: number } // a scroll call with a keep-alive worth logging
+  | { type: 'touch' } // a scroll call that logs nothing: in use, expiry unchanged (log replays)
   | { type: 'used' } // the shards finished
   | { type: 'release'; reason: ScrollReleaseReason }
   | { type: 'clear'; by?: string }
@@ -31,6 +33,8 @@ export type ScrollContextEvent =
 /**
  * A scroll search context. Expiry follows ES ReaderContext: no timer while shards use it; the
  * keep-alive restarts when they are done. Facts are emitted; the machine knows nothing of NATS.
+ * The registry counts searches on the usage it passes in (contextUsage.ts) and sends events only
+ * for what it logs; replays and tests drive the same machine with events alone.
  */
 export const scrollContextMachine = setup({
   types: {
@@ -40,7 +44,8 @@ export const scrollContextMachine = setup({
     emitted: {} as ScrollFactBody,
   },
   // A revived context's first wait is what was left of its keep-alive; any use clears it.
-  delays: { keepAlive: ({ context }) => context.resumeInMs ?? context.keepAliveMs },
+  delays: { keepAlive: ({ context }) => keepAliveDelay(context) },
+  guards: { usedSince: ({ context }) => usedSince(context) },
 }).createMachine({
   id: 'scrollContext',
   context: ({ input }) => input,
@@ -59,6 +64,7 @@ export const scrollContextMachine = setup({
             emit(({ event }) => ({ type: 'scroll.extended' as const, keepAliveMs: event.keepAliveMs })),
           ],
         },
+        touch: { target: '.inUse', actions: assign({ resumeInMs: undefined }) },
         release: {
           target: 'released',
           actions: emit(({ event }) => ({ type: 'scroll.released' as const, reason: event.reason })),
@@ -71,7 +77,9 @@ export const scrollContextMachine = setup({
         adopt: { actions: emit(({ event }) => ({ type: 'scroll.adopted' as const, from: event.from, to: event.to })) },
       },
       states: {
-        idle: { after: { keepAlive: '#scrollContext.expired' } },
+        // With usage counted by the registry (contextUsage.ts), a timer that finds the context used
+        // since it was armed arms again for what is left; without, it expires the context.
+        idle: { after: { keepAlive: [{ guard: 'usedSince', target: 'idle', reenter: true }, { target: '#scrollContext.expired' }] } },
         inUse: { on: { used: 'idle' } }, // re-entering idle restarts the timer
       },
     },

@@ -12,9 +12,10 @@ import role from './schemas/role.schema.json';
 import node from './schemas/node.schema.json';
 import asyncsearch from './schemas/asyncsearch.schema.json';
 import quota from './schemas/quota.schema.json';
+import partition from './schemas/partition.schema.json';
 
 /** The aggregate schemas by aggregate name (`streams/schemas/<aggregate>.schema.json`). */
-export const FACT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>> = { scroll, pit, token, apikey, servicetoken, user, role, node, asyncsearch, quota };
+export const FACT_SCHEMAS: Readonly<Record<string, Record<string, unknown>>> = { scroll, pit, token, apikey, servicetoken, user, role, node, asyncsearch, quota, partition };
 
 let set: SchemaSet | undefined;
 

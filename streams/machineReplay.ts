@@ -15,11 +15,12 @@ import type { FactLike } from './evolve';
  * The machine must emit the same fact type with the same fields, else a {@link Divergence} is
  * reported and that aggregate is no longer checked.
  *
- * Uses of a context that leave no fact: a scroll continuation records `extended` but not when its
- * shards finished (`used`), and a PIT search without `keep_alive` records nothing. So after
- * `extended` (and after a PIT's `opened`) the context is taken as in use until its next fact; before
- * an `expired` fact it is released (`used`) at `expired.time - keepAlive`, the latest moment that
- * explains the expiry. A scroll left idle after `opened` must expire on its first keep-alive.
+ * Uses of a context that leave no fact: a search records `extended` only for a keep-alive worth
+ * logging (a new one, or the same one a quarter of it after the last logged activity), never when
+ * its shards finished (`used`), and a PIT search without `keep_alive` records nothing. So after
+ * `opened` and `extended` the context is taken as in use until its next fact; before an `expired`
+ * fact it is released (`used`) at `expired.time - keepAlive`, the latest moment that explains the
+ * expiry.
  */
 
 /** How one aggregate's facts map to its machine. */
@@ -42,7 +43,7 @@ export const drivers: Record<string, Driver> = {
   scroll: {
     creation: 'scroll.opened',
     timerFacts: new Set(['scroll.expired']),
-    inUseAfter: new Set(['scroll.extended']),
+    inUseAfter: new Set(['scroll.opened', 'scroll.extended']),
     create: (e, clock) => createActor(scrollContextMachine, { clock, input: { contextId: e.aggregateId, keepAliveMs: data<{ keepAliveMs: number }>(e).keepAliveMs } }),
     command: (e) =>
       e.type === 'scroll.extended' ? { type: 'extend', keepAliveMs: data<{ keepAliveMs: number }>(e).keepAliveMs }
@@ -67,7 +68,11 @@ export const drivers: Record<string, Driver> = {
     creation: 'token.created',
     timerFacts: new Set(['token.expired']),
     create: (e, clock) => createActor(accessTokenMachine, { clock, input: { tokenId: e.aggregateId, now: ms(e), created: data<TokenCreated>(e) } }),
-    command: (e) => (e.type === 'token.refreshed' ? { type: 'refresh', ...data<object>(e) } : e.type === 'token.invalidated' ? { type: 'invalidate', ...data<object>(e) } : { type: e.type }),
+    command: (e) =>
+      e.type === 'token.refreshed' ? { type: 'refresh', ...data<object>(e) }
+      : e.type === 'token.invalidated' ? { type: 'invalidate', ...data<object>(e) }
+      : e.type === 'token.reuse_detected' ? { type: 'reuse', ...data<object>(e) }
+      : { type: e.type },
   },
   apikey: {
     creation: 'apikey.created',
@@ -75,7 +80,7 @@ export const drivers: Record<string, Driver> = {
     create: (e, clock) => createActor(apiKeyMachine, { clock, input: { keyId: e.aggregateId, now: ms(e), created: data<ApiKeyCreated>(e) } }),
     command: (e) =>
       e.type === 'apikey.updated' ? { type: 'update', ...data<object>(e) }
-      : e.type === 'apikey.invalidated' ? { type: 'invalidate', at: data<{ invalidation: number }>(e).invalidation }
+      : e.type === 'apikey.invalidated' ? { type: 'invalidate', at: data<{ invalidation: number }>(e).invalidation, ...(data<{ cascadeOf?: string }>(e).cascadeOf ? { cascadeOf: data<{ cascadeOf: string }>(e).cascadeOf } : {}) }
       : { type: e.type },
   },
   servicetoken: {
@@ -253,7 +258,7 @@ export class MachineReplay {
     }
     if (!this.compare(a, e)) return;
     if (d.inUseAfter?.has(e.type)) {
-      if (e.type === 'pit.opened') a.actor.send({ type: 'touch' }); // a search may use it without a fact
+      if (e.type === 'pit.opened' || e.type === 'scroll.opened') a.actor.send({ type: 'touch' }); // a search may use it without a fact
       a.inUse = true;
     }
     this.touch(a.result, e, a);

@@ -17,6 +17,11 @@ export const Aggregate = {
   AsyncSearch: 'asyncsearch',
   /** Per-principal context quota refusals (`search.max_open_contexts_per_user`): `quota.rejected`. */
   Quota: 'quota',
+  /**
+   * A node's credential refusals while it was cut off from NATS (`xpack.security.authc.partition_policy:
+   * fail_closed`): `partition.refused`, appended once it is back.
+   */
+  Partition: 'partition',
 } as const;
 export type Aggregate = (typeof Aggregate)[keyof typeof Aggregate];
 

@@ -282,7 +282,13 @@ export class ClusterState {
     this.changeListeners.push(fn);
   }
   private changed(): void {
+    this.generation_++;
     for (const fn of this.changeListeners) fn();
+  }
+  private generation_ = 0;
+  /** Counts changes (metadata, copies): anything derived from the state is current while it stays the same. */
+  get generation(): number {
+    return this.generation_;
   }
 
   /** Resolves once `pred` holds (checked after every change), or false after `timeoutMs`. */

@@ -101,7 +101,12 @@ export class Compactor {
     this.marks = [];
     // What was appended since: read fast (push, in batches), then followed as it comes.
     const last = (await (await jetstreamManager(this.o.nc)).streams.info(EVENT_STREAM)).state.last_seq;
-    if (last > cs.seq) for await (const batch of readFactBatches(this.o.nc, { startSeq: cs.seq + 1 })) for (const e of batch) this.fold(e);
+    if (last > cs.seq) {
+      for await (const batch of readFactBatches(this.o.nc, { startSeq: cs.seq + 1 })) {
+        if (this.stopped) return; // a stop during a long backlog: nothing written, the next holder reads it again
+        for (const e of batch) this.fold(e);
+      }
+    }
     if (this.stopped) return;
     const follower = new StreamFollower(this.o.nc, EVENT_STREAM, subjects.allFacts, (m) => this.dispatch(m), this.o.log);
     await follower.start(Math.max(cs.seq, last));

@@ -1,6 +1,9 @@
 import type { SecurityGate } from '../wire/rest';
 import type { Authentication } from '../wire/security';
 
+/** Last uses are recorded to the second: more often is work per request nobody reads. */
+const NOTE_EVERY_MS = 1000;
+
 /**
  * When each credential last authenticated a request on this node, kept in memory only (ES keeps no
  * such field; the console adds it). Keys: `apikey:<id>`, `token:<tokenId>`,
@@ -8,19 +11,25 @@ import type { Authentication } from '../wire/security';
  */
 export class LastUse {
   private readonly at = new Map<string, number>();
-  /** Each (cached, shared) authentication's key, built once rather than on every request. */
-  private readonly keys = new WeakMap<object, string | null>();
+  /**
+   * Each (cached, shared) authentication's key, built once rather than on every request, and when
+   * it was last noted: within a second of that, a request only compares two numbers.
+   */
+  private readonly keys = new WeakMap<object, { key: string | null; noted: number }>();
 
   constructor(private readonly max = 200_000, private readonly now: () => number = Date.now) {}
 
-  /** Records a successful authentication (one Map delete+set: moves the key to the young end). */
+  /** Records a successful authentication (one Map delete+set at most a second: moves the key to the young end). */
   note(auth: Authentication | undefined): void {
     if (!auth || typeof auth !== 'object') return;
-    let key = this.keys.get(auth);
-    if (key === undefined) this.keys.set(auth, (key = credentialKey(auth) ?? null));
-    if (!key) return;
-    this.at.delete(key);
-    this.at.set(key, this.now());
+    let k = this.keys.get(auth);
+    if (k === undefined) this.keys.set(auth, (k = { key: credentialKey(auth) ?? null, noted: -Infinity }));
+    if (!k.key) return;
+    const now = this.now();
+    if (now - k.noted < NOTE_EVERY_MS && this.at.has(k.key)) return;
+    k.noted = now;
+    this.at.delete(k.key);
+    this.at.set(k.key, now);
     if (this.at.size > this.max) this.at.delete(this.at.keys().next().value as string);
   }
 

@@ -51,8 +51,10 @@ export interface ContextRecord {
   endDetail?: string;
   /** Revived after its keep-alive ran out while the node was down: when it was due to expire. */
   overdueAt?: number;
-  /** Time of the last opened/extended fact (PIT extensions are coalesced against it). */
+  /** Time of the last opened/extended fact (extensions are coalesced against it). */
   loggedAt?: number;
+  /** An `extend` event left the machine in use: `done` sends it `used`. */
+  extending?: boolean;
   /** What the opened fact recorded besides the pinned shards (slice, scroll request, total). */
   opened?: { slice?: ContextState['slice']; request?: ContextState['request']; total?: ContextState['total'] };
   correlationId?: string;
@@ -86,6 +88,8 @@ export class ContextRegistry {
    * sent carry it; facts of the keep-alive timer (`expired`) are emitted outside any send and carry none.
    */
   private cause: string | undefined;
+  /** The clock as the context machines read it (one function for all of them). */
+  private readonly now = (): number => this.clock.now();
   /** Freed scroll contexts: count and summed lifetime, for `_nodes/stats`. */
   readonly freed = { scrollTotal: 0, scrollTimeMs: 0 };
 
@@ -204,7 +208,8 @@ export class ContextRegistry {
   /** One XState actor per context; its facts become envelopes on the log; final -> tombstone. */
   private spawn(rec: ContextRecord, resumeInMs: number | undefined, openedData: Record<string, unknown> | undefined, correlationId?: string) {
     const machine = rec.kind === 'scroll' ? scrollContextMachine : pointInTimeMachine;
-    const actor = createActor(machine as typeof scrollContextMachine, { input: { contextId: rec.id, keepAliveMs: rec.keepAliveMs, resumeInMs } });
+    // The record is the machine's usage: searches update it, the keep-alive timer reads it.
+    const actor = createActor(machine as typeof scrollContextMachine, { input: { contextId: rec.id, keepAliveMs: rec.keepAliveMs, resumeInMs, usage: rec, now: this.now } });
     rec.actor = actor;
     actor.on('*', (fact: { type: string } & Record<string, unknown>) => {
       const { type, ...data } = fact;
@@ -282,28 +287,38 @@ export class ContextRegistry {
 
   /**
    * A search starts using the context; `keepAliveMs` undefined keeps the current keep-alive.
+   * Returns the append of the `extended` fact this use logged, or undefined when it logged none.
    *
-   * A PIT search that repeats the same keep-alive is a `touch` (no fact) unless the last logged
-   * activity is older than a quarter of the keep-alive: clients send `keep_alive` with every page,
-   * and one fact per page costs more than the page's search. Live expiry is the same either way;
-   * a revived PIT expires at most a quarter of its keep-alive early.
+   * A use is two field updates on the record (`inUse`, then `lastUsedAt` in {@link done}), not an
+   * event: the machine's keep-alive timer reads them when it fires (machines/contextUsage.ts), as
+   * ES's Reaper reads a ReaderContext's last access time. Only a keep-alive worth logging is an
+   * event and a fact: a new keep-alive, or the same one when the last logged activity is older
+   * than a quarter of it. Clients send `scroll` / `keep_alive` with every page, and one fact per
+   * page costs more than the page's search. Live expiry is exact either way; a context revived or
+   * adopted from the log after a crash counts its keep-alive from its last logged activity, so it
+   * expires at most a quarter of its keep-alive before the live one would have (ES loses it).
    */
-  use(rec: ContextRecord, keepAliveMs: number | undefined, correlationId?: string): void {
+  use(rec: ContextRecord, keepAliveMs: number | undefined, correlationId?: string): Promise<unknown> | undefined {
     rec.inUse++;
     rec.uses++;
+    if (keepAliveMs === undefined) return undefined; // a PIT search without keep_alive: expiry unchanged
     const now = this.clock.now();
-    const coalesce = rec.kind === 'pit' && keepAliveMs === rec.keepAliveMs && now - (rec.loggedAt ?? rec.createdAt) < rec.keepAliveMs / 4;
-    if (keepAliveMs !== undefined && !coalesce) {
-      rec.keepAliveMs = keepAliveMs;
-      rec.loggedAt = now;
-      this.as(correlationId, () => rec.actor.send({ type: 'extend', keepAliveMs }));
-    } else this.as(correlationId, () => rec.actor.send({ type: rec.kind === 'pit' ? 'touch' : 'extend', keepAliveMs: rec.keepAliveMs } as never));
+    if (keepAliveMs === rec.keepAliveMs && now - (rec.loggedAt ?? rec.createdAt) < rec.keepAliveMs / 4) return undefined;
+    rec.keepAliveMs = keepAliveMs;
+    rec.loggedAt = now;
+    rec.extending = true;
+    this.as(correlationId, () => rec.actor.send({ type: 'extend', keepAliveMs }));
+    return rec.appended;
   }
   /** The search finished: the keep-alive restarts from now once nobody uses it. */
   done(rec: ContextRecord): void {
     rec.inUse = Math.max(0, rec.inUse - 1);
     rec.lastUsedAt = this.clock.now();
-    if (rec.inUse === 0) rec.actor.send({ type: 'used' });
+    // An `extend` event put the machine in use: back to idle, where its timer reads the usage.
+    if (rec.inUse === 0 && rec.extending) {
+      rec.extending = false;
+      rec.actor.send({ type: 'used' });
+    }
   }
 
   /** Client asked (DELETE _search/scroll, DELETE _pit). Resolves once the fact is acknowledged. */

@@ -26,7 +26,10 @@ export interface ContextHandle {
   owner?: Owner;
   /** Scroll: the search it pages through. */
   scroll?: ContextRecord['scroll'];
-  /** Resolves once the use (and any extension it logged) is acknowledged by the owner. */
+  /**
+   * Resolves once the use (and any extension it logged) is acknowledged by the owner: at once when
+   * this node owns the context and the use logged nothing.
+   */
   ready: Promise<void>;
   /** The search is finished with it: its keep-alive runs again from now. */
   done(): void;
@@ -47,6 +50,9 @@ export interface UseOptions {
   gone?: () => Error;
 }
 type Answer = { ok: true; freed?: number } | { ok: false; gone: true };
+
+/** A use that logged nothing is ready at once. */
+const READY: Promise<void> = Promise.resolve();
 
 /** The owner did not answer and is still alive: ES's 503, the client may retry. */
 const ownerBusy = (id: string) => new EsError('no_shard_available_action_exception', 503, `the node owning search context [${id}] did not answer in time`);
@@ -134,11 +140,12 @@ export class ContextService {
       return reg.tombstone(id) && c.cmd !== 'done' ? { ok: false, gone: true } : undefined;
     }
     switch (c.cmd) {
-      case 'use':
-        reg.use(rec, c.keepAliveMs, c.correlationId);
+      case 'use': {
+        const logged = reg.use(rec, c.keepAliveMs, c.correlationId);
         this.remoteUses.set(c.useId, { rec, node: c.from });
-        await rec.appended.catch(() => undefined); // the extension is logged before the page is answered
+        if (logged) await logged.catch(() => undefined); // an extension it logged is in the log before the page is answered
         return { ok: true };
+      }
       case 'done':
         if (this.remoteUses.delete(c.useId)) reg.done(rec);
         return undefined;
@@ -173,14 +180,14 @@ export class ContextService {
     opts: UseOptions,
   ): Promise<ContextHandle | undefined> {
     for (let attempt = 0; attempt < 4; attempt++) {
-      const st = await this.state(id);
+      const st = this.d.directory.get(id) ?? (await this.state(id));
       if (!st || st.kind !== kind || st.status !== 'open' || !opts.mayUse(st.owner)) return undefined;
       const owner = st.node ?? LEGACY_OWNER;
       if (owner === this.d.nodeId) {
         const rec = this.d.registry.get(id);
-        // A use that logs (a keep-alive) needs the log: cut off, ES's 503 before the context changes
-        // (a PIT search without keep_alive reads only what this node holds, and goes on).
-        if (rec && !(kind === 'pit' && opts.keepAliveMs === undefined)) await this.needLog(kind);
+        // A use that may log (a keep-alive) needs the log: cut off, ES's 503 before the context
+        // changes (a PIT search without keep_alive reads only what this node holds, and goes on).
+        if (rec && opts.keepAliveMs !== undefined && !Connectivity.of(this.d.nc).up) await this.needLog(kind);
         if (rec) return this.localHandle(rec, opts);
         if (this.d.registry.tombstone(id)) return undefined; // it just ended here; its last fact is on its way
       }
@@ -196,10 +203,10 @@ export class ContextService {
 
   private localHandle(rec: ContextRecord, opts: { keepAliveMs?: number; correlationId?: string }): ContextHandle {
     const reg = this.d.registry;
-    reg.use(rec, opts.keepAliveMs, opts.correlationId);
+    const logged = reg.use(rec, opts.keepAliveMs, opts.correlationId);
     return {
       id: rec.id, kind: rec.kind, indices: rec.indices, shards: rec.shards, owner: rec.owner, scroll: rec.scroll,
-      ready: rec.appended.then(() => undefined),
+      ready: logged ? logged.then(() => undefined) : READY,
       done: () => reg.done(rec),
       release: (reason, correlationId) => reg.release(rec, reason as never, correlationId),
     };
@@ -234,8 +241,7 @@ export class ContextService {
         if (owner === this.d.nodeId) {
           local = reg.get(st.id);
           if (!local) break;
-          reg.use(local, opts.keepAliveMs, opts.correlationId);
-          await local.appended;
+          await reg.use(local, opts.keepAliveMs, opts.correlationId);
           return;
         }
       }

@@ -60,6 +60,11 @@ export async function startEdge(opts: EdgeOptions): Promise<Edge> {
     });
   }
   // Node's own parser errors (431, bad method, malformed framing) get ES-shaped bodies too.
+  // An `Expect` other than 100-continue: Node answers 417 with an empty body; here ES's error shape.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const e = new EsError('illegal_argument_exception', 417, `unsupported expectation [${String(req.headers.expect ?? '').replace(/[^\x20-\x7e]/g, '?').slice(0, 100)}]`);
+    send(res, req.method ?? 'GET', 417, toErrorBody(e), { connection: 'close' }, 'application/json', undefined);
+  });
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => answerClientError(err, socket));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -137,14 +142,20 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
       );
     }
     route = m.route;
+    // Credentials first, from the headers alone (ES authenticates a request's headers before it
+    // reads the body): a caller without them never gets a body read, let alone a gzip bomb inflated.
+    let auth: EsRequest['auth'];
+    if (opts.security && !route.anonymous) {
+      // Awaited only when they are promises: a warm authentication is a value, and every needless
+      // await is a trip through the microtask queue on each request.
+      const who = opts.security.authenticate(makeRequest({ method, path, uri, params: m.params, query, headers: req.headers, body: undefined }), route.authz);
+      auth = who instanceof Promise ? await who : who;
+    }
     let body = await readBody(req, max, inflightAccount(opts, route, res));
     if (!body && query.source) body = Buffer.from(query.source); // ES's `source=` body-in-URL form
     esReq = makeRequest({ method, path, uri, params: m.params, query, headers: req.headers, body });
     if (opts.security && !route.anonymous) {
-      // Awaited only when they are promises: a warm authentication is a value, and every needless
-      // await is a trip through the microtask queue on each request.
-      const who = opts.security.authenticate(esReq);
-      esReq.auth = who instanceof Promise ? await who : who;
+      esReq.auth = auth;
       const a = route.authz;
       const ok = a.kind === 'cluster' ? opts.security.authorize(esReq.auth, a.action) : a.kind === 'indices' ? opts.security.authorize(esReq.auth, a.action, a.indices(esReq)) : undefined;
       if (ok instanceof Promise) await ok;
@@ -169,7 +180,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: EdgeOptio
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(err.extra.header ?? {})) headers[k] = v;
     // a body left unread (413, or a 429 of the in-flight breaker) must not be parsed as the next request
-    if (err.status === 413 || (err.type === 'circuit_breaking_exception' && !req.complete)) headers.connection = 'close';
+    if (err.status === 413 || !req.complete) headers.connection = 'close';
     send(res, method, err.status, toErrorBody(err), headers, compat, responseShape(query, route?.pattern), e instanceof Error ? e.stack ?? String(e) : String(e));
   }
 }
@@ -205,6 +216,8 @@ function send(
   const ct = headers?.['content-type'];
   if (shape && body !== undefined && method !== 'HEAD' && (ct === undefined || String(ct).includes('json'))) {
     payload = Buffer.from(serialize(shapeBody(body, shape, stack !== undefined, stack), shape.pretty));
+  } else if (body instanceof RawJson && body.chunks.length > 1 && method !== 'HEAD') {
+    return sendChunks(res, status, body.chunks, headers, contentType);
   } else if (body instanceof RawJson) {
     const c = body.chunks;
     if (c.length > 1 && method !== 'HEAD' && c.every((x) => typeof x !== 'string')) {
@@ -226,6 +239,21 @@ function send(
     ...(headers ?? {}),
   });
   res.end(method === 'HEAD' ? undefined : payload);
+}
+
+/**
+ * A body in several chunks (a search response whose hits are byte ranges of the shards' pages):
+ * written as they are, corked, so the headers and every chunk leave in one `writev` (no copy into
+ * one buffer first).
+ */
+function sendChunks(res: ServerResponse, status: number, chunks: Array<Buffer | string>, headers: Record<string, string | string[]> | undefined, contentType: string): void {
+  const bufs = chunks.map((x) => (typeof x === 'string' ? Buffer.from(x) : x));
+  let length = 0;
+  for (const b of bufs) length += b.length;
+  res.writeHead(status, { ...PRODUCT, 'content-type': contentType, 'content-length': length, ...(headers ?? {}) });
+  res.cork();
+  for (const b of bufs) res.write(b);
+  res.end(); // uncorks: one writev
 }
 
 /** Ids a request body may carry (`scroll_id`, PIT `id`), so that an error echoing one is scrubbed. */

@@ -6,6 +6,7 @@ import type { ShardRef } from '../shard/shardActor';
 import { reduceAggs, reduceTotal, renderAggs, type SearchRequest } from '../shard/engine';
 import type { LocalSlice, SearcherRef, ShardQueryRequest } from '../shard/engine/types';
 import type { QueryPageHead, ShardPage } from '../shard/pageCodec';
+import type { RenderSpec } from '../shard/hitRender';
 import { ByteWriter } from '../wire/byteWriter';
 import { collapseGroupOf, HitList, mergePages, type OutcomeHit } from './hitList';
 import { ShardTimeoutError } from './shardClient';
@@ -60,14 +61,37 @@ export interface SearchOutcome {
   tookMs: number;
   /** Some shard did not answer within the search's `timeout` (ES's `timed_out: true`). */
   timedOut?: boolean;
+  /** How the shards rendered the hits they sent with their sources, if they did. */
+  rendering?: HitRendering;
 }
 
 /** Per-search options: the search `timeout` bounds the wait for each shard's answer. */
 export interface SearchOptions {
   timeoutMs?: number;
+  /**
+   * How the response will render the hits (the RenderExtra it will pass): the shards then write the
+   * hits they return with their sources ready to send (actors/shard/hitRender.ts).
+   */
+  render?: HitRendering;
   /** Called as each shard's query answer (or failure) arrives: an async search's progress. */
   onShard?: (ok: boolean, total: number) => void;
 }
+
+/** The per-hit part of a response's rendering ({@link RenderExtra}'s `sortLength`, `docSortValues`). */
+export interface HitRendering {
+  sortLength?: number;
+  docSortValues?: boolean;
+}
+
+/** Hits can come rendered by the shard: `_source` goes out as stored, and no hit gets `inner_hits`. */
+const renderable = (req: SearchRequest): boolean =>
+  !req.collapse && (req.source === undefined || (req.source.fetch && !req.source.includes.length && !req.source.excludes.length));
+
+/** The shard's render spec for target `t`, when the search renders at the shards. */
+const renderSpec = (t: ShardTarget, render: HitRendering | undefined): RenderSpec | undefined =>
+  render && { index: t.ref.index, ...(render.sortLength !== undefined ? { sortLength: render.sortLength } : {}), ...(render.docSortValues ? { docSortValues: true } : {}) };
+
+const sameRendering = (a: HitRendering, b: RenderExtra) => a.sortLength === b.sortLength && !!a.docSortValues === !!b.docSortValues;
 
 export interface RenderExtra {
   scrollId?: string;
@@ -126,8 +150,10 @@ export async function executeSearch(s: SearchServices, req: SearchRequest, targe
   const scope = s.ctx.breakers?.searchScope();
   try {
     const budget = scope ?? UNLIMITED_BUDGET;
-    if (targets.length > 1 && isShardDocWalk(req)) return await walkShardDocOrder(s, req, targets, budget);
-    return await querySearch(s, req, targets, opts, single, start, budget);
+    const render = opts.render && renderable(req) ? opts.render : undefined;
+    const out = targets.length > 1 && isShardDocWalk(req) ? await walkShardDocOrder(s, req, targets, budget, render) : await querySearch(s, req, targets, { ...opts, render }, single, start, budget);
+    if (render) out.rendering = render;
+    return out;
   } finally {
     scope?.close();
   }
@@ -137,7 +163,7 @@ async function querySearch(s: SearchServices, req: SearchRequest, targets: Shard
   s.stats.queryCurrent += targets.length;
   const answers = await Promise.all(
     targets.map((t) =>
-      s.shards.query(t.ref, { req: shardRequest(req, t, single), searcher: t.searcher, fetch: single }, { timeoutMs: opts.timeoutMs }).then(
+      s.shards.query(t.ref, { req: shardRequest(req, t, single), searcher: t.searcher, fetch: single, ...(single && opts.render ? { render: renderSpec(t, opts.render) } : {}) }, { timeoutMs: opts.timeoutMs }).then(
         (page): Answer => (opts.onShard?.(true, targets.length), { ok: true, page }),
         (error): Answer => (opts.onShard?.(false, targets.length), { ok: false, error }),
       ),
@@ -228,7 +254,7 @@ export async function assembleSearch(
   let timedOut = 0;
   answers.forEach((a, i) => {
     if (a.ok) {
-      ok.push({ t: targets[i], page: a.page, p: list.addPage(a.page, targets[i].shardIndex) });
+      ok.push({ t: targets[i], page: a.page, p: list.addPage(a.page, targets[i].shardIndex, targets[i].ref.index) });
       searchers[i] = a.page.head.searcher;
     } else if (a.error instanceof ShardTimeoutError) {
       timedOut++; // ES: a shard past the search timeout contributes what it has (here: nothing), not a failure
@@ -325,7 +351,7 @@ function isShardDocWalk(req: SearchRequest): boolean {
   return first?.field === '_shard_doc' && first.order === 'asc' && req.trackTotalHits === false && !req.aggs && req.from === 0 && req.size > 0;
 }
 
-async function walkShardDocOrder(s: SearchServices, req: SearchRequest, targets: ShardTarget[], budget: SearchBudget): Promise<SearchOutcome> {
+async function walkShardDocOrder(s: SearchServices, req: SearchRequest, targets: ShardTarget[], budget: SearchBudget, render?: HitRendering): Promise<SearchOutcome> {
   const start = Date.now();
   const after = req.searchAfter?.[0];
   const fromShard = after === undefined || after === null ? -1 : Number(BigInt(after as number | bigint | string) >> 32n);
@@ -358,12 +384,12 @@ async function walkShardDocOrder(s: SearchServices, req: SearchRequest, targets:
     s.stats.queryCurrent++;
     const t0 = Date.now();
     try {
-      const page = await s.shards.query(t.ref, { req: shardReq, searcher: t.searcher, fetch: true });
+      const page = await s.shards.query(t.ref, { req: shardReq, searcher: t.searcher, fetch: true, ...(render ? { render: renderSpec(t, render) } : {}) });
       budget.reserve(page.b.length, PAGES_LABEL);
       searchers[targets.indexOf(t)] = page.head.searcher;
-      const p = list.addPage(page, t.shardIndex);
+      const p = list.addPage(page, t.shardIndex, t.ref.index);
       const first = list.length;
-      for (let r = 0; r < page.n; r++) list.push(p, r);
+      list.pushRows(p, 0, page.n);
       if (page.fetched < page.n) {
         const docs: number[] = [];
         for (let r = page.fetched; r < page.n; r++) docs.push(page.doc(r));
@@ -415,7 +441,8 @@ export function renderSearch(
   extra: RenderExtra = {},
 ): RawJson {
   const list = out.list;
-  const w = new ByteWriter(Math.max(4096, list.byteEstimate() + 1024));
+  const runs = out.rendering && sameRendering(out.rendering, extra) && renderable(req) ? list.renderedRuns(indexNameOf) : undefined;
+  const w = new ByteWriter(runs ? 1024 : Math.max(4096, list.byteEstimate() + 1024));
   w.u8(0x7b);
   if (extra.scrollId !== undefined) w.utf8(`"_scroll_id":${JSON.stringify(extra.scrollId)},`);
   if (extra.pitId !== undefined) w.utf8(`"pit_id":${JSON.stringify(extra.pitId)},`);
@@ -425,6 +452,20 @@ export function renderSearch(
     w.utf8(extra.restTotalHitsAsInt ? `"total":${total.value},` : `"total":${JSON.stringify(total)},`);
   } else if (extra.restTotalHitsAsInt) w.ascii('"total":-1,');
   w.ascii(`"max_score":${out.maxScore === null || out.maxScore === undefined || Number.isNaN(out.maxScore) ? 'null' : out.maxScore},"hits":[`);
+  if (runs) {
+    // The hits as the shards wrote them: byte ranges of their pages, sent as they are (one writev).
+    const chunks: Buffer[] = [w.take()];
+    runs.forEach(([p, from, to], k) => {
+      const page = list.pages[p];
+      chunks.push(page.b.subarray(page.renderedStart(from), page.renderedEnd(to) + (k < runs.length - 1 ? 1 : 0))); // + its comma
+    });
+    const tail = new ByteWriter(64);
+    tail.ascii(']}');
+    if (out.aggregations) tail.utf8(`,"aggregations":${stringify(out.aggregations)}`);
+    tail.u8(0x7d);
+    chunks.push(tail.take());
+    return new RawJson(chunks);
+  }
   const prefixes = new Map<number, Buffer>();
   for (let i = 0; i < list.length; i++) {
     if (i) w.u8(0x2c);

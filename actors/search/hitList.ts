@@ -18,6 +18,8 @@ export type OutcomeHit = MergedHit & { source?: string; routing?: string; versio
 export class HitList {
   readonly pages: ShardPage[] = [];
   private readonly pageShard: number[] = [];
+  /** The `_index` a rendered page's hits were written with (undefined: not rendered). */
+  private readonly pageIndex: Array<string | undefined> = [];
   private qPage: number[] = [];
   private qRow: number[] = [];
   private sPage: number[] = [];
@@ -29,11 +31,39 @@ export class HitList {
     return this.qRow.length;
   }
 
-  /** Registers a page of shard `shardIndex`; returns its number in this list. */
-  addPage(page: ShardPage, shardIndex: number): number {
+  /**
+   * Registers a page of shard `shardIndex`; returns its number in this list. `index`: the `_index`
+   * the shard rendered the page's hits with, when it did (see {@link renderedRuns}).
+   */
+  addPage(page: ShardPage, shardIndex: number, index?: string): number {
     this.pages.push(page);
     this.pageShard.push(shardIndex);
+    this.pageIndex.push(page.rendered ? index : undefined);
     return this.pages.length - 1;
+  }
+
+  /**
+   * The hits as runs of consecutive rows `[page, from, to)` of rendered pages, when every hit comes
+   * rendered with its own source and the coordinator added nothing to any: the response then
+   * carries each run as one byte range of its page. Undefined otherwise (or with no hit).
+   */
+  renderedRuns(indexNameOf: (shardIndex: number) => string): Array<[number, number, number]> | undefined {
+    if (!this.length || this.extras?.size) return undefined;
+    const runs: Array<[number, number, number]> = [];
+    let last: [number, number, number] | undefined;
+    for (let i = 0; i < this.length; i++) {
+      const p = this.qPage[i];
+      const r = this.qRow[i];
+      if (this.sPage[i] !== p || this.sRow[i] !== r) return undefined;
+      if (last && last[0] === p && last[2] === r) {
+        last[2]++;
+        continue;
+      }
+      const index = this.pageIndex[p];
+      if (index === undefined || index !== indexNameOf(this.pageShard[p])) return undefined;
+      runs.push((last = [p, r, r + 1]));
+    }
+    return runs;
   }
 
   /** Appends row `row` of page `p`, with the page's own source when it carries one. */
@@ -45,6 +75,19 @@ export class HitList {
     this.sRow.push(inline ? row : -1);
     this.objects = undefined;
     return this.qRow.length - 1;
+  }
+
+  /** Appends rows `[from, to)` of page `p` (a `_shard_doc` walk takes a shard's page whole). */
+  pushRows(p: number, from: number, to: number): void {
+    const fetched = this.pages[p].fetched;
+    for (let row = from; row < to; row++) {
+      this.qPage.push(p);
+      this.qRow.push(row);
+      const inline = row < fetched;
+      this.sPage.push(inline ? p : -1);
+      this.sRow.push(inline ? row : -1);
+    }
+    this.objects = undefined;
   }
 
   /** Hit `i`'s source is row `row` of page `p`. */

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 import { illegalArgument } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import type { SortValue } from '../shard/engine/types';
@@ -32,8 +32,18 @@ export interface SigningKey {
   key: Buffer;
 }
 
+/** PIT ids remembered (encoded per context, verified per id string), each way; cleared when full. */
+const PIT_MEMO_MAX = 10_000;
+
 export class IdCodec {
   private keys: SigningKey[];
+  /**
+   * A PIT id never changes (no position in it): its encoding per context and its verification per
+   * id string are remembered, so a PIT search costs no HMAC. Only ids that verified are kept;
+   * both memos are dropped when the keys change.
+   */
+  private readonly pitIds = new Map<string, string>();
+  private readonly pitContexts = new Map<string, string>();
 
   /**
    * @param keys the cluster's keys, oldest first (the last one signs); a bare Buffer is key id 0
@@ -45,11 +55,14 @@ export class IdCodec {
 
   /** Takes a rotated key set (the cluster watch calls this). */
   setKeys(keys: SigningKey[]): void {
-    if (keys.length) this.keys = keys;
+    if (!keys.length) return;
+    this.keys = keys;
+    this.pitIds.clear();
+    this.pitContexts.clear();
   }
 
   private mac(key: Buffer, body: Buffer): Buffer {
-    return createHmac('sha256', key).update(body).digest().subarray(0, MAC_LEN);
+    return hmacSha256(key, body).subarray(0, MAC_LEN);
   }
 
   private encode(kind: number, contextId: string, payload: string): string {
@@ -90,12 +103,61 @@ export class IdCodec {
     return { contextId: d.contextId, pos: parseJson<ScrollPosition>(d.payload) };
   }
   pitId(contextId: string): string {
-    return this.encode(KIND.pit, contextId, '');
+    let id = this.pitIds.get(contextId);
+    if (id === undefined) {
+      id = this.encode(KIND.pit, contextId, '');
+      remember(this.pitIds, contextId, id);
+    }
+    return id;
   }
   /** Decodes a PIT id or throws ES's 400 `invalid id: [x]`. */
   parsePitId(id: string): string {
+    const known = this.pitContexts.get(id);
+    if (known !== undefined) return known;
     const d = this.decode('pit', id);
     if (!d) throw illegalArgument(`invalid id: [${id}]`);
+    remember(this.pitContexts, id, d.contextId);
     return d.contextId;
   }
 }
+
+function remember(m: Map<string, string>, k: string, v: string): void {
+  if (m.size >= PIT_MEMO_MAX) m.clear();
+  m.set(k, v);
+}
+
+/** SHA-256's block size: HMAC pads its key to it. */
+const BLOCK = 64;
+/** Per key: the key XOR ipad and XOR opad blocks (RFC 2104), computed once. */
+const pads = new WeakMap<Buffer, { inner: Buffer; outer: Buffer }>();
+let scratch = Buffer.alloc(4096);
+
+/**
+ * HMAC-SHA256 (RFC 2104) as two one-shot hashes over the key's precomputed pads: the same bytes as
+ * `createHmac('sha256', key)`, without its per-call key setup, which costs more than the hashing
+ * of an id (every scroll page parses one id and signs the next).
+ */
+export function hmacSha256(key: Buffer, body: Buffer): Buffer {
+  let p = pads.get(key);
+  if (!p) {
+    const k = key.length > BLOCK ? createHmacKey(key) : key;
+    const inner = Buffer.alloc(BLOCK, 0x36);
+    const outer = Buffer.alloc(BLOCK, 0x5c);
+    for (let i = 0; i < k.length; i++) {
+      inner[i] ^= k[i];
+      outer[i] ^= k[i];
+    }
+    pads.set(key, (p = { inner, outer }));
+  }
+  const n = BLOCK + Math.max(body.length, 32);
+  if (scratch.length < n) scratch = Buffer.alloc(2 * n);
+  p.inner.copy(scratch, 0);
+  body.copy(scratch, BLOCK);
+  const innerHash = hash('sha256', scratch.subarray(0, BLOCK + body.length), 'buffer') as unknown as Buffer;
+  p.outer.copy(scratch, 0);
+  innerHash.copy(scratch, BLOCK);
+  return hash('sha256', scratch.subarray(0, BLOCK + 32), 'buffer') as unknown as Buffer;
+}
+
+/** A key longer than a block is hashed first (RFC 2104). */
+const createHmacKey = (key: Buffer): Buffer => hash('sha256', key, 'buffer') as unknown as Buffer;

@@ -38,32 +38,62 @@ export function orderedTargets(indices: IndexState[], routing?: string): ShardTa
 
 /** Resolves the request's indices and filters them to those the caller may read. */
 export async function searchIndices(s: SearchServices, req: Pick<EsRequest, 'params' | 'query' | 'auth'>, action = READ): Promise<IndexState[]> {
-  let expr = req.params.index;
   const opts = resolveOptions(req);
-  if (s.security) {
-    // Authorize before resolving (ES IndicesAndAliasesResolver + RBACEngine): a name the caller may not
-    // use is refused with 403 whether or not it exists, so the answer tells nothing about other
-    // indices; only a permitted name that is missing gets 404. With ignore_unavailable such names are
-    // dropped instead, as ES treats them as unavailable.
-    const parts = (expr ?? '').split(',');
-    const explicit = parts.filter((p) => p && !p.includes('*') && !p.includes('?') && !p.startsWith('-') && p !== '_all');
-    if (explicit.length) {
-      if (opts.ignoreUnavailable) {
-        const allowed = new Set(s.security.allowedIndices(req.auth, action, explicit));
-        const kept = parts.filter((p) => !explicit.includes(p) || allowed.has(p));
-        if (!kept.some((p) => p && !p.startsWith('-'))) return [];
-        expr = kept.join(',');
-      } else {
-        const ok = s.security.authorize(req.auth, action, explicit);
-        if (ok instanceof Promise) await ok; // (a value from the node's gate: no microtask trip)
-      }
-    } else {
-      const ok = s.security.authorize(req.auth, action, []); // the action on no index at all: 403 before anything
-      if (ok instanceof Promise) await ok;
-    }
+  if (!s.security) return refuseClosed(s.cluster.resolve(req.params.index, opts), opts.ignoreUnavailable);
+  // Authorizing and resolving depend only on the caller's permission, the expression and the
+  // cluster state: a credential's next search with the same expression reuses them.
+  const memo = req.auth ? memoOf(req.auth) : undefined;
+  const key = `${action}\u0000${req.params.index ?? ''}\u0000${opts.ignoreUnavailable}\u0000${opts.allowNoIndices}\u0000${opts.expandWildcards ?? ''}`;
+  const generation = s.cluster.generation;
+  const hit = memo?.get(key);
+  if (hit && hit.generation === generation && hit.permission === req.auth!.permission) return refuseClosed(hit.indices.slice(), opts.ignoreUnavailable);
+  const found = await authorizeAndResolve(s, s.security, req, action, opts);
+  if (memo) {
+    if (memo.size >= RESOLVED_MAX) memo.clear();
+    memo.set(key, { generation, permission: req.auth!.permission, indices: found });
   }
-  const found = s.security ? resolveAuthorized(s, s.security, req.auth, action, expr, opts) : s.cluster.resolve(expr, opts);
-  return refuseClosed(found, opts.ignoreUnavailable);
+  return refuseClosed(found.slice(), opts.ignoreUnavailable);
+}
+
+/**
+ * Resolutions of index expressions per caller (its Authentication, shared by every request the
+ * credential cache answers), kept while the cluster state is unchanged (a 403 or a 404 is thrown,
+ * never kept): a search with credentials costs a Map lookup here, not a pass over every index and
+ * alias name.
+ */
+const resolvedFor = new WeakMap<object, Map<string, { generation: number; permission: unknown; indices: IndexState[] }>>();
+const RESOLVED_MAX = 64;
+function memoOf(auth: object) {
+  let m = resolvedFor.get(auth);
+  if (!m) resolvedFor.set(auth, (m = new Map()));
+  return m;
+}
+
+async function authorizeAndResolve(
+  s: SearchServices, security: NonNullable<SearchServices['security']>, req: Pick<EsRequest, 'params' | 'query' | 'auth'>, action: string, opts: ResolveOptions,
+): Promise<IndexState[]> {
+  let expr = req.params.index;
+  // Authorize before resolving (ES IndicesAndAliasesResolver + RBACEngine): a name the caller may not
+  // use is refused with 403 whether or not it exists, so the answer tells nothing about other
+  // indices; only a permitted name that is missing gets 404. With ignore_unavailable such names are
+  // dropped instead, as ES treats them as unavailable.
+  const parts = (expr ?? '').split(',');
+  const explicit = parts.filter((p) => p && !p.includes('*') && !p.includes('?') && !p.startsWith('-') && p !== '_all');
+  if (explicit.length) {
+    if (opts.ignoreUnavailable) {
+      const allowed = new Set(security.allowedIndices(req.auth, action, explicit));
+      const kept = parts.filter((p) => !explicit.includes(p) || allowed.has(p));
+      if (!kept.some((p) => p && !p.startsWith('-'))) return [];
+      expr = kept.join(',');
+    } else {
+      const ok = security.authorize(req.auth, action, explicit);
+      if (ok instanceof Promise) await ok; // (a value from the node's gate: no microtask trip)
+    }
+  } else {
+    const ok = security.authorize(req.auth, action, []); // the action on no index at all: 403 before anything
+    if (ok instanceof Promise) await ok;
+  }
+  return resolveAuthorized(s, security, req.auth, action, expr, opts);
 }
 
 /**

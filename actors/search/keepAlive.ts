@@ -9,11 +9,24 @@ import type { SearchServices } from './services';
  * `SearchService.checkKeepAliveLimit`).
  */
 
+/** Parsed time values of the keep-alive settings, by their text (the settings change rarely). */
+const parsed = new Map<string, number>();
+function timeSetting(value: string, name: string): number {
+  const key = `${name}=${value}`;
+  let ms = parsed.get(key);
+  if (ms === undefined) {
+    ms = parseTimeValue(value, name); // throws for a bad value: never remembered
+    if (parsed.size > 64) parsed.clear();
+    parsed.set(key, ms);
+  }
+  return ms;
+}
+
 /** `search.*` keep-alive limits, read live so `PUT /_cluster/settings` takes effect at once. */
 export function keepAliveLimits(s: Pick<SearchServices, 'ctx'>) {
   return {
-    defaultMs: parseTimeValue(s.ctx.settings.str('search.default_keep_alive', '5m'), 'search.default_keep_alive'),
-    maxMs: parseTimeValue(s.ctx.settings.str('search.max_keep_alive', '24h'), 'search.max_keep_alive'),
+    defaultMs: timeSetting(s.ctx.settings.str('search.default_keep_alive', '5m'), 'search.default_keep_alive'),
+    maxMs: timeSetting(s.ctx.settings.str('search.max_keep_alive', '24h'), 'search.max_keep_alive'),
     maxOpenScroll: s.ctx.settings.num('search.max_open_scroll_context', 500),
   };
 }

@@ -1,4 +1,4 @@
-import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { createInbox, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 
 /** Nobody subscribes to the subject (the server's 503 status reply). */
 export class NoResponders extends Error {
@@ -47,14 +47,14 @@ export class RequestMux {
   constructor(private readonly nc: NatsConnection) {}
 
   /** Publishes `payload` to `subject` and resolves with the reply (its headers may say it comes in parts). */
-  request(subject: string, payload: Uint8Array, timeoutMs: number): Promise<Msg> {
+  request(subject: string, payload: Uint8Array, timeoutMs: number, headers?: MsgHdrs): Promise<Msg> {
     if (this.nc.isClosed()) return Promise.reject(new Error('connection closed'));
     this.ensureSub();
     const id = ++this.seq;
     return new Promise<Msg>((resolve, reject) => {
       this.pending.set(id, { subject, resolve, reject, deadline: Date.now() + timeoutMs, ms: timeoutMs });
       try {
-        this.nc.publish(subject, payload, { reply: this.prefix + id });
+        this.nc.publish(subject, payload, headers ? { reply: this.prefix + id, headers } : { reply: this.prefix + id });
       } catch (e) {
         this.pending.delete(id);
         reject(e as Error);

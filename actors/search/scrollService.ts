@@ -86,7 +86,7 @@ export async function startScroll(s: PagingServices, req: SearchCall, sr: Search
     ]);
   }
   const internal = scrollFirstPage(sr);
-  const out = await executeSearch(s, internal, targets);
+  const out = await executeSearch(s, internal, targets, { render: { sortLength: sr.sort?.length ?? 0, docSortValues: isDocOrder(sr.sort) } });
   const total = out.total ?? { value: 0, relation: 'eq' as const };
   const request = { ...(req.text !== undefined ? { body: req.text } : {}), params: { ...req.query } };
   const rec = s.contexts.open({
@@ -161,13 +161,14 @@ export async function scrollPage(s: PagingServices, req: Caller, scrollId: strin
     if (!h.scroll) throw contextMissing(s, contextId, 'query', req);
     const sr = { ...(h.scroll.request as SearchRequest), searchAfter: pos.after };
     // indices_boost applies to every page (the boosts of the indices the scroll pinned)
-    const targets = withIndexBoosts(s, sr, h.shards.map((p) => ({
+    const pinned = h.shards.map((p) => ({
       ref: { index: p.index, indexUuid: p.indexUuid, n: p.n },
       shardIndex: p.shardIndex,
       searcher: p.searcher,
       slice: p.slice,
-    })), true);
-    const out = await executeSearch(s, sr, targets);
+    }));
+    const targets = sr.indicesBoost?.length ? withIndexBoosts(s, sr, pinned, true) : pinned;
+    const out = await executeSearch(s, sr, targets, { render: { sortLength: h.scroll.sortLength, docSortValues: h.scroll.docOrder } });
     out.tookMs = Math.max(1, out.tookMs);
     await h.ready; // the extension is in the log before the client sees the page (revival)
     const next = { after: out.list.length ? out.list.lastSort() : pos.after, page: pos.page + 1 };

@@ -47,7 +47,7 @@ async function plainSearch(s: PagingServices, call: SearchCall, sr: SearchReques
   const indices = await searchIndices(s, call);
   checkMaxTermsCount(sr, indices);
   const targets = withIndexBoosts(s, sr, withAliasFilters(s, call.params.index, orderedTargets(indices, sr.routing)), call.query.ignore_unavailable === 'true');
-  const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs, onShard: call.onShard });
+  const out = await executeSearch(s, { ...sr, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs, onShard: call.onShard, render: {} });
   checkPartial(s, sr, out);
   await expandCollapse(s, sr, out, targets);
   return {
@@ -72,7 +72,7 @@ async function pitSearch(s: PagingServices, req: SearchCall, sr: SearchRequest):
       'pit',
     ), false);
     checkMaxTermsCount(sr, [...new Set(h.shards.map((p) => p.index))].map((n) => s.cluster.get(n)).filter((i): i is NonNullable<typeof i> => !!i));
-    const out = await executeSearch(s, { ...sr, sort, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs, onShard: req.onShard });
+    const out = await executeSearch(s, { ...sr, sort, checkWindow: 'search' }, targets, { timeoutMs: sr.timeoutMs, onShard: req.onShard, render: {} });
     checkPartial(s, sr, out);
     await expandCollapse(s, sr, out, targets);
     await h.ready; // the extension is logged before the answer

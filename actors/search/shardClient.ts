@@ -5,7 +5,7 @@ import { EsError, errorFromWire } from '../wire/esErrors';
 import { Slicer } from '../../streams';
 import { parseJson, stringify } from '../wire/json';
 import { encodeBatch } from '../shard/opCodec';
-import { assembleReply, HEADER_ROOM } from '../shard/replyChunks';
+import { assembleReply, ChunkedResponder } from '../shard/replyChunks';
 import { shardUnavailable, type QueryMessage, type ShardRef, type ShardReply, type WriteReply } from '../shard/shardActor';
 import { isPage, ShardPage, type QueryPageHead } from '../shard/pageCodec';
 import { NoResponders, RequestMux, RequestTimeout } from './requestMux';
@@ -69,7 +69,7 @@ export function checkMaxPayload(nc: NatsConnection, log: Logger): number {
   if (max < RECOMMENDED_MAX_PAYLOAD) {
     log.warn(
       { max_payload: max, recommended: RECOMMENDED_MAX_PAYLOAD },
-      'nats-server max_payload is below 8 MB: documents larger than it are refused (413), large replies are split into several messages',
+      'nats-server max_payload is below 8 MB: large documents, batches and replies travel in several messages',
     );
   }
   return max;
@@ -103,6 +103,8 @@ export class ShardClient {
   private readonly writeWaitMs: number;
   private readonly readWaitMs: number;
   private readonly onStoreFull?: () => void;
+  /** Parts of requests larger than a message, served to the copy that asks for them. */
+  private readonly parts: ChunkedResponder;
   private readonly onWritten?: (bytes: number) => void;
 
   constructor(private readonly nc: NatsConnection, opts: ShardClientOptions | number = {}) {
@@ -113,6 +115,7 @@ export class ShardClient {
     this.writeWaitMs = o.writeWaitMs ?? 60_000;
     this.readWaitMs = o.readWaitMs ?? 5_000;
     this.mux = new RequestMux(nc);
+    this.parts = new ChunkedResponder(nc, () => this.maxPayload);
     void this.watchConnection();
   }
 
@@ -146,7 +149,9 @@ export class ShardClient {
     const lost = new Promise<never>((_, reject) => (fail = reject));
     this.inFlight.add(fail);
     try {
-      const ask = async () => assembleReply(this.nc, await this.mux.request(subject, payload, timeout), timeout);
+      // a request larger than a message (a big document) goes in parts, as large replies do
+      const { first, headers } = this.parts.offer(payload);
+      const ask = async () => assembleReply(this.nc, await this.mux.request(subject, first, timeout, headers), timeout);
       return await Promise.race([ask(), lost]);
     } catch (e) {
       if (e === CONNECTION_LOST) throw new ConnectionLost('the node lost its NATS connection');
@@ -163,9 +168,6 @@ export class ShardClient {
    * asked again: it reports the shard as timed out.
    */
   private async raw(ref: ShardRef, op: ShardOp, payload: Uint8Array, opts: ShardCallOptions = {}): Promise<Uint8Array> {
-    if (payload.length > this.maxPayload - HEADER_ROOM) {
-      throw new EsError('content_too_long_exception', 413, `request of [${payload.length}] bytes to [${ref.index}][${ref.n}] is larger than the transport allows [${this.maxPayload - HEADER_ROOM}] (NATS max_payload)`);
-    }
     const waitMs = op === 'write' ? this.writeWaitMs : this.readWaitMs;
     const deadline = Date.now() + waitMs;
     const subject = this.subjectOf(ref, op, opts.node);
@@ -204,14 +206,6 @@ export class ShardClient {
     }
   }
 
-  /** Resolves true once the connection is back, false at `deadline`. */
-  private async reconnected(deadline: number): Promise<boolean> {
-    while (!this.connected) {
-      if (Date.now() >= deadline || this.nc.isClosed()) return false;
-      await sleep(100);
-    }
-    return true;
-  }
 
   /** A plain JSON request/reply (counts and real-time gets from this node's own copy when it can). */
   async call<T>(ref: ShardRef, op: ShardOp, body: unknown, opts?: ShardCallOptions | string): Promise<T> {
@@ -233,21 +227,14 @@ export class ShardClient {
     const budget = Math.min(Math.floor(this.maxPayload * 0.4), WRITE_REQUEST_BYTES);
     const slicer = new Slicer();
     const head = JSON.stringify({ refresh });
-    // A document that cannot travel in one message is refused on its own (ES's 413), never sent.
-    const refused = new Map<number, WriteOutcome>();
-    writes.forEach((w, i) => {
-      const worst = (w.source?.length ?? 0) * 3 + 128;
-      if (worst <= budget) return;
-      const bytes = enc.encode(`${head}\n${encodeBatch([w], (x) => x.source)}`).length;
-      if (bytes > this.maxPayload - HEADER_ROOM) refused.set(i, tooLargeDoc(bytes, this.maxPayload - HEADER_ROOM));
-    });
+    // A document larger than a message goes alone, its request in parts (and its batch in the log
+    // in parts too, logParts.ts): documents up to http.max_content_length whatever the max_payload.
     const chunks: DocWrite[][] = [];
     let cur: DocWrite[] = [];
     let size = 0;
     for (let i = 0; i < writes.length; i++) {
       if ((i & 1023) === 0 && slicer.due) await slicer.pause();
       const w = writes[i];
-      if (refused.has(i)) continue;
       const s = (w.source === undefined ? 0 : Buffer.byteLength(w.source)) + 128;
       if (cur.length && size + s > budget) {
         chunks.push(cur);
@@ -274,18 +261,17 @@ export class ShardClient {
         this.onWritten?.(payload.length);
       } catch (e) {
         if (e instanceof EsError && e.status === 429 && e.type === 'cluster_block_exception') this.onStoreFull?.();
-        if (!sent.length && !refused.size) throw e;
+        if (!sent.length) throw e;
         const err = e instanceof EsError ? e : unavailable(ref, (e as Error).message ?? String(e));
         const failed: WriteOutcome = { ok: false, status: err.status, error: { type: err.type, reason: err.message } };
-        while (sent.length < writes.length - refused.size) sent.push(failed);
+        while (sent.length < writes.length) sent.push(failed);
         break;
       }
       sent.push(...reply.result.outcomes);
       out.refreshed ||= reply.result.refreshed;
       out.maxSeqNo = Math.max(out.maxSeqNo, reply.result.maxSeqNo);
     }
-    let next = 0;
-    out.outcomes = refused.size ? writes.map((_, i) => refused.get(i) ?? sent[next++]) : sent;
+    out.outcomes = sent;
     if (out.outcomes.some((o) => !o.ok && o.status === 429 && o.error.type === 'cluster_block_exception')) this.onStoreFull?.();
     return out;
   }
@@ -345,13 +331,3 @@ function unavailable(ref: ShardRef, why: string): EsError {
   });
 }
 
-function tooLargeDoc(bytes: number, max: number): WriteOutcome {
-  return {
-    ok: false,
-    status: 413,
-    error: {
-      type: 'content_too_long_exception',
-      reason: `document of [${bytes}] bytes is larger than the largest message the node's transport accepts [${max}] (NATS max_payload)`,
-    },
-  };
-}

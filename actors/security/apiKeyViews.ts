@@ -42,7 +42,7 @@ export function isOwnRequest(s: KeySelector, caller: Authentication): boolean {
   if (caller.apiKey && caller.authenticationType === 'api_key' && s.ids?.length === 1 && s.ids[0] === caller.apiKey.id && !s.name) return true;
   if (s.owner) return true;
   if (caller.authenticationType === 'api_key') return false;
-  return !!s.username && !!s.realmName && s.username === caller.user.username && s.realmName === caller.authenticationRealm.name;
+  return !!s.username && !!s.realmName && s.username === caller.user.username && s.realmName === caller.lookupRealm.name; // the effective user's realm (run-as: where it was looked up)
 }
 
 /** Keys matching a selector (the caller's own when `owner`). */

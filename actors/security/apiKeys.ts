@@ -7,6 +7,7 @@ import { CacheDigest, randomUrlSafe, ssha256Hash, ssha256Verify } from './hashin
 import { limitPermission } from './permission';
 import { type LimitedPermission } from '../wire/security';
 import { canonicalJson, isEmptyDescriptor, parseRoleDescriptors } from './roleDescriptor';
+import { ancestorsActive, deriveKey, depthOf, descendantsOf } from './derivedKeys';
 import type { RoleStore } from './roleStore';
 import { parseTimeValue } from '../wire/timeValue';
 import type { AuthResult } from './types';
@@ -23,7 +24,7 @@ const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 
 /** The owner a key created by `caller` gets (an API key's derived keys belong to its owner in `_es_api_key`). */
 export function apiKeyOwnerOf(caller: Authentication): ApiKeyOwner {
   const u = caller.user;
-  const realm = caller.apiKey ? { name: API_KEY_REALM, type: API_KEY_REALM } : caller.authenticationRealm;
+  const realm = caller.apiKey ? { name: API_KEY_REALM, type: API_KEY_REALM } : caller.lookupRealm; // run-as: the effective user's realm
   return { username: u.username, realm: realm.name, realmType: realm.type, full_name: u.full_name, email: u.email, metadata: u.metadata };
 }
 
@@ -56,6 +57,8 @@ export class ApiKeyService {
   /** `JSON.stringify` text → interned value (a shortcut to {@link interned}). */
   private readonly internedText = new Map<string, object>();
   private readonly cache: CredentialCache<Authentication>;
+  /** Derived keys by parent id (derivedKeys.ts). */
+  readonly children = new Map<string, Set<string>>();
 
   constructor(
     private readonly facts: FactLog,
@@ -63,8 +66,17 @@ export class ApiKeyService {
     digest: CacheDigest,
     readonly enabled: boolean,
     private readonly now: () => number = Date.now,
+    /** `xpack.security.authc.api_key.derived_keys.enabled` (ours): API keys may derive narrower keys. */
+    readonly derivedKeys = false,
   ) {
     this.cache = new CredentialCache<Authentication>(digest);
+  }
+
+  private indexParent(r: ApiKeyRecord): void {
+    if (r.parentId === undefined) return;
+    let set = this.children.get(r.parentId);
+    if (!set) this.children.set(r.parentId, (set = new Set()));
+    set.add(r.keyId);
   }
 
   /**
@@ -103,6 +115,7 @@ export class ApiKeyService {
       const prev = this.records.get(r.keyId);
       if (prev && prev.seq >= r.seq) continue;
       this.records.set(r.keyId, r);
+      this.indexParent(r);
       this.cache.delete(r.keyId);
     }
   }
@@ -117,6 +130,7 @@ export class ApiKeyService {
     next.metadata = this.intern(next.metadata);
     next.owner = this.intern(next.owner);
     this.records.set(next.keyId, next);
+    this.indexParent(next);
     this.cache.delete(next.keyId);
   }
 
@@ -164,7 +178,10 @@ export class ApiKeyService {
     const secret = text.slice(i + 1);
     const rec = this.records.get(id);
     if (!rec) return { status: 'continue', message: `unable to find apikey with id ${id}`, unknown: true };
-    if (rec.status === 'invalidated') return { status: 'continue', message: `api key [${id}] has been invalidated` };
+    // a derived key dies with any ancestor, even before the cascade's fact reaches this node
+    if (rec.status === 'invalidated' || (rec.parentId !== undefined && !ancestorsActive(rec, this.records, this.now()))) {
+      return { status: 'continue', message: `api key [${id}] has been invalidated` };
+    }
     let auth = this.cache.get(id, secret);
     if (!auth) {
       if (!ssha256Verify(secret, rec.hash)) return { status: 'continue', message: `invalid credentials for API key [${id}]` };
@@ -187,15 +204,23 @@ export class ApiKeyService {
     opts: { derivedCheck: boolean; correlationId?: string },
   ): Promise<Record<string, unknown>> {
     validateKeyRequest(body, true);
-    const roleDescriptors = parseRoleDescriptors(body.role_descriptors);
-    if (opts.derivedCheck && owner.authenticationType === 'api_key') {
+    let roleDescriptors = parseRoleDescriptors(body.role_descriptors);
+    const now = this.now();
+    let expiration = body.expiration === undefined || body.expiration === null ? undefined : now + parseTimeValue(body.expiration, 'expiration');
+    // An API key, or a token it minted, creating a key (ES Authentication.isApiKey; not a run-as).
+    const parent = opts.derivedCheck && owner.apiKey && !owner.runAs ? this.records.get(owner.apiKey.id) : undefined;
+    let parentId: string | undefined;
+    if (parent && this.derivedKeys) {
+      const d = deriveKey(String(body.name), parent, this.permissionOf(parent), roleDescriptors, expiration, this.roles.privileges, depthOf(parent, this.records) + 1);
+      ({ roleDescriptors, expiration } = d);
+      ownerDescriptors = d.limitedBy;
+      parentId = parent.keyId;
+    } else if (opts.derivedCheck && owner.apiKey && !owner.runAs) {
       const list = Object.values(roleDescriptors);
       if (!list.length || list.some((rd) => !isEmptyDescriptor(rd))) {
         throw illegalArgument('creating derived api keys requires an explicit role descriptor that is empty (has no privileges)');
       }
     }
-    const now = this.now();
-    const expiration = body.expiration === undefined || body.expiration === null ? undefined : now + parseTimeValue(body.expiration, 'expiration');
     const keyId = randomUrlSafe(15);
     const secret = randomUrlSafe(16);
     const created: ApiKeyCreated = {
@@ -208,6 +233,7 @@ export class ApiKeyService {
       roleDescriptors,
       limitedBy: ownerDescriptors,
       metadata: isObj(body.metadata) ? body.metadata : {},
+      ...(parentId !== undefined ? { parentId } : {}),
     };
     await this.facts.run(apiKeyMachine, { keyId, now, created }, [], { aggregate: Aggregate.ApiKey, id: keyId, seq: 0, correlationId: opts.correlationId });
     return {
@@ -254,19 +280,26 @@ export class ApiKeyService {
     });
   }
 
-  /** Invalidates keys; returns which were invalidated now and which already were. */
+  /**
+   * Invalidates keys; returns which were invalidated now and which already were. Derived keys of an
+   * invalidated key follow it (cascade), one fact each, and are listed as invalidated too.
+   */
   async invalidate(recs: ApiKeyRecord[], correlationId?: string): Promise<{ invalidated: string[]; previously: string[] }> {
     const invalidated: string[] = [];
     const previously: string[] = [];
-    for (const r of recs) {
-      await this.facts.exclusive(`apikey:${r.keyId}`, async () => {
-        const cur = this.records.get(r.keyId)!;
+    const done = new Set<string>();
+    const one = async (id: string, cascadeOf?: string) => {
+      if (done.has(id)) return;
+      done.add(id);
+      await this.facts.exclusive(`apikey:${id}`, async () => {
+        const cur = this.records.get(id);
+        if (!cur) return;
         if (cur.status === 'invalidated') {
-          previously.push(cur.keyId);
+          if (!cascadeOf) previously.push(cur.keyId);
           return;
         }
         const now = this.now();
-        await this.facts.run(apiKeyMachine, { keyId: cur.keyId, now, record: cur }, [{ type: 'invalidate', at: now }], {
+        await this.facts.run(apiKeyMachine, { keyId: cur.keyId, now, record: cur }, [{ type: 'invalidate', at: now, ...(cascadeOf ? { cascadeOf } : {}) }], {
           aggregate: Aggregate.ApiKey,
           id: cur.keyId,
           seq: cur.seq,
@@ -274,6 +307,11 @@ export class ApiKeyService {
         });
         invalidated.push(cur.keyId);
       });
+    };
+    for (const r of recs) await one(r.keyId);
+    if (this.children.size) {
+      await this.facts.catchUp(); // children created through other nodes a moment ago
+      for (const r of recs) for (const d of descendantsOf(r.keyId, this.children)) await one(d, r.keyId);
     }
     this.facts.broadcastInvalidate('apikey', invalidated);
     return { invalidated, previously };

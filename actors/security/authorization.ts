@@ -20,15 +20,39 @@ function effectiveRoles(p: Permission): string[] {
   return p.kind === 'role' ? p.roleNames : [];
 }
 
-/** "user [bob] with effective roles [r1,r2]" / "API key id [x] of user [bob]" (ES AuthorizationDenialMessages). */
+/** " with effective roles [r1,r2]" plus the assigned roles that were not found (ES rolesDescription). */
+function rolesText(user: { roles: string[] }, p: Permission): string {
+  const effective = [...effectiveRoles(p)].sort();
+  const unfound = [...new Set(user.roles)].filter((r) => !effective.includes(r)).sort();
+  return ` with effective roles [${effective.join(',')}]${unfound.length ? ` (assigned roles [${unfound.join(',')}] were not found)` : ''}`;
+}
+
+/** Who authenticated: "user [bob]" or "API key id [x] of user [bob]" (ES authenticatedUserDescription). */
+function authenticatedText(user: { username: string }, apiKey: { id: string } | undefined): string {
+  return apiKey ? `API key id [${apiKey.id}] of user [${user.username}]` : `user [${user.username}]`;
+}
+
+/**
+ * "user [bob] with effective roles [r1,r2]" / "API key id [x] of user [bob]" / "user [admin] run as
+ * [bob] with effective roles [r1]" (ES AuthorizationDenialMessages.successfulAuthenticationDescription).
+ */
 function userText(a: Authentication): string {
-  if (a.apiKey) return `API key id [${a.apiKey.id}] of user [${a.user.username}]`;
-  const text = `user [${a.user.username}]`;
+  if (a.runAs) return `${authenticatedText(a.runAs.user, a.runAs.apiKey)} run as [${a.user.username}]${rolesText(a.user, a.permission)}`;
+  if (a.apiKey) return authenticatedText(a.user, a.apiKey);
   // Service accounts have privileges, not roles: no roles description (spec §5 wording).
-  if (a.authenticationRealm.type === '_service_account') return text;
-  const effective = [...effectiveRoles(a.permission)].sort();
-  const unfound = [...new Set(a.user.roles)].filter((r) => !effective.includes(r)).sort();
-  return `${text} with effective roles [${effective.join(',')}]${unfound.length ? ` (assigned roles [${unfound.join(',')}] were not found)` : ''}`;
+  if (a.authenticationRealm.type === '_service_account') return `user [${a.user.username}]`;
+  return `user [${a.user.username}]${rolesText(a.user, a.permission)}`;
+}
+
+/**
+ * ES AuthorizationDenialMessages.runAsDenied: the authenticating subject may not run as the user
+ * (`action [x] is unauthorized for user [admin] with effective roles [r], because user [admin] is
+ * unauthorized to run as [bob]`; an API key has privileges, not roles: no roles description).
+ */
+export function runAsDenied(a: Authentication, action: string): EsError {
+  const r = a.runAs!;
+  const who = authenticatedText(r.user, r.apiKey);
+  return forbidden(`action [${action}] is unauthorized for ${who}${r.apiKey ? '' : rolesText(r.user, r.permission)}, because ${who} is unauthorized to run as [${a.user.username}]`);
 }
 
 /** ES's 403 for an action, naming the privileges that would grant it. */
@@ -59,6 +83,7 @@ function isPattern(n: string): boolean {
 export function authorize(auth: Authentication | undefined, action: string, indices?: string[], ownRequest = false): void {
   const a = asAuth(auth);
   if (!a) return;
+  if (a.runAs?.denied) throw runAsDenied(a, action); // ES authorizes run-as first, for every action
   const p = a.permission;
   if (isClusterAction(action) || !action.startsWith('indices:')) {
     if (!checkCluster(p, action, ownRequest)) throw actionDenied(a, action, undefined, ownRequest);
@@ -87,7 +112,7 @@ export function allowedIndices(auth: Authentication | undefined, action: string,
 /** May `auth` run a cluster action (no throw)? */
 export function isClusterActionAllowed(auth: Authentication | undefined, action: string, ownRequest = false): boolean {
   const a = asAuth(auth);
-  return !a || checkCluster(a.permission, action, ownRequest);
+  return !a || (!a.runAs?.denied && checkCluster(a.permission, action, ownRequest));
 }
 
 /**
@@ -98,6 +123,7 @@ export function isClusterActionAllowed(auth: Authentication | undefined, action:
  */
 export function authorizeScroll(auth: Authentication | undefined, contextOwner: Principal | undefined, id: string | number): void {
   const a = asAuth(auth);
+  if (a?.runAs?.denied) throw runAsDenied(a, SCROLL);
   if (a && !checkIndicesAction(a.permission, SCROLL)) throw actionDenied(a, SCROLL);
   checkContextOwner(auth, contextOwner, id);
 }

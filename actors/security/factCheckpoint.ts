@@ -114,6 +114,9 @@ export function encodeFactCheckpoint(cp: FactCheckpoint, stream: string): Buffer
     refs[i * REFS + 4] = ref(r.metadata);
     status[i] = STATUS.indexOf(r.status);
   });
+  // Derived keys' parents (rare): a sparse section, absent when there are none; older files lack it.
+  const parents: Record<string, string> = {};
+  for (const r of cp.apiKeys) if (r.parentId !== undefined) parents[r.keyId] = r.parentId;
   const sections: Array<[string, Buffer]> = [
     ['facts', Buffer.from(cp.facts.map((f) => JSON.stringify(f)).join('\n'))],
     ['objects', Buffer.from(JSON.stringify(objects))],
@@ -121,6 +124,7 @@ export function encodeFactCheckpoint(cp: FactCheckpoint, stream: string): Buffer
     ['keyNums', Buffer.from(nums.buffer)],
     ['keyRefs', Buffer.from(refs.buffer)],
     ['keyStatus', Buffer.from(status.buffer)],
+    ...(Object.keys(parents).length ? [['keyParents', Buffer.from(JSON.stringify(parents))] as [string, Buffer]] : []),
   ];
   const header: Header = { version: VERSION, seq: cp.seq, stream, littleEndian: LITTLE_ENDIAN, keys: n, sections: sections.map(([k, b]) => [k, b.length]) };
   const parts: Buffer[] = [Buffer.from(JSON.stringify(header) + '\n')];
@@ -175,6 +179,8 @@ export function decodeFactCheckpoint(file: Buffer): FactCheckpoint & { stream: s
     const nums = new Float64Array(copy(section('keyNums')));
     const refs = new Uint32Array(copy(section('keyRefs')));
     const status = section('keyStatus');
+    const parentsText = at.get('keyParents');
+    const parents = parentsText ? (JSON.parse(parentsText.toString('utf8')) as Record<string, string>) : {};
     if (strs.length !== n * STRS || nums.length !== n * NUMS || refs.length !== n * REFS || status.length !== n) throw new CheckpointUnusable('columns of unequal length');
     const obj = (i: number) => {
       if (i >= objects.length) throw new CheckpointUnusable('object reference out of range');
@@ -199,6 +205,7 @@ export function decodeFactCheckpoint(file: Buffer): FactCheckpoint & { stream: s
         roleDescriptors: obj(refs[i * REFS + 2]),
         limitedBy: obj(refs[i * REFS + 3]),
         metadata: obj(refs[i * REFS + 4]),
+        parentId: Object.hasOwn(parents, strs[i * STRS]) ? parents[strs[i * STRS]] : undefined,
       });
     }
     return { seq: head.seq, stream: head.stream, facts, apiKeys };

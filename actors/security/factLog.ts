@@ -63,6 +63,8 @@ export class FactLog {
   private stale?: Promise<void>;
   /** Back on NATS and reading what was missed (requests then wait for it, up to 10 s). */
   private catchingUp = false;
+  /** Called once the node's credential facts are current again after a disconnect. */
+  onFreshAgain?: () => void;
   private stopped = false;
 
   constructor(
@@ -132,6 +134,7 @@ export class FactLog {
           this.catchingUp = false;
           if (!release) this.stale = undefined;
           done();
+          if (!release) this.onFreshAgain?.();
         });
       }
     }
@@ -174,6 +177,11 @@ export class FactLog {
     return Promise.race([s, new Promise<void>((r) => setTimeout(r, ms).unref())]);
   }
 
+
+  /** Whether what this node knows of credentials may be stale now (disconnected, or still reading what it missed). */
+  get isStale(): boolean {
+    return this.stale !== undefined;
+  }
 
   /** Folds a fact read from the log (or a checkpoint): its secret fields opened first. */
   private safeApply(env: Envelope) {

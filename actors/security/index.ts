@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { aggregateOf, Aggregate, type Envelope } from '../../streams';
-import type { Routes, SecurityGate } from '../wire/rest';
+import type { Authz, EsRequest, Routes, SecurityGate } from '../wire/rest';
 import type { NodeContext } from '../nodeContext';
 import { ApiKeyService } from './apiKeys';
+import { DERIVED_KEYS_SETTING } from './derivedKeys';
 import { AuthenticatorChain } from './authenticatorChain';
 import { allowedIndices, authorize } from './authorization';
 import { renderAuthentication } from './authView';
@@ -13,10 +14,12 @@ import { FactLog, type InvalidateMessage } from './factLog';
 import { loadFactSeal, secretsBucket } from './factSeal';
 import { sealClearSecrets } from './logMigration';
 import { CacheDigest, storedHashAlgorithm } from './hashing';
-import { TokenService } from './oauth2Tokens';
+import { REUSE_DETECTION_SETTING, reuseDetectionOf, TokenService } from './oauth2Tokens';
 import { ownerOf, sameOwner } from './ownership';
 import { RealmChain } from './realms/realmChain';
 import { RoleStore } from './roleStore';
+import { PartitionPolicy } from './partitionPolicy';
+import { applyRunAs, RUN_AS_HEADER } from './runAs';
 import { apiKeyRoutes } from './routes/apiKeys';
 import { privilegeRoutes } from './routes/privileges';
 import { roleRoutes } from './routes/roles';
@@ -159,13 +162,14 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   const seal = await loadFactSeal(secrets);
   await sealClearSecrets(ctx.nc, secrets, seal, ctx.log, ctx.node.id);
   const facts = new FactLog(ctx, apply, onInvalidate, seal, { now });
+  const partition = new PartitionPolicy(ctx, facts);
   let bootstrapHash: string | undefined;
   realms = new RealmChain({ settings: st, users, roles, configDir: ctx.configDir, log: ctx.log, digest, bootstrapHash: () => bootstrapHash });
   tokens = new TokenService(facts, roles, (id) => {
     const rec = apiKeys.records.get(id);
     return rec && apiKeys.permissionOf(rec);
-  }, tokenTimeout(ctx), now);
-  apiKeys = new ApiKeyService(facts, roles, digest, apiKeysEnabled, now);
+  }, tokenTimeout(ctx), now, reuseDetectionOf(st.str(REUSE_DETECTION_SETTING, 'off')));
+  apiKeys = new ApiKeyService(facts, roles, digest, apiKeysEnabled, now, st.bool(DERIVED_KEYS_SETTING, false));
   const files = new FileServiceTokens(ctx.configDir, () => serviceAccounts?.fileReloaded());
   serviceAccounts = new ServiceAccountService(facts, roles, files, digest, serviceTokenAlgorithm, now);
   tokens.serviceAccountAuth = (account, name, type) => serviceAccounts.authOf(account, name, type);
@@ -218,6 +222,13 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   apiKeyRoutes(r, services);
   serviceAccountRoutes(r, services);
 
+  // Run-as (es-security-runas-user) once the caller is known; without the header one property lookup.
+  const authenticateAs = (req: EsRequest, authz: Authz | undefined): Authentication | Promise<Authentication> => {
+    const a = chain.authenticate(req);
+    if (req.headers[RUN_AS_HEADER] === undefined) return a;
+    return a instanceof Promise ? a.then((x) => applyRunAs(x, req, authz, realms, roles)) : applyRunAs(a, req, authz, realms, roles);
+  };
+
   let sweeping = false;
   const sweep = async () => {
     if (sweeping) return;
@@ -239,9 +250,13 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
     enabled: true,
     gate: {
       // After a reconnect, credentials are checked once the facts missed meanwhile are folded.
-      authenticate: (req) => {
-        const f = facts.fresh();
-        return f ? f.then(() => chain.authenticate(req)) : chain.authenticate(req);
+      authenticate: (req, authz) => {
+        const f = facts.fresh(partition.waitMs);
+        if (!f) return authenticateAs(req, authz);
+        return f.then(() => {
+          partition.check(); // fail_closed: a 503 when the log still cannot be confirmed
+          return authenticateAs(req, authz);
+        });
       },
       authorize: (auth, action, indices) => authorize(auth, action, indices) },
     allowedIndices,

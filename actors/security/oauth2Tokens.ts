@@ -1,4 +1,3 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { Aggregate, type Envelope } from '../../streams';
 import {
@@ -12,6 +11,7 @@ import {
   type TokenSubject,
 } from '../../machines/accessToken.machine';
 import { oauth2Error, tokenExpired } from './errors';
+import { newTokenValue, openPair, sealPair, tokenFamily } from './tokenPairSeal';
 import { LostRace, type FactLog } from './factLog';
 import { sha256Url } from './hashing';
 import { ownerOf, sameOwner } from './ownership';
@@ -23,34 +23,7 @@ import type { Authentication } from '../wire/security';
 /** Refresh tokens live 24h from their document's creation (ES ExpiredTokenRemover.MAXIMUM_TOKEN_LIFETIME_HOURS). */
 export const REFRESH_LIFE_MS = 24 * 3_600_000;
 
-// Token strings are opaque to clients; shaped like late 8.x: VInt(version) + VInt(24) + 24 random bytes.
-const VERSION_PREFIX = Buffer.from([0x83, 0xe2, 0x86, 0x04, 24]);
-const newTokenValue = () => Buffer.concat([VERSION_PREFIX, randomBytes(24)]).toString('base64');
-
-function keyFor(refreshToken: string, salt: Buffer): Buffer {
-  return Buffer.from(hkdfSync('sha256', refreshToken, salt, 'es-token-refresh', 32));
-}
-
-/** Encrypts the superseding pair with a key derived from the spent refresh token (ES does the same). */
-export function sealPair(refreshToken: string, pair: { access: string; refresh: string }): SealedPair {
-  const salt = randomBytes(16);
-  const iv = randomBytes(12);
-  const c = createCipheriv('aes-256-gcm', keyFor(refreshToken, salt), iv);
-  const data = Buffer.concat([c.update(`${pair.access}|${pair.refresh}`, 'utf8'), c.final()]);
-  return { salt: salt.toString('base64'), iv: iv.toString('base64'), tag: c.getAuthTag().toString('base64'), data: data.toString('base64') };
-}
-
-/** Decrypts a sealed pair; undefined when the refresh token does not open it. */
-export function openPair(refreshToken: string, s: SealedPair): { access: string; refresh: string } | undefined {
-  try {
-    const d = createDecipheriv('aes-256-gcm', keyFor(refreshToken, Buffer.from(s.salt, 'base64')), Buffer.from(s.iv, 'base64'));
-    d.setAuthTag(Buffer.from(s.tag, 'base64'));
-    const [access, refresh] = Buffer.concat([d.update(Buffer.from(s.data, 'base64')), d.final()]).toString('utf8').split('|');
-    return { access, refresh };
-  } catch {
-    return undefined;
-  }
-}
+export { openPair, sealPair } from './tokenPairSeal';
 
 /** The subject snapshot stored in `token.created` (never a secret). */
 export function subjectOf(a: Authentication): TokenSubject {
@@ -61,7 +34,7 @@ export function subjectOf(a: Authentication): TokenSubject {
     full_name: u.full_name,
     email: u.email,
     metadata: u.metadata,
-    realm: { ...a.authenticationRealm },
+    realm: { ...(a.runAs ? a.lookupRealm : a.authenticationRealm) },
     authenticationType: a.authenticationType,
     ...(a.apiKey ? { apiKey: { ...a.apiKey } } : {}),
     ...(a.token && a.authenticationRealm.type === '_service_account' ? { serviceToken: { name: a.token.name, type: a.token.type } } : {}),
@@ -72,6 +45,16 @@ export interface IssuedPair {
   access: string;
   refresh?: string;
   record: AccessTokenRecord;
+}
+
+/** `xpack.security.authc.token.reuse_detection`: `off` (ES) or `revoke_family` (OAuth 2.0 Security BCP). */
+export type ReuseDetection = 'off' | 'revoke_family';
+export const REUSE_DETECTION_SETTING = 'xpack.security.authc.token.reuse_detection';
+
+/** Reads the setting; anything else stops the start with ES's wording for a bad value. */
+export function reuseDetectionOf(v: string): ReuseDetection {
+  if (v === 'off' || v === 'revoke_family') return v;
+  throw new Error(`failed to parse value [${v}] for setting [${REUSE_DETECTION_SETTING}], must be one of [off, revoke_family]`);
 }
 
 export interface InvalidateResult {
@@ -100,6 +83,8 @@ export class TokenService {
     private readonly apiKeyPermission: (keyId: string) => Permission | undefined,
     readonly timeoutMs: number,
     private readonly now: () => number = Date.now,
+    /** `xpack.security.authc.token.reuse_detection` (ours): `revoke_family` revokes a re-used token's family. */
+    readonly reuseDetection: ReuseDetection = 'off',
   ) {}
 
   get size(): number {
@@ -215,7 +200,10 @@ export class TokenService {
         throw oauth2Error('invalid_grant', 'tokens must be refreshed by the creating client');
       }
       if (rec.status === 'refreshed') {
-        if (!inRefreshWindow(rec, now)) throw oauth2Error('invalid_grant', 'token has already been refreshed more than 30 seconds in the past');
+        if (!inRefreshWindow(rec, now)) {
+          if (this.reuseDetection === 'revoke_family') await this.revokeFamily(rec, now, correlationId);
+          throw oauth2Error('invalid_grant', 'token has already been refreshed more than 30 seconds in the past');
+        }
         const pair = rec.superseding && openPair(refreshToken, rec.superseding);
         const next = rec.supersededBy ? this.records.get(rec.supersededBy) : undefined;
         if (!pair || !next) throw oauth2Error('invalid_grant', 'could not refresh the requested token');
@@ -241,6 +229,28 @@ export class TokenService {
     });
   }
 
+  /**
+   * Refresh-token reuse detection (ours, OAuth 2.0 Security BCP §4.14.2): `token.reuse_detected` on
+   * the re-used pair, then every pair descended from the same grant (back through `supersedes`, then
+   * everything refreshed from those) has both tokens invalidated, one `token.invalidated`
+   * (`reason: reuse_detected`) per pair, and every node drops them at once. Runs inside the re-used
+   * pair's exclusive section (its own facts are appended here, the others' under their own).
+   */
+  private async revokeFamily(rec: AccessTokenRecord, now: number, correlationId?: string): Promise<void> {
+    const { root, family } = tokenFamily(rec, this.records);
+    const events = [
+      { type: 'reuse', at: now, family: root.tokenId },
+      { type: 'invalidate', access: true, refresh: true, at: now, reason: 'reuse_detected' },
+    ];
+    await this.facts.run(accessTokenMachine, { tokenId: rec.tokenId, now, record: rec }, events, { aggregate: Aggregate.Token, id: rec.tokenId, seq: rec.seq, correlationId });
+    this.auths.delete(rec.tokenId);
+    this.facts.broadcastInvalidate('token', [`${rec.tokenId}#access`, `${rec.tokenId}#refresh`]);
+    for (const id of family) {
+      const member = this.records.get(id);
+      if (id !== rec.tokenId && member) await this.invalidate(member, { access: true, refresh: true }, correlationId, 'reuse_detected');
+    }
+  }
+
   /** Record of an access or refresh token string. */
   find(value: string, kind: 'access' | 'refresh'): AccessTokenRecord | undefined {
     const id = (kind === 'access' ? this.byAccess : this.byRefresh).get(sha256Url(value));
@@ -248,7 +258,7 @@ export class TokenService {
   }
 
   /** Invalidates one half (or both) of a pair; counts as ES does (each token separately). */
-  async invalidate(rec: AccessTokenRecord, what: { access: boolean; refresh: boolean }, correlationId?: string): Promise<InvalidateResult> {
+  async invalidate(rec: AccessTokenRecord, what: { access: boolean; refresh: boolean }, correlationId?: string, reason?: 'reuse_detected'): Promise<InvalidateResult> {
     return this.facts.exclusive(`token:${rec.tokenId}`, async () => {
       const cur = this.records.get(rec.tokenId)!;
       const res: InvalidateResult = { invalidated: 0, previously: 0 };
@@ -258,7 +268,7 @@ export class TokenService {
       if (what.refresh && cur.refreshHash) res[refresh ? 'invalidated' : 'previously']++;
       if (!access && !refresh) return res;
       const now = this.now();
-      await this.facts.run(accessTokenMachine, { tokenId: cur.tokenId, now, record: cur }, [{ type: 'invalidate', access, refresh, at: now }], {
+      await this.facts.run(accessTokenMachine, { tokenId: cur.tokenId, now, record: cur }, [{ type: 'invalidate', access, refresh, at: now, ...(reason ? { reason } : {}) }], {
         aggregate: Aggregate.Token,
         id: cur.tokenId,
         seq: cur.seq,

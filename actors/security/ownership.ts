@@ -11,6 +11,8 @@ export function ownerOf(auth: Authentication | undefined): Principal | undefined
   const a = auth;
   if (!a || !a.user) return undefined;
   if (a.apiKey) return { username: a.user.username, realm: `_es_api_key/${a.apiKey.id}` };
+  // run-as: the effective user, in the realm that looked it up (ES canAccessResourcesOf compares effective subjects)
+  if (a.runAs) return { username: a.user.username, realm: a.runAs.denied ? '__run_as_denied__' : a.lookupRealm.name };
   return { username: a.user.username, realm: a.authenticationRealm.name };
 }
 

@@ -67,7 +67,14 @@ export function compileRoles(descriptors: Record<string, RoleDescriptor>, stored
     ),
     descriptors,
     memo: new Map(),
+    runAs: indexNamesRegExp(Object.values(descriptors).flatMap((rd) => rd.run_as ?? [])),
   };
+}
+
+/** ES RunAsPermission.check: may the permission run as `username` (both halves of an API key's)? */
+export function checkRunAs(p: Permission, username: string): boolean {
+  if (p.kind === 'role') return p.runAs.test(username);
+  return (!p.own || p.own.runAs.test(username)) && p.limitedBy.runAs.test(username);
 }
 
 /** An API key's permission: its descriptors (if any) intersected with the owner's snapshot. */

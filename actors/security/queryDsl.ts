@@ -9,30 +9,10 @@ import { compileWildcard } from '../automaton';
 import { parseDateMath } from '../shard/engine/base/dateMath';
 import { dateFormatter, DateParseError } from '../shard/engine/base/dates';
 import { EsError, illegalArgument } from '../wire/esErrors';
+import { simpleQueryString } from './simpleQueryString';
 
-export type Value = string | number | boolean;
-/** How a field is indexed in ES's `.security` mapping: keyword, text (analyzed), date, boolean. */
-export type FieldKind = 'keyword' | 'text' | 'date' | 'boolean';
-
-/** One queryable field of a record type. */
-export interface Field<T> {
-  readonly name: string;
-  readonly kind: FieldKind;
-  /** ES refuses to sort on text fields (`full_name`, `email`). */
-  readonly sortable: boolean;
-  values(doc: T): Value[];
-}
-
-/** The allowed fields of one API (ES FieldNameTranslators): resolves a name or throws ES's 400. */
-export interface FieldTable<T> {
-  resolve(name: string): Field<T>;
-  /** Every concrete field a pattern names (simple_query_string `fields`); `*` is all of them. */
-  matching(pattern: string): Field<T>[];
-  /** The record's id (`ids` query). */
-  id(doc: T): string;
-}
-
-export type Predicate<T> = (doc: T) => boolean;
+export type { Field, FieldKind, FieldTable, Predicate, Value } from './queryTypes';
+import type { Field, FieldTable, Predicate, Value } from './queryTypes';
 type Obj = Record<string, unknown>;
 export const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
 
@@ -135,7 +115,7 @@ export function coerce(f: Field<unknown>, v: unknown, now: number): Value {
 }
 
 /** Values of a field as its queries see them (text fields: their tokens). */
-function terms<T>(f: Field<T>, d: T): Value[] {
+export function terms<T>(f: Field<T>, d: T): Value[] {
   const vs = f.values(d);
   return f.kind === 'text' ? vs.flatMap((v) => analyze(String(v))) : vs;
 }
@@ -237,7 +217,7 @@ export function compileQuery<T>(q: unknown, fields: FieldTable<T>, now: number):
     case 'bool':
       return boolPredicate(b, fields, now);
     case 'simple_query_string':
-      return simpleQueryString(b, fields, now);
+      return simpleQueryString(b, fields, now, { analyze, coerce, terms });
     default:
       if (KNOWN_QUERIES.has(kind)) throw notInContext(`Query type [${kind}]`);
       throw new EsError('parsing_exception', 400, `unknown query [${kind}]`);
@@ -298,68 +278,4 @@ function boolPredicate<T>(b: Obj, fields: FieldTable<T>, now: number): Predicate
     for (const p of should) if (p(d) && ++n >= min) return true;
     return false;
   };
-}
-
-interface Clause {
-  occur: 'must' | 'must_not' | 'should';
-  text: string;
-  phrase: boolean;
-  prefix: boolean;
-}
-
-/** Splits simple_query_string syntax: `+must -not "a phrase" pre* a | b` (default_operator joins the rest). */
-function parseSimple(query: string, and: boolean): Clause[][] {
-  const groups: Clause[][] = [[]];
-  const re = /\s*(\|)|\s*([+-]?)("([^"]*)"|[^\s|"]+)/g;
-  for (let m; (m = re.exec(query)); ) {
-    if (m[1]) {
-      groups.push([]);
-      continue;
-    }
-    const sign = m[2];
-    const phrase = m[4] !== undefined;
-    let text = phrase ? m[4] : m[3];
-    const prefix = !phrase && text.endsWith('*');
-    if (prefix) text = text.slice(0, -1);
-    if (!text) continue;
-    groups[groups.length - 1].push({ occur: sign === '-' ? 'must_not' : sign === '+' || and ? 'must' : 'should', text, phrase, prefix });
-  }
-  return groups.filter((g) => g.length);
-}
-
-/** One clause against one field, leniently (a value the field cannot parse matches nothing). */
-function clauseMatches<T>(c: Clause, f: Field<T>, d: T, now: number): boolean {
-  if (f.kind === 'text') {
-    const want = analyze(c.text);
-    const have = terms(f, d) as string[];
-    if (!want.length) return false;
-    if (c.prefix) return want.slice(0, -1).every((t) => have.includes(t)) && have.some((t) => t.startsWith(want[want.length - 1]));
-    if (!c.phrase) return want.every((t) => have.includes(t));
-    return have.some((_, i) => want.every((t, j) => have[i + j] === t));
-  }
-  if (f.kind === 'keyword') return f.values(d).some((x) => (c.prefix ? String(x).startsWith(c.text) : String(x) === c.text));
-  if (c.prefix) return false;
-  try {
-    const v = coerce(f, c.text, now);
-    return f.values(d).some((x) => x === v);
-  } catch {
-    return false;
-  }
-}
-
-function simpleQueryString<T>(b: Obj, fields: FieldTable<T>, now: number): Predicate<T> {
-  const names = Array.isArray(b.fields) && b.fields.length ? b.fields.map(String) : ['*'];
-  // Field boosts (`name^2`) do not change what matches.
-  const targets = [...new Set(names.flatMap((n) => fields.matching(n.replace(/\^[\d.]+$/, ''))))];
-  if (!targets.length) return () => false; // only disallowed fields: matches nothing (ES: match_none)
-  const and = String(b.default_operator ?? 'or').toLowerCase() === 'and';
-  const groups = parseSimple(String(b.query ?? ''), and);
-  const any = (c: Clause, d: T) => targets.some((f) => clauseMatches(c, f, d, now));
-  return (d) =>
-    groups.some((g) => {
-      const must = g.filter((c) => c.occur === 'must');
-      const should = g.filter((c) => c.occur === 'should');
-      if (!must.every((c) => any(c, d)) || g.some((c) => c.occur === 'must_not' && any(c, d))) return false;
-      return should.length === 0 || must.length > 0 || should.some((c) => any(c, d));
-    });
 }

@@ -16,7 +16,7 @@ import { SegmentCache } from './engine/segments';
 import { DEFAULT_MERGE_POLICY, findForcedDeletesMerges, findForcedMerges, findMerges, type MergePolicySettings } from './engine/segments/mergePolicy';
 import { type MergeRunner } from './engine/store/shardStore';
 import { MergeScheduler } from './engine/segments/mergeScheduler';
-import { parseByteSize } from '../edge/httpBody';
+import { parseBytes, parseMemorySize } from '../wire/byteSize';
 import { parseTimeValue } from '../wire/timeValue';
 import type { Settings } from '../config';
 
@@ -32,12 +32,6 @@ export interface MaintainedCopy {
   readonly label: string;
 }
 
-/** A byte size or percentage of the heap (`10%`, `64mb`). */
-function heapShare(v: string, heap: number): number {
-  const s = v.trim();
-  if (s.endsWith('%')) return Math.floor((heap * Number(s.slice(0, -1))) / 100);
-  return parseByteSize(s, 'indices.memory.index_buffer_size');
-}
 
 export interface ForceMergeOptions {
   maxNumSegments?: number;
@@ -66,7 +60,7 @@ export class SegmentMaintenance {
     private readonly log: Logger,
     runMerge?: MergeRunner,
   ) {
-    this.cache = new SegmentCache({ maxBytes: parseByteSize(settings.str('indices.segments.cache.size', '256mb'), 'indices.segments.cache.size') });
+    this.cache = new SegmentCache({ maxBytes: parseBytes(settings.str('indices.segments.cache.size', '256mb'), 'indices.segments.cache.size') });
     this.scheduler = new MergeScheduler({ maxThreadCount: Math.max(1, settings.num('indices.merge.scheduler.max_thread_count', 1)) });
     this.runMerge = runMerge ?? (async (r) => {
       const res = await this.scheduler.merge({
@@ -99,7 +93,7 @@ export class SegmentMaintenance {
   }
 
   private bufferBudget(): number {
-    return heapShare(this.settings.str('indices.memory.index_buffer_size', '10%'), getHeapStatistics().heap_size_limit);
+    return parseMemorySize(this.settings.str('indices.memory.index_buffer_size', '10%'), 'indices.memory.index_buffer_size', getHeapStatistics().heap_size_limit);
   }
 
   private inactiveMs(): number {
@@ -144,7 +138,7 @@ export class SegmentMaintenance {
   private policy(c: MaintainedCopy): MergePolicySettings {
     const raw = c.indexSettings();
     const num = (k: string, d: number) => (raw[k] !== undefined && Number.isFinite(Number(raw[k])) ? Number(raw[k]) : d);
-    const bytes = (k: string, d: number) => (raw[k] !== undefined ? parseByteSize(raw[k], k) : d);
+    const bytes = (k: string, d: number) => (raw[k] !== undefined ? parseBytes(raw[k], k) : d);
     return {
       segmentsPerTier: num('index.merge.policy.segments_per_tier', DEFAULT_MERGE_POLICY.segmentsPerTier),
       maxMergeAtOnce: num('index.merge.policy.max_merge_at_once', DEFAULT_MERGE_POLICY.maxMergeAtOnce),

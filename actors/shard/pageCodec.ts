@@ -19,6 +19,11 @@
  *    u32 offset × (n+1) + trailing hit members (`"matched_queries":[…]`) as JSON text]
  *   u32 offset × (fetched+1) + the sources
  *
+ * A page the coordinator asked to render (version 3, `render` in the query message) ends instead
+ * with the fetched hits written as the response carries them (actors/shard/hitRender.ts), each
+ * followed by a comma: u32 hit offset × (fetched+1) | u32 source start, end × fetched | the hits.
+ * A run of rows is then one byte range of the page; the sources are found inside the hits.
+ *
  * Hit metadata travels only when needed: `_routing` when some hit of the page has one, `_version`
  * and `_seq_no`/`_primary_term` when the request asks (`version`, `seq_no_primary_term`). A page
  * without any is byte for byte a version 1 page.
@@ -31,11 +36,14 @@ import { ByteWriter } from '../wire/byteWriter';
 import { parseJson, stringify } from '../wire/json';
 import type { SearcherRef, ShardHit, ShardQueryResult, SortValue } from './engine/types';
 import { shardDocValue } from './engine/query/sort';
+import { writeRenderedHits, writeSource, type RenderSpec, type SourceBytes } from './hitRender';
 
 export const PAGE_MAGIC = 0xb1;
 const VERSION = 1;
 /** A page with hit metadata columns (a reader that knows only version 1 refuses it, not misreads it). */
 const VERSION_META = 2;
+/** A page whose fetched hits are rendered (hitRender.ts); the coordinator asks for it. */
+const VERSION_RENDERED = 3;
 const F_DOCS = 1;
 const F_SCORES = 2;
 const F_SORT = 4;
@@ -73,6 +81,9 @@ export interface QueryPageHead {
   profile?: { searches: unknown[]; aggregations: unknown[] };
 }
 
+/** A source as a copy holds it: text (the buffer) or UTF-8 bytes (a disk segment, copied as they are). */
+export type SourceText = SourceBytes;
+
 /** Writes strings one after the other, recording where each starts (byte offsets). */
 function writeStrings(w: ByteWriter, texts: string[]): void {
   const n = texts.length;
@@ -98,6 +109,21 @@ function writeStrings(w: ByteWriter, texts: string[]): void {
   }
   b.writeUInt32LE(at, table + 4 * n);
   if (at !== w.pos - start) throw new Error(`page codec: wrote ${w.pos - start} bytes of strings, counted ${at}`);
+}
+
+/** Writes sources (text or bytes) one after the other, recording where each starts (byte offsets). */
+function writeSources(w: ByteWriter, sources: readonly SourceBytes[]): void {
+  if (sources.every((x) => typeof x === 'string')) return writeStrings(w, sources as string[]);
+  const n = sources.length;
+  const table = w.pos;
+  w.ensure(4 * (n + 1));
+  w.pos += 4 * (n + 1);
+  const start = w.pos;
+  for (let i = 0; i < n; i++) {
+    w.setU32(table + 4 * i, w.pos - start);
+    writeSource(w, sources[i]);
+  }
+  w.setU32(table + 4 * n, w.pos - start);
 }
 
 /** Whether sort value `j` of every hit is its doc id (`_doc`), or `_shard_doc` of `shardIndex`. */
@@ -180,9 +206,9 @@ function writeTagged(w: ByteWriter, v: SortValue | undefined): void {
   w.u8(T_NULL);
 }
 
-function writeHeader(w: ByteWriter, flags: number, keys: number, n: number, fetched: number, head: string): void {
+function writeHeader(w: ByteWriter, flags: number, keys: number, n: number, fetched: number, head: string, rendered = false): void {
   w.u8(PAGE_MAGIC);
-  w.u8(flags & F_META ? VERSION_META : VERSION);
+  w.u8(rendered ? VERSION_RENDERED : flags & F_META ? VERSION_META : VERSION);
   w.u8(flags);
   w.u8(keys);
   w.u32(n);
@@ -191,9 +217,9 @@ function writeHeader(w: ByteWriter, flags: number, keys: number, n: number, fetc
   w.setU32(at, w.utf8(head));
 }
 
-const charsOf = (xs: string[]) => {
+const charsOf = (xs: readonly SourceBytes[]) => {
   let n = 0;
-  for (const x of xs) n += x.length;
+  for (const x of xs) n += typeof x === 'string' ? x.length : x.byteLength;
   return n;
 };
 
@@ -248,8 +274,11 @@ export function hitMeta(store: HitMetaSource, hits: readonly ShardHit[], want: {
 /**
  * Encodes a query reply: the result's hits as columns, and the sources of its first `sources.length`
  * hits. With the request's `shardIndex`, a `_shard_doc` column (PIT tiebreaker) costs nothing per hit.
+ * With `render`, those hits are written rendered, their sources inside them (version 3).
  */
-export function encodeQueryPage(searcher: SearcherRef, result: ShardQueryResult, sources: string[], shardIndex?: number, meta?: HitMeta): Buffer {
+export function encodeQueryPage(
+  searcher: SearcherRef, result: ShardQueryResult, sources: readonly SourceBytes[], shardIndex?: number, meta?: HitMeta, render?: RenderSpec,
+): Buffer {
   const hits = result.hits;
   const n = hits.length;
   const keys = n && hits[0].sort ? hits[0].sort.length : 0;
@@ -265,9 +294,11 @@ export function encodeQueryPage(searcher: SearcherRef, result: ShardQueryResult,
   const headText = stringify(head);
   const ids = new Array<string>(n);
   for (let i = 0; i < n; i++) ids[i] = JSON.stringify(hits[i]._id);
+  const rendered = render !== undefined && sources.length > 0;
   // Sized for ASCII text (grows when not): the reply is this writer's buffer, no copy.
-  const w = new ByteWriter(64 + headText.length + n * (20 + 9 * keys) + charsOf(ids) + charsOf(sources));
-  writeHeader(w, flags, keys, n, sources.length, headText);
+  const perHit = rendered ? 2 * (40 + render.index.length + 9 * keys) : 0;
+  const w = new ByteWriter(64 + headText.length + n * (20 + 9 * keys) + charsOf(ids) * (rendered ? 2 : 1) + charsOf(sources) + perHit * sources.length);
+  writeHeader(w, flags, keys, n, sources.length, headText, rendered);
   w.ensure(4 * n);
   for (let i = 0; i < n; i++) {
     w.buf.writeInt32LE(hits[i].doc, w.pos);
@@ -288,8 +319,22 @@ export function encodeQueryPage(searcher: SearcherRef, result: ShardQueryResult,
     writeStrings(w, hits.map((h) => h.fields ?? ''));
     writeStrings(w, hits.map((h) => h.tail ?? ''));
   }
-  writeStrings(w, sources);
+  if (rendered) writeRendered(w, hits, ids, sources, meta, scored, render);
+  else writeSources(w, sources);
   return w.take();
+}
+
+/** The rendered section: hit offsets, source ranges, then the hits (see the layout above). */
+function writeRendered(w: ByteWriter, hits: readonly ShardHit[], ids: string[], sources: readonly SourceBytes[], meta: HitMeta | undefined, scored: boolean, render: RenderSpec): void {
+  const f = sources.length;
+  const hitAt = new Uint32Array(f + 1);
+  const srcAt = new Uint32Array(2 * f);
+  const tables = w.pos;
+  w.ensure(4 * (3 * f + 1));
+  w.pos += 4 * (3 * f + 1);
+  writeRenderedHits(w, w.pos, hits, ids, sources, meta, scored, render, hitAt, srcAt);
+  Buffer.from(hitAt.buffer).copy(w.buf, tables);
+  Buffer.from(srcAt.buffer).copy(w.buf, tables + 4 * (f + 1));
 }
 
 function writeMeta(w: ByteWriter, meta: HitMeta, n: number): void {
@@ -306,27 +351,55 @@ function writeMeta(w: ByteWriter, meta: HitMeta, n: number): void {
 }
 
 /** Encodes a fetch reply: the sources of a prefix of the asked docs. */
-export function encodeFetchPage(sources: string[]): Buffer {
+export function encodeFetchPage(sources: readonly SourceBytes[]): Buffer {
   const w = new ByteWriter(64 + 4 * sources.length + charsOf(sources));
   writeHeader(w, 0, 0, sources.length, sources.length, '{}');
-  writeStrings(w, sources);
+  writeSources(w, sources);
   return w.take();
 }
 
 /**
  * The sources of `docs` that go in one reply, in order: as many as fit in under half of the NATS
- * message size (chars ≈ bytes for JSON, with room for UTF-8 growth), and always the first.
+ * message size (chars ≈ bytes for JSON, with room for UTF-8 growth), and always the first. With
+ * `sourcesOf` (a store that reads several sources at once, e.g. a run of docs of a segment on disk
+ * in one read) they are read in slices of {@link READ_SLICE} docs.
  */
-export function replySources(docs: ArrayLike<number>, sourceOf: (doc: number) => string, maxPayload: number): string[] {
-  const sources: string[] = [];
+export function replySources(
+  docs: ArrayLike<number>, sourceOf: (doc: number) => SourceBytes, maxPayload: number, sourcesOf?: (docs: number[]) => readonly SourceBytes[],
+): SourceBytes[] {
+  const sources: SourceBytes[] = [];
   let budget = Math.floor(maxPayload * 0.45);
-  for (let i = 0; i < docs.length; i++) {
-    const s = sourceOf(docs[i]);
-    if (sources.length && s.length > budget) break;
-    budget -= s.length;
-    sources.push(s);
+  for (let from = 0; from < docs.length; ) {
+    let slice: readonly SourceBytes[] | undefined;
+    if (sourcesOf) {
+      const part: number[] = [];
+      for (let k = from; k < docs.length && part.length < READ_SLICE; k++) part.push(docs[k]);
+      slice = sourcesOf(part);
+    }
+    const end = slice ? from + slice.length : docs.length;
+    for (let i = from; i < end; i++) {
+      const s = slice ? slice[i - from] : sourceOf(docs[i]);
+      if (sources.length && s.length > budget) return sources;
+      budget -= s.length;
+      sources.push(s);
+    }
+    from = end;
   }
   return sources;
+}
+/** Docs whose sources are read at once when the store can (replySources). */
+const READ_SLICE = 1024;
+
+/** The first sources that fit one reply (under half of the NATS `max_payload`; at least one). */
+export function fitSources(texts: SourceBytes[], maxPayload: number): SourceBytes[] {
+  let budget = Math.floor(maxPayload * 0.45);
+  for (let i = 0; i < texts.length; i++) {
+    const t = texts[i];
+    const size = typeof t === 'string' ? t.length : t.byteLength;
+    if (i > 0 && size > budget) return texts.slice(0, i);
+    budget -= size;
+  }
+  return texts;
 }
 
 /**
@@ -362,6 +435,8 @@ export class ShardPage<H = unknown> {
   readonly hasSeqNo: boolean;
   /** Whether hits carry shard-computed extras (`fields`, trailing members). */
   readonly hasExtra: boolean;
+  /** Whether the fetched hits come rendered (see {@link renderedStart}). */
+  readonly rendered: boolean;
   /** The reply's bytes. */
   readonly b: Buffer;
   private readonly dv: DataView;
@@ -380,11 +455,13 @@ export class ShardPage<H = unknown> {
   private readonly tailTable: number = 0;
   private readonly srcTable: number;
   private readonly srcData: number;
+  private readonly hitTable: number = 0;
 
   constructor(data: Uint8Array) {
     const b = (this.b = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     this.dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-    if (b[0] !== PAGE_MAGIC || (b[1] !== VERSION && b[1] !== VERSION_META)) throw new Error(`not a shard page reply (byte 0x${(b[0] ?? 0).toString(16)})`);
+    if (b[0] !== PAGE_MAGIC || (b[1] !== VERSION && b[1] !== VERSION_META && b[1] !== VERSION_RENDERED)) throw new Error(`not a shard page reply (byte 0x${(b[0] ?? 0).toString(16)})`);
+    this.rendered = b[1] === VERSION_RENDERED;
     const flags = b[2];
     this.sortKeys = b[3];
     this.hasSort = (flags & F_SORT) !== 0;
@@ -435,8 +512,14 @@ export class ShardPage<H = unknown> {
       this.tailTable = p;
       p = p + 4 * (n + 1) + this.dv.getUint32(p + 4 * n, true);
     }
-    this.srcTable = p;
-    this.srcData = p + 4 * (this.fetched + 1);
+    if (this.rendered) {
+      this.hitTable = p;
+      this.srcTable = p + 4 * (this.fetched + 1);
+      this.srcData = this.srcTable + 8 * this.fetched;
+    } else {
+      this.srcTable = p;
+      this.srcData = p + 4 * (this.fetched + 1);
+    }
   }
 
   doc(i: number): number {
@@ -518,10 +601,15 @@ export class ShardPage<H = unknown> {
   writeSortValue(w: ByteWriter, i: number, j: number): void {
     const at = this.sortAt[j];
     switch (this.sortKind[j]) {
-      case K_F64:
-        return w.ascii(String(this.dv.getFloat64(at + 8 * i, true)));
-      case K_I64:
-        return w.ascii(String(this.dv.getBigInt64(at + 8 * i, true)));
+      case K_F64: {
+        // an integral double's digits are its String() (no exponent below 2^53): written without a string
+        const v = this.dv.getFloat64(at + 8 * i, true);
+        return Number.isSafeInteger(v) ? w.int(v) : w.ascii(String(v));
+      }
+      case K_I64: {
+        const v = this.dv.getBigInt64(at + 8 * i, true);
+        return v >= MIN_SAFE && v <= MAX_SAFE ? w.int(Number(v)) : w.ascii(String(v));
+      }
       case K_DOC:
         return w.int(this.doc(i));
       case K_SHARD_DOC: {
@@ -602,10 +690,21 @@ export class ShardPage<H = unknown> {
 
   /** Byte range of source `i` (i < fetched). */
   sourceStart(i: number): number {
-    return this.srcData + this.dv.getUint32(this.srcTable + 4 * i, true);
+    return this.srcData + this.dv.getUint32(this.srcTable + (this.rendered ? 8 : 4) * i, true);
   }
   sourceEnd(i: number): number {
-    return this.srcData + this.dv.getUint32(this.srcTable + 4 * i + 4, true);
+    return this.srcData + this.dv.getUint32(this.srcTable + (this.rendered ? 8 * i + 4 : 4 * i + 4), true);
+  }
+
+  /**
+   * Byte range of rendered hits `[i, j)` joined by commas (a rendered page, j <= fetched): what the
+   * response's `hits.hits` carries for them.
+   */
+  renderedStart(i: number): number {
+    return this.srcData + this.dv.getUint32(this.hitTable + 4 * i, true);
+  }
+  renderedEnd(j: number): number {
+    return this.srcData + this.dv.getUint32(this.hitTable + 4 * j, true) - 1;
   }
 
   source(i: number): string {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 
 /**
  * Shard replies larger than the server's `max_payload` (a big scroll page, a large aggregation,
@@ -40,11 +40,18 @@ export class ChunkedResponder {
 
   /** Replies with `data`, in parts when it does not fit one message. */
   respond(msg: Msg, data: Uint8Array): void {
+    const { first, headers } = this.offer(data);
+    if (headers) msg.respond(first, { headers });
+    else msg.respond(first);
+  }
+
+  /**
+   * What to send for `data` (a reply, or a request larger than a message): the data itself when it
+   * fits, else its first part with headers naming the others, kept here until asked for.
+   */
+  offer(data: Uint8Array): { first: Uint8Array; headers?: MsgHdrs } {
     const size = this.partSize;
-    if (data.length <= size) {
-      msg.respond(data);
-      return;
-    }
+    if (data.length <= size) return { first: data };
     const parts: Uint8Array[] = [];
     for (let i = 0; i < data.length; i += size) parts.push(data.subarray(i, i + size));
     const token = randomUUID();
@@ -56,7 +63,7 @@ export class ChunkedResponder {
     h.set(H_PARTS, String(parts.length));
     h.set(H_TOKEN, token);
     h.set(H_SUBJECT, this.subject);
-    msg.respond(parts[0], { headers: h });
+    return { first: parts[0], headers: h };
   }
 
   private listen(): void {
@@ -88,8 +95,12 @@ export class ChunkedResponder {
   }
 }
 
+/** Whether a message (a reply or a request) is the first of several parts. */
+export const hasParts = (m: Msg): boolean => Number(m.headers?.get(H_PARTS) || 0) > 0;
+
 /**
- * The whole reply of a request whose answer may have come in parts (see ChunkedResponder).
+ * The whole reply of a request whose answer may have come in parts (see ChunkedResponder); also
+ * the whole of a request that came in parts (the responder asks the requester for the rest).
  * @throws Error when a part is missing (expired on the responder).
  */
 export async function assembleReply(nc: NatsConnection, m: Msg, timeoutMs: number): Promise<Uint8Array> {

@@ -6,8 +6,10 @@ import { AppendUncertain, DATA_STREAM, Fenced, READ_MAX_BYTES, fencedAppend, rea
 import { asEsError, EsError, errorToWire, fromJetStream, type EsErrorBody } from '../wire/esErrors';
 import { parseJson, stringify } from '../wire/json';
 import { decodeBatch, encodeBatch } from './opCodec';
-import { ChunkedResponder } from './replyChunks';
-import { encodeFetchPage, encodeQueryPage, hitMeta, replySources } from './pageCodec';
+import { assembleReply, ChunkedResponder, HEADER_ROOM, hasParts } from './replyChunks';
+import { appendInParts, PartAssembler } from './logParts';
+import { encodeFetchPage, encodeQueryPage, fitSources, hitMeta, type SourceText } from './pageCodec';
+import type { RenderSpec } from './hitRender';
 import { registerLocalCopy, unregisterLocalCopy, type LocalCopy, type LocalOp } from './localCopies';
 import type { ShardStore } from './engine';
 import type { PreparedBatch } from './engine/store/shardStore';
@@ -33,6 +35,8 @@ export interface QueryMessage {
   searcher?: SearcherRef;
   /** Include the top hits' sources in the reply (single-shard searches skip the fetch round trip). */
   fetch?: boolean;
+  /** Write the fetched hits as the response carries them (actors/shard/hitRender.ts). */
+  render?: RenderSpec;
 }
 export interface FetchMessage {
   docs: number[];
@@ -95,7 +99,7 @@ export interface CopyDeps {
 const enc = new TextEncoder();
 /** Label of the sources a reply copies (request breaker). */
 const FETCH_LABEL = '<fetch_source>';
-const charsOf = (xs: string[]) => xs.reduce((n, x) => n + x.length, 0);
+const charsOf = (xs: readonly SourceText[]) => xs.reduce((n, x) => n + (typeof x === 'string' ? x.length : x.byteLength), 0);
 const dec = new TextDecoder();
 /** Largest group commit (several write requests in one log message): see ShardClient's WRITE_REQUEST_BYTES. */
 const GROUP_BYTES = 512 * 1024;
@@ -150,6 +154,12 @@ export const shardUnavailable = (ref: ShardRef, why: string) =>
 export class ShardActor implements LocalCopy {
   /** Stream sequence of the last message of this shard's subject processed here (applied or refused). */
   applied = 0;
+  /**
+   * Stream sequence of the last message of this subject seen here, a part of an unfinished
+   * multi-part batch included (logParts.ts): what JetStream's fencing compares with.
+   */
+  private seen = 0;
+  private readonly parts = new PartAssembler();
   /** Batches refused because another batch was applied first (a second writer lost). */
   refused = 0;
   private readonly own = new Map<string, OwnBatch>();
@@ -267,7 +277,7 @@ export class ShardActor implements LocalCopy {
       this.buffer.push(m);
       return 0;
     }
-    if (this.state === 'failed' || m.seq <= this.applied) return 0;
+    if (this.state === 'failed' || m.seq <= Math.max(this.applied, this.seen)) return 0;
     try {
       const ops = this.applyMessage(m);
       this.wakeWaiters();
@@ -283,9 +293,16 @@ export class ShardActor implements LocalCopy {
    * is committed as prepared (no second parse). Returns the ops applied (0 when refused).
    */
   private applyMessage(m: LoggedMessage): number {
-    const mine = m.msgId ? this.own.get(m.msgId) : undefined;
-    if (mine) this.own.delete(m.msgId!);
-    const items = decodeBatch<LoggedOp | BatchHead>(dec.decode(m.data));
+    this.seen = m.seq;
+    // a batch larger than a message comes in parts: applied with its last one (logParts.ts)
+    const whole = this.parts.accept(m.seq, m.data, m.msgId);
+    if (whole.kind !== 'whole') {
+      if (whole.kind === 'stray') this.applied = m.seq; // an abandoned batch: nothing to apply
+      return 0;
+    }
+    const mine = whole.msgId ? this.own.get(whole.msgId) : undefined;
+    if (mine) this.own.delete(whole.msgId!);
+    const items = decodeBatch<LoggedOp | BatchHead>(dec.decode(whole.data));
     const head = items.length && 'batch' in items[0] ? (items.shift() as BatchHead).batch : undefined;
     this.applied = m.seq;
     if (head && head.after !== this.store.maxSeqNo()) {
@@ -349,14 +366,16 @@ export class ShardActor implements LocalCopy {
   async recover(): Promise<void> {
     this.state = 'recovering';
     this.buffer = [];
+    this.parts.reset(); // read again from the message after `applied`, parts of a batch included
+    this.seen = this.applied;
     this.syncPrimarySub();
     this.deps.onStateChange();
     try {
       await this.fromPeer();
       for await (const m of readStream(this.deps.nc, DATA_STREAM, { filterSubject: this.subject, startSeq: this.applied + 1, maxBytes: READ_MAX_BYTES })) {
-        if (m.seq > this.applied) this.applyMessage(m);
+        if (m.seq > this.seen) this.applyMessage(m);
       }
-      for (const m of this.buffer) if (m.seq > this.applied) this.applyMessage(m);
+      for (const m of this.buffer) if (m.seq > this.seen) this.applyMessage(m);
     } catch (e) {
       this.buffer = [];
       this.fail(e, this.applied);
@@ -412,6 +431,7 @@ export class ShardActor implements LocalCopy {
     if (this.rebuilds++ < 1) {
       this.store = this.deps.newStore(true);
       this.applied = 0;
+      this.seen = 0;
       void this.recover();
     }
   }
@@ -444,18 +464,20 @@ export class ShardActor implements LocalCopy {
   private async dispatch(op: string, msg: Msg): Promise<void> {
     try {
       if (this.state !== 'started') throw new EsError('no_shard_available_action_exception', 503, `[${this.ref.index}][${this.ref.n}] copy on node [${this.deps.nodeId}] is ${this.state}`);
+      // a request larger than a message (a big document) comes in parts, as large replies do
+      const data = hasParts(msg) ? await assembleReply(this.deps.nc, msg, WAIT_MS) : msg.data;
       switch (op) {
         case 'write':
-          return this.enqueueWrite(msg);
+          return this.enqueueWrite(msg, data);
         case 'query':
         case 'fetch':
-          this.replies.respond(msg, await this.read(op, msg.data));
+          this.replies.respond(msg, await this.read(op, data));
           return;
         case 'get':
         case 'count':
-          return this.ok(msg, await this.answerJson(op, msg.data));
+          return this.ok(msg, await this.answerJson(op, data));
         case 'refresh': {
-          const { minSeqNo } = parseJson<{ minSeqNo?: number }>(dec.decode(msg.data)) ?? {};
+          const { minSeqNo } = parseJson<{ minSeqNo?: number }>(dec.decode(data)) ?? {};
           if (minSeqNo !== undefined) await this.reach(minSeqNo);
           this.store.refresh();
           return this.ok(msg, { searcher: this.store.acquireSearcher(), maxSeqNo: this.store.maxSeqNo() });
@@ -543,12 +565,12 @@ export class ShardActor implements LocalCopy {
     this.replies.respond(msg, enc.encode(stringify({ ok: true, result })));
   }
 
-  private enqueueWrite(msg: Msg): void {
-    const text = dec.decode(msg.data);
+  private enqueueWrite(msg: Msg, data: Uint8Array): void {
+    const text = dec.decode(data);
     const nl = text.indexOf('\n');
     const head = JSON.parse(nl < 0 ? text : text.slice(0, nl)) as { refresh?: 'true' | 'false' | 'wait_for' };
     const writes = nl < 0 ? [] : decodeBatch<DocWrite>(text.slice(nl + 1));
-    this.queue.push({ writes, refresh: head.refresh, msg, bytes: msg.data.length });
+    this.queue.push({ writes, refresh: head.refresh, msg, bytes: data.length });
     void this.pump();
   }
 
@@ -610,19 +632,18 @@ export class ShardActor implements LocalCopy {
       if (!p.ops.length) return p.outcomes;
       const head: BatchHead = { batch: { after: p.afterSeqNo } };
       const payload = enc.encode(encodeBatch<LoggedOp | BatchHead>([head, ...p.ops], (l) => ('source' in l ? l.source : undefined)));
-      if (payload.length > this.maxPayload) {
-        throw new EsError('illegal_argument_exception', 400, `a write batch of ${payload.length} bytes exceeds the NATS max_payload of ${this.maxPayload} bytes`);
-      }
       const msgID = uuidv4();
       let settle!: (outcome: boolean | Error) => void;
       const decided = new Promise<boolean | Error>((r) => (settle = r));
       this.own.set(msgID, { prepared: p, done: settle });
+      const partBytes = this.maxPayload - HEADER_ROOM;
+      const onRetry = (n: number, e: unknown) => n === 1 && this.deps.log.warn({ shard: this.ref, err: (e as Error).message }, 'document log append retried');
+      const expected = purgedTo ?? Math.max(this.applied, this.seen);
       try {
-        const ack = await fencedAppend(this.deps.js, this.subject, payload, {
-          msgID,
-          expectedLastSubjectSeq: purgedTo ?? this.applied,
-          onRetry: (n, e) => n === 1 && this.deps.log.warn({ shard: this.ref, err: (e as Error).message }, 'document log append retried'),
-        });
+        // larger than a message (a big document): in parts, the batch applied with its last (logParts.ts)
+        const ack = payload.length <= partBytes
+          ? await fencedAppend(this.deps.js, this.subject, payload, { msgID, expectedLastSubjectSeq: expected, onRetry })
+          : await appendInParts(this.deps.js, this.subject, payload, partBytes, msgID, expected, onRetry);
         const outcome = await this.settled(decided, ack.seq);
         if (outcome instanceof Error) throw outcome;
         if (outcome) return p.outcomes;
@@ -638,7 +659,7 @@ export class ShardActor implements LocalCopy {
           // Someone else wrote this shard (a primary that has not yet seen it lost the role):
           // apply what they wrote, then sequence our batch again on top of it.
           this.deps.log.warn({ shard: this.ref, expected: e.expected, actual: e.actual }, 'shard append fenced; catching up');
-          await this.deps.followed(e.actual ?? this.applied + 1);
+          await this.deps.followed(e.actual ?? Math.max(this.applied, this.seen) + 1);
           purgedTo = undefined;
           continue;
         }
@@ -695,9 +716,9 @@ export class ShardActor implements LocalCopy {
       const searcher = m.searcher ?? this.store.acquireSearcher();
       const result = this.store.query(searcher, m.req, scope ? { budget: scope } : undefined);
       const docs = this.store.docsOf(searcher);
-      const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => docs.source(d), this.maxPayload) : [];
+      const sources = m.fetch ? fitSources(docs.sourceTexts(result.hits.map((h) => h.doc)), this.maxPayload) : [];
       scope?.reserve(charsOf(sources), FETCH_LABEL); // the reply's copy of the sources
-      return encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(docs, result.hits, m.req));
+      return encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(docs, result.hits, m.req), m.render);
     } finally {
       scope?.close();
     }
@@ -708,7 +729,7 @@ export class ShardActor implements LocalCopy {
     const scope = this.deps.searchScope?.();
     try {
       const docs = this.store.docsOf(m.searcher);
-      const sources = replySources(m.docs, (d) => docs.source(d), this.maxPayload);
+      const sources = fitSources(docs.sourceTexts(m.docs), this.maxPayload);
       scope?.reserve(charsOf(sources), FETCH_LABEL);
       return encodeFetchPage(sources);
     } finally {

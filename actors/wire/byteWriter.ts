@@ -108,13 +108,36 @@ export class ByteWriter {
       v = -v;
     }
     if (v < 10) return this.u8(48 + v);
+    if (v <= 0x3fffffff) return this.small(v);
+    // Past a small integer: the high part, then the low 8 digits zero-padded, both in small-integer math.
+    const hi = Math.floor(v / 1e8);
+    const lo = v - hi * 1e8;
+    if (hi <= 0x3fffffff) this.small(hi);
+    else this.ascii(String(hi));
+    this.ensure(8);
+    const b = this.buf;
+    let x = lo | 0;
+    for (let p = this.pos + 7; p >= this.pos; p--) {
+      const q = (x / 10) | 0;
+      b[p] = 48 + x - q * 10;
+      x = q;
+    }
+    this.pos += 8;
+  }
+
+  /** Decimal digits of 0 < v < 2^30 (small-integer arithmetic). */
+  private small(v: number): void {
     let digits = 1;
-    for (let x = v; x >= 10; x = Math.floor(x / 10)) digits++;
+    for (let x = v; x >= 10; x = (x / 10) | 0) digits++;
     this.ensure(digits);
     const b = this.buf;
     let p = this.pos + digits;
     this.pos = p;
-    for (let x = v; p > this.pos - digits; x = Math.floor(x / 10)) b[--p] = 48 + (x % 10);
+    for (let x = v | 0; x > 0; ) {
+      const q = (x / 10) | 0;
+      b[--p] = 48 + x - q * 10;
+      x = q;
+    }
   }
 
   /** Copies `src[start, end)`. */

@@ -61,8 +61,11 @@ export interface Routes {
 
 /** The security gate the edge consults (actors/security implements it). */
 export interface SecurityGate {
-  /** Who is calling (a value when known at once, else a promise of it; undefined with security off), or throws a 401 EsError. */
-  authenticate(req: EsRequest): Authentication | undefined | Promise<Authentication | undefined>;
+  /**
+   * Who is calling (a value when known at once, else a promise of it; undefined with security off),
+   * or throws a 401 EsError (a 403 for a refused run-as; `authz` names the route's action for it).
+   */
+  authenticate(req: EsRequest, authz?: Authz): Authentication | undefined | Promise<Authentication | undefined>;
   /** Throws a 403 EsError when `auth` may not run `action` (on `indices`). */
   authorize(auth: Authentication | undefined, action: string, indices?: string[]): void | Promise<void>;
 }

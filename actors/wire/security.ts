@@ -39,6 +39,25 @@ export interface Authentication {
   tokenId?: string;
   /** What the caller may do. */
   permission: Permission;
+  /**
+   * Set when the request runs as another user (`es-security-runas-user`, ES run-as): `user`,
+   * `lookupRealm` and `permission` above are that user's (the effective subject); this is who
+   * authenticated (the authenticating subject).
+   */
+  runAs?: RunAsSubject;
+}
+
+/** The authenticating subject of a run-as request. */
+export interface RunAsSubject {
+  user: User;
+  /** Set when an API key authenticated. */
+  apiKey?: { id: string; name: string | null };
+  permission: Permission;
+  /**
+   * The authenticating subject may not run as the user (no `run_as` privilege for it, no such user,
+   * an empty name): every action is refused with ES's run-as 403.
+   */
+  denied: boolean;
 }
 
 /** The owner of a context or credential (ES `canAccessResourcesOf` compares these). */
@@ -128,6 +147,8 @@ export interface RolePermission {
   descriptors: Record<string, RoleDescriptor>;
   /** Memo of index checks: action → index → allowed (`\0` = on any index). */
   memo: Map<string, Map<string, boolean>>;
+  /** The users the roles may run as (their `run_as` patterns). */
+  runAs: RegExp;
 }
 
 export interface LimitedPermission {

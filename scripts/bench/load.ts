@@ -94,6 +94,10 @@ export const freeMany = (port: number, o: { path: string; key: string; ids: stri
 export const openFreePairs = (port: number, o: { kind: 'pit' | 'scroll'; index: string; n: number; conc?: number }) =>
   runLoader<{ n: number; ms: number }>({ mode: 'pairs', port, ...o });
 
+/** `n` cycles of a scroll open + `pages` continuations + clear, or of the same searches without a context (`context: false`). */
+export const contextCycles = (port: number, o: { index: string; n: number; pages?: number; size?: number; context: boolean; conc?: number }) =>
+  runLoader<{ n: number; ms: number; rate: number; latency: { first: number; page: number; clear: number } }>({ mode: 'ctxcycle', port, ...o });
+
 /** Open, extend, free `scrolls` scroll contexts and `pits` PITs. */
 export const lifecycles = (port: number, o: { index: string; scrolls: number; pits: number; conc?: number }) =>
   runLoader<{ ms: number; phase: { open: number; extend: number; free: number } }>({ mode: 'lifecycle', port, ...o });

@@ -9,7 +9,7 @@
  * Plain JavaScript on purpose (a departure from the TS-only layout): it starts in ~40 ms with no
  * transform, and a load tool should cost the machine as little as possible. It never JSON.parses a
  * page (performance-facts.md, "Load tools"): scroll ids, PIT ids and sort values are cut out of the
- * bytes. Modes: bulk, jspub, rate, times, scroll, scrollpages, pitwalk, open, close, pairs, lifecycle.
+ * bytes. Modes: bulk, jspub, rate, times, scroll, scrollpages, pitwalk, open, close, pairs, ctxcycle, lifecycle.
  * Typed callers live in scripts/bench/load.ts.
  */
 import http from 'node:http';
@@ -363,6 +363,53 @@ const modes = {
   },
 
   /**
+   * `n` scroll cycles, `conc` at a time: open (the first page, `size` hits in `_doc` order), `pages`
+   * continuations and a clear; or, with `context: false`, the same searches without a context: the
+   * first page, then `pages` searches after the last hit's `_doc` (on a one-shard index, the same
+   * pages at the same cost). Every page must be full.
+   */
+  async ctxcycle() {
+    const { index, n, pages = 4, size = 100, context = true, conc = 8, keepAlive = '1m' } = cfg;
+    const first = JSON.stringify({ size, sort: ['_doc'] });
+    const full = (what, res) => {
+      if (res.status !== 200) fail(what, res);
+      if (countHits(res.body) !== size) throw new Error(`${what}: ${countHits(res.body)} hits, expected ${size}`);
+    };
+    // latencies by kind of request (medians returned): where a cycle's time goes
+    const lat = { first: [], page: [], clear: [] };
+    const timed = async (kind, send) => {
+      const t = now();
+      const res = await send();
+      lat[kind].push(now() - t);
+      return res;
+    };
+    const t0 = now();
+    await pool(n, conc, async () => {
+      if (context) {
+        let res = await timed('first', () => request('POST', `/${index}/_search?scroll=${keepAlive}`, first));
+        full('scroll open', res);
+        for (let p = 0; p < pages; p++) {
+          res = await timed('page', () => request('POST', '/_search/scroll', `{"scroll":"${keepAlive}","scroll_id":"${field(res.body, '_scroll_id')}"}`));
+          full('scroll page', res);
+        }
+        const c = await timed('clear', () => request('DELETE', '/_search/scroll', JSON.stringify({ scroll_id: field(res.body, '_scroll_id') })));
+        if (c.status !== 200) fail('scroll clear', c);
+      } else {
+        let res = await timed('first', () => request('POST', `/${index}/_search`, first));
+        full('search', res);
+        for (let p = 0; p < pages; p++) {
+          const body = `{"size":${size},"sort":["_doc"],"search_after":${lastSort(res.body)}}`;
+          res = await timed('page', () => request('POST', `/${index}/_search`, body));
+          full('search after', res);
+        }
+      }
+    });
+    const ms = now() - t0;
+    const med = (xs) => (xs.length ? [...xs].sort((a, b) => a - b)[xs.length >> 1] : 0);
+    return { n, ms, rate: (n / ms) * 1000, latency: { first: med(lat.first), page: med(lat.page), clear: med(lat.clear) } };
+  },
+
+  /**
    * Context lifecycles as fast as the node takes them: open `scrolls` scroll contexts and `pits`
    * PITs, extend each once (a continuation with `scroll`, a PIT search with `keep_alive`), then
    * clear/close them all; `conc` requests in flight.
@@ -382,11 +429,11 @@ const modes = {
     phase.open = now() - t;
     t = now();
     await pool(kinds.length, conc, async (i) => {
+      // a longer keep-alive than the open's: an extension the node logs (repeating the same one is coalesced)
       const res =
         kinds[i] === 'scroll'
-          ? await request('POST', '/_search/scroll', `{"scroll":"1m","scroll_id":"${ids[i]}"}`)
-          : // a longer keep-alive than the open's: an extension the node logs (repeating the same one is coalesced)
-            await request('POST', '/_search', `{"size":1,"pit":{"id":"${ids[i]}","keep_alive":"2m"}}`);
+          ? await request('POST', '/_search/scroll', `{"scroll":"2m","scroll_id":"${ids[i]}"}`)
+          : await request('POST', '/_search', `{"size":1,"pit":{"id":"${ids[i]}","keep_alive":"2m"}}`);
       if (res.status !== 200) fail(`extend ${kinds[i]}`, res);
       if (kinds[i] === 'scroll') ids[i] = field(res.body, '_scroll_id');
     });

@@ -54,6 +54,8 @@ export interface TestClusterOptions {
   settings?: Record<string, unknown>;
   /** Each node connects to its own NATS server only (so stopping that server cuts the node off). */
   pinNats?: boolean;
+  /** The credential and compaction clock of in-process nodes (tests move it forward). */
+  clock?: { now(): number };
 }
 
 const BASE_SETTINGS = {
@@ -130,6 +132,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
             settings: new Settings({ ...settings, 'node.name': name }),
             log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
             extensions: [startConsole],
+            ...(opts.clock ? { clock: opts.clock } : {}),
           });
         }
       },

@@ -41,6 +41,23 @@ export function createHistory(ctx) {
       .filter(([k, v]) => !skip.includes(k) && v !== undefined && v !== null)
       .map(([k, v]) => [k === 'keepAliveMs' ? 'keep-alive' : k, fieldText(k, v)]);
 
+  /** Bytes as ES prints them (1024-based, one decimal). */
+  function bytes(n) {
+    const units = ['b', 'kb', 'mb', 'gb', 'tb'];
+    let u = 0;
+    while (n >= 1024 && u < units.length - 1) {
+      n /= 1024;
+      u++;
+    }
+    return `${Math.round(n * 10) / 10}${units[u]}`;
+  }
+
+  /** ", N merged away": segments kept only for this context. */
+  function pinnedAway(c) {
+    const away = c.pinned_segments.flatMap((p) => p.segments).filter((g) => !g.live);
+    return away.length ? `, ${away.length} merged away (${bytes(away.reduce((n, g) => n + g.size_in_bytes, 0))})` : '';
+  }
+
   function contextTimeline(c) {
     const ms = (iso) => (iso ? Date.parse(iso) : null);
     return {
@@ -58,6 +75,7 @@ export function createHistory(ctx) {
         ...(c.ended_at ? [['ended', time(ms(c.ended_at))]] : []),
         ...(c.reason ? [['reason', c.reason]] : []),
         ...(c.by ? [['by', c.by]] : []),
+        ...(c.pinned_segments ? [['pinned segments', `${c.pinned_segments_count} (${bytes(c.pinned_size_in_bytes)}) on ${c.pinned_segments.length} shard copies${pinnedAway(c)}`]] : []),
       ],
       steps: c.history.map((x) => ({ seq: x.seq, time: Date.parse(x.time), type: x.type, correlation: x.correlation_id, detail: fields(x.data, ['owner', 'indices', 'shards']) })),
       open: c.status === 'open',

@@ -88,7 +88,12 @@ class BulkLines {
   /** An action waiting for its source line. */
   private pending?: Item;
 
-  constructor(private readonly defaultIndex: string | undefined, private readonly requireAlias: boolean) {}
+  constructor(
+    private readonly defaultIndex: string | undefined,
+    private readonly requireAlias: boolean,
+    /** The request's `pipeline` parameter. */
+    private readonly pipeline?: string,
+  ) {}
 
   push(l: string): void {
     this.line++;
@@ -132,9 +137,17 @@ class BulkLines {
     const ra = text('require_alias');
     if (action !== 'delete' && (ra === undefined ? this.requireAlias : parseBool(ra, false))) item.requireAlias = true;
     if (action === 'delete') {
-      if (item.id === undefined) item.error = illegalArgument('id is missing');
+      if (!item.id) item.error = illegalArgument('id is missing');
       this.items.push(item);
-    } else this.pending = item; // an action line that ends the body has no source: dropped (ES)
+      return;
+    }
+    // ES's BulkOperation: an empty `_id` fails its item (`update` items: the request's validation)
+    if (item.id === '' && action !== 'update') item.error = illegalArgument('if _id is specified it must not be empty');
+    // No ingest pipelines here: naming one (the item's, else the request's) fails the item as a
+    // pipeline that does not exist does in ES; `_none` is no pipeline.
+    const pipeline = action === 'update' ? undefined : (text('pipeline') ?? this.pipeline);
+    if (pipeline !== undefined && pipeline !== '_none') item.error ??= illegalArgument(`pipeline with id [${pipeline}] does not exist`);
+    this.pending = item; // an action line that ends the body has no source: dropped (ES)
   }
 
   /** The items read since the last take (an action still waiting for its source stays). */
@@ -152,10 +165,10 @@ class BulkLines {
 }
 
 /** Splits an NDJSON bulk body into items; source lines stay raw text (never parsed here). */
-export function parseBulk(text: string, defaultIndex: string | undefined, requireAlias = false): Item[] {
+export function parseBulk(text: string, defaultIndex: string | undefined, requireAlias = false, pipeline?: string): Item[] {
   if (!text.length) throw validationFailed(['no requests added']);
   if (!text.endsWith('\n')) throw illegalArgument('The bulk request must be terminated by a newline [\\n]');
-  const p = new BulkLines(defaultIndex, requireAlias);
+  const p = new BulkLines(defaultIndex, requireAlias, pipeline);
   for (let pos = 0; pos < text.length; ) {
     const nl = text.indexOf('\n', pos);
     p.push(text.slice(pos, nl));
@@ -172,13 +185,13 @@ export const BULK_WINDOW = 4 * 1024 * 1024;
  * window at a time (cut at newlines, so no character is split; an action never parted from its
  * source), the event loop getting a turn whenever a slice's time is used. A small body is one window.
  */
-export async function* bulkWindows(body: Buffer | undefined, defaultIndex: string | undefined, requireAlias = false, windowBytes = BULK_WINDOW): AsyncGenerator<Item[]> {
+export async function* bulkWindows(body: Buffer | undefined, defaultIndex: string | undefined, requireAlias = false, pipeline?: string, windowBytes = BULK_WINDOW): AsyncGenerator<Item[]> {
   if (!body || body.length < windowBytes) {
-    yield parseBulk(body?.toString('utf8') ?? '', defaultIndex, requireAlias);
+    yield parseBulk(body?.toString('utf8') ?? '', defaultIndex, requireAlias, pipeline);
     return;
   }
   if (body[body.length - 1] !== 0x0a) throw illegalArgument('The bulk request must be terminated by a newline [\\n]');
-  const p = new BulkLines(defaultIndex, requireAlias);
+  const p = new BulkLines(defaultIndex, requireAlias, pipeline);
   const slicer = new Slicer();
   for (let pos = 0; pos < body.length; ) {
     let end = body.indexOf(0x0a, Math.min(body.length - 1, pos + windowBytes));
@@ -274,7 +287,7 @@ export async function executeBulk(s: SearchServices, auth: Authentication | unde
   for (let i = 0; i < items.length; i++) {
     if ((i & 1023) === 0 && slicer.due) await slicer.pause();
     const it = items[i];
-    if (it.action !== 'delete' && !deniedOf(it) && !notAlias(it)) writesTo.add(it.index);
+    if (it.action !== 'delete' && !it.error && !deniedOf(it) && !notAlias(it)) writesTo.add(it.index);
   }
   for (let i = 0; i < items.length; i++) {
     if ((i & 1023) === 0 && slicer.due) await slicer.pause();
@@ -442,7 +455,7 @@ function prepareUpdates(items: Item[]): BulkOp[] {
     spec.ifSeqNo ??= metaInt(m, 'if_seq_no');
     spec.ifPrimaryTerm ??= metaInt(m, 'if_primary_term');
     checkSeqNoParams(spec.ifSeqNo, spec.ifPrimaryTerm);
-    if (it.id === undefined) invalid.push('id is missing');
+    if (!it.id) invalid.push('id is missing');
     invalid.push(...validateUpdate(spec, it.id));
     return { action: 'update', index: it.index, id: it.id, routing: it.routing, update: spec, ...(it.requireAlias ? { requireAlias: true } : {}) };
   });
@@ -470,8 +483,9 @@ async function bulk(s: SearchServices, req: EsRequest) {
   // ES: the bulk action needs a grant on some index at all, else the whole request is refused.
   if (s.security) await s.security.authorize(req.auth, BULK_ACTION, []);
   const requireAlias = parseBool(req.query.require_alias, false);
+  const pipeline = req.query.pipeline;
   if (!req.body || req.body.length < BULK_WINDOW) {
-    const items = prepareUpdates(parseBulk(req.body?.toString('utf8') ?? '', req.params.index, requireAlias));
+    const items = prepareUpdates(parseBulk(req.body?.toString('utf8') ?? '', req.params.index, requireAlias, pipeline));
     const results = await executeBulk(s, req.auth, items, refresh);
     // An update's `get._source` keeps its numbers' spelling (lossless); everything else is plain JSON.
     if (items.some((it) => it.update?.fetchSource?.fetch)) {
@@ -484,9 +498,9 @@ async function bulk(s: SearchServices, req: EsRequest) {
   // before it runs any item (a malformed line fails the request, nothing written); then run a window
   // at a time, each window's results serialized at once. Only one window's items are ever held, and
   // no step holds the event loop for long.
-  for await (const w of bulkWindows(req.body, req.params.index, requireAlias)) prepareUpdates(w);
+  for await (const w of bulkWindows(req.body, req.params.index, requireAlias, pipeline)) prepareUpdates(w);
   const parts: ItemsJson[] = [];
-  for await (const w of bulkWindows(req.body, req.params.index, requireAlias)) {
+  for await (const w of bulkWindows(req.body, req.params.index, requireAlias, pipeline)) {
     const items = prepareUpdates(w);
     parts.push(await itemsJson(await executeBulk(s, req.auth, items, refresh), items.some((it) => it.update?.fetchSource?.fetch)));
   }

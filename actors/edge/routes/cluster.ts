@@ -28,6 +28,7 @@ const TYPED_DYNAMIC = new Set([
 const DYNAMIC = new Set([
   'search.max_open_scroll_context', 'search.default_keep_alive', 'search.max_keep_alive', 'search.keep_alive_interval', 'action.destructive_requires_name',
   'search.default_allow_partial_results', 'search.max_open_contexts_per_user', 'search.max_async_search_response_size', 'async_search.max_keep_alive',
+  'xpack.security.authc.partition_policy', // ours: fail_open | fail_closed (actors/security/partitionPolicy.ts)
   ...TYPED_DYNAMIC,
   ...Object.values(WATERMARK_KEYS), INFO_INTERVAL_KEY,
 ]);
@@ -84,6 +85,9 @@ export function clusterRoutes(r: Router, s: PagingServices): void {
         throw illegalArgument(`Failed to parse value [${String(v)}] for setting [${k}] must be >= 0`);
       }
       if (TYPED_DYNAMIC.has(k)) checkTyped(k, v);
+      if (k === 'xpack.security.authc.partition_policy' && v !== null && v !== 'fail_open' && v !== 'fail_closed') {
+        throw illegalArgument(`Failed to parse value [${String(v)}] for setting [${k}], must be one of [fail_open, fail_closed]`);
+      }
       if (k === 'search.max_open_scroll_context' && v !== null && !(Number.isInteger(Number(v)) && Number(v) >= 0)) {
         throw illegalArgument(`Failed to parse value [${String(v)}] for setting [${k}] must be >= 0`);
       }

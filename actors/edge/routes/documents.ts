@@ -102,6 +102,8 @@ async function writeOne(s: SearchServices, req: EsRequest, op: DocWrite['op'], i
   const long = op === 'delete' ? null : idTooLong(id);
   if (long) errors.push(long);
   if (errors.length) throw validationFailed(errors);
+  // no ingest pipelines here: naming one is ES's answer for a pipeline that does not exist
+  if (op !== 'delete' && req.query.pipeline !== undefined && req.query.pipeline !== '_none') throw illegalArgument(`pipeline with id [${req.query.pipeline}] does not exist`);
   // TransportBulkAction: a require_alias write goes to an alias only (no auto-creation either)
   if (op !== 'delete' && parseBool(req.query.require_alias, false) && !s.cluster.metadata.aliases.has(req.params.index)) throw requireAliasMissing(req.params.index);
   // ES order: auto-create (its own action), then the shard-level bulk[s] and the op's implied action

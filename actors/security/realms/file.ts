@@ -90,6 +90,11 @@ export class FileRealm implements Realm {
     return { status: 'success', user };
   }
 
+  lookup(username: string): User | undefined {
+    if (!this.users.has(username)) return undefined;
+    return { username, roles: this.roles.get(username) ?? [], full_name: null, email: null, metadata: {}, enabled: true };
+  }
+
   stop(): void {
     for (const f of this.files) unwatchFile(f);
   }

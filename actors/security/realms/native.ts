@@ -60,6 +60,11 @@ export class NativeRealm implements Realm {
     return { status: 'success', user };
   }
 
+  lookup(username: string): User | undefined {
+    const stored = this.users.get(username);
+    return stored && stored.realm === 'native' ? toUser(stored) : undefined;
+  }
+
   forget(username: string): void {
     this.cache.delete(`${this.name}\u0000${username}`);
   }

@@ -28,6 +28,8 @@ export interface Realm {
    * tell. Lets a warm request skip the promise machinery.
    */
   cached?(t: RealmToken): RealmResult | undefined;
+  /** The user of this name without credentials (ES Realm.lookupUser, for run-as); realms that cannot look users up leave it out. */
+  lookup?(username: string): User | undefined;
   /** Drops cached verifications of a user (password change, deletion). */
   forget?(username: string): void;
   stop?(): void;

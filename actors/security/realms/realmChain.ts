@@ -126,6 +126,15 @@ export class RealmChain {
     return this.authenticateToken({ kind: 'basic', username, password });
   }
 
+  /** ES RealmsAuthenticator.lookupRunAsUser: the first realm (by order) that knows the user, and the user. */
+  lookup(username: string): { user: User; realm: { name: string; type: string } } | undefined {
+    for (const r of this.realms) {
+      const user = r.lookup?.(username);
+      if (user) return { user, realm: { name: r.name, type: r.type } };
+    }
+    return undefined;
+  }
+
   /** Drops cached verifications of a user in every realm. */
   forget(username: string): void {
     for (const r of this.realms) r.forget?.(username);

@@ -71,6 +71,10 @@ export class ReservedRealm implements Realm {
     return { status: 'success', user };
   }
 
+  lookup(username: string): User | undefined {
+    return isReservedUser(username) ? reservedUser(username, this.users.get(username)?.enabled ?? true) : undefined;
+  }
+
   forget(username: string): void {
     this.cache.delete(`reserved\u0000${username}`);
   }

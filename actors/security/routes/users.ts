@@ -153,7 +153,7 @@ export function userRoutes(router: Routes, s: SecurityServices): void {
   const changePassword = async (req: EsRequest) => {
     const caller = authOf(req);
     const username = req.params.username ?? caller.user.username;
-    const self = username === caller.user.username && !caller.apiKey && ['native', 'reserved'].includes(caller.authenticationRealm.type);
+    const self = username === caller.user.username && !caller.apiKey && !caller.runAs && ['native', 'reserved'].includes(caller.authenticationRealm.type);
     if (!self) authorize(caller, `${A}change_password`);
     const body = bodyOf(req);
     const errors = passwordErrors(body);

@@ -104,6 +104,19 @@ describe('last use', () => {
     expect(l.get('apikey:c')).toBe(4);
     expect(l.size).toBe(2);
   });
+
+  it('records a credential used again within a second once, to the second (no Map work per request)', () => {
+    let t = 10_000;
+    const l = new LastUse(10, () => t);
+    const a = auth({ authenticationType: 'api_key', apiKey: { id: 'a', name: null } });
+    l.note(a);
+    t += 999;
+    l.note(a);
+    expect(l.get('apikey:a')).toBe(10_000);
+    t += 1;
+    l.note(a);
+    expect(l.get('apikey:a')).toBe(11_000);
+  });
 });
 
 describe('fold limiter', () => {

@@ -120,6 +120,19 @@ describe('an API key limited to read on a* of a user who reads ab* only (9.12)',
     expect(r.json._shards.total).toBe(2); // ac1's shard is not even searched
   });
 
+  it('sees an index created after a first wildcard search and no longer one deleted (resolutions are kept per caller while the cluster state is unchanged)', async () => {
+    const search = async () => {
+      const r = await as(viaKey(), 'GET', '/a*/_search?size=100');
+      expect(r.status).toBe(200);
+      return [...new Set(r.json.hits.hits.map((h: { _index: string }) => h._index))].sort();
+    };
+    expect(await search()).toEqual(['ab1', 'ab2']);
+    await t.es.index({ index: 'ab3', id: '1', document: { n: 1 }, refresh: true });
+    expect(await search()).toEqual(['ab1', 'ab2', 'ab3']);
+    await t.es.indices.delete({ index: 'ab3' });
+    expect(await search()).toEqual(['ab1', 'ab2']);
+  });
+
   it('gives the same answers through the v8 client', async () => {
     const es = client8({ apiKey: key.encoded });
     expect((await es.search({ index: 'ab1' })).hits.total).toEqual({ value: DOCS.ab1, relation: 'eq' });

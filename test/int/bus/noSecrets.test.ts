@@ -18,7 +18,8 @@ const secrets: string[] = [];
 const sha256Url = (s: string) => createHash('sha256').update(s).digest('base64url');
 
 beforeAll(async () => {
-  t = await startTestNode({ security: true });
+  // issue 22's derived keys and reuse detection on: their facts must hold no secret either
+  t = await startTestNode({ security: true, settings: { 'xpack.security.authc.api_key.derived_keys.enabled': true, 'xpack.security.authc.token.reuse_detection': 'revoke_family' } });
   sub = await t.nats.connect('subscriber');
   live = sub.subscribe('es.v1.evt.>', { callback: (_e, m) => void core.push(new TextDecoder().decode(m.data)) });
   await sub.flush();
@@ -33,11 +34,14 @@ beforeAll(async () => {
   const pair = await bob.security.getToken({ grant_type: 'password', username: 'bob', password: 'bob-password-2' });
   const next = await bob.security.getToken({ grant_type: 'refresh_token', refresh_token: pair.refresh_token });
   await t.es.security.invalidateToken({ token: next.access_token });
+  const child = await new Client({ node: t.url, auth: { apiKey: key.encoded } }).security.createApiKey({ name: 'child' });
+  await t.es.security.invalidateApiKey({ ids: [child.id] });
   const st = await t.es.security.createServiceToken({ namespace: 'elastic', service: 'fleet-server', name: 't1' });
   await bob.close();
   const stSecret = Buffer.from(st.token.value, 'base64').toString().split(':')[1];
   secrets.push('bob-password-1', 'bob-password-2', key.api_key, key.encoded, gone.api_key, st.token.value, stSecret);
   for (const tok of [pair.access_token, pair.refresh_token!, next.access_token, next.refresh_token!]) secrets.push(tok, sha256Url(tok));
+  secrets.push(child.api_key, child.encoded);
 });
 afterAll(async () => {
   live?.unsubscribe();

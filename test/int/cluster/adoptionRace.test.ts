@@ -54,7 +54,7 @@ describe('an adoption racing the old owner for one seq', () => {
     const a = new ContextRegistry(new Bus(ncA), Date, 'node-a');
     const b = new ContextRegistry(new Bus(ncB), Date, 'node-b');
     const { rec, state } = await openOnA(a);
-    a.use(rec, 60_000); // seq 2 from the old owner…
+    a.use(rec, 120_000); // seq 2 from the old owner (a new keep-alive: logged)…
     a.done(rec);
     await rec.appended;
     const adopted = b.adopt(state, undefined, 'node-a'); // …and seq 2 again from the adopter
@@ -75,7 +75,7 @@ describe('an adoption racing the old owner for one seq', () => {
     const { rec, state } = await openOnA(a);
     const adopted = b.adopt(state, undefined, 'node-a');
     await adopted.appended;
-    a.use(rec, 60_000); // the cut-off owner's seq 2, too late
+    a.use(rec, 120_000); // the cut-off owner's seq 2, too late
     a.done(rec);
     await rec.appended;
     await new Promise((r) => setImmediate(r));

@@ -38,7 +38,8 @@ const pairs = (facts: Envelope[]) => facts.map((f) => [f.type, f.correlationId ?
 
 it('a scroll: opened, each continuation and the clear carry their own requests’ ids', async () => {
   const first = await raw(t, 'POST', '/c1/_search?scroll=1m', { size: 2 }, as('s-open'));
-  const second = await raw(t, 'POST', '/_search/scroll', { scroll: '1m', scroll_id: first.json._scroll_id }, as('s-page-2'));
+  // a new keep-alive, so the continuation logs `extended` (repeating `1m` would log nothing)
+  const second = await raw(t, 'POST', '/_search/scroll', { scroll: '2m', scroll_id: first.json._scroll_id }, as('s-page-2'));
   expect((await raw(t, 'DELETE', '/_search/scroll', { scroll_id: second.json._scroll_id }, as('s-clear'))).status).toBe(200);
   const facts = await factsOfContextOpenedBy('s-open', 3);
   expect(pairs(facts)).toEqual([

@@ -1,8 +1,9 @@
 /**
  * Issue 10 item 13: a nats-server with a small `max_payload` (64 KB here; 1 MB by default). The node
- * warns at start-up; a document that cannot travel in one message gets ES's 413 (alone in a bulk,
- * its neighbours indexed); search pages, scroll pages, aggregations and gets whose replies exceed
- * the limit still succeed (the shard sends them in parts).
+ * warns at start-up; a document that cannot travel in one message is sent to its primary in parts
+ * and logged in parts (issue 21: documents up to http.max_content_length whatever max_payload);
+ * search pages, scroll pages, aggregations and gets whose replies exceed the limit still succeed
+ * (the shard sends them in parts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,7 @@ let dir: string;
 let proc: ChildProcess;
 let sys: System;
 let t: { url: string };
+let natsUrlOf: string;
 const logs: string[] = [];
 
 async function startSmallNats(): Promise<string> {
@@ -46,6 +48,7 @@ const doc = (i: number, size = 1000) => ({ n: i, k: `key-${i}`, body: `"q" ${i} 
 
 beforeAll(async () => {
   const url = await startSmallNats();
+  natsUrlOf = url;
   const sink = new Writable({ write: (c, _e, cb) => (logs.push(c.toString()), cb()) });
   sys = await startSystem({
     host: '127.0.0.1',
@@ -85,17 +88,19 @@ it('warns at start-up that max_payload is below what the README asks', () => {
   expect(warn).toMatchObject({ level: 40, max_payload: MAX_PAYLOAD, recommended: 8 * 1024 * 1024 });
 });
 
-it('refuses a single document larger than max_payload with ES’s 413, in a bulk item too', async () => {
+it('takes documents larger than max_payload (their request and their log batch go in parts), in a bulk too', async () => {
   const big = doc(1, 100 * 1024);
-  const single = await raw(t, 'PUT', '/other/_doc/big', big);
-  expect(single.status).toBe(413);
-  expect(single.json.error.type).toBe('content_too_long_exception');
-  expect(single.json.error.reason).toMatch(/larger than the largest message the node's transport accepts/);
-  const lines = `{"index":{"_id":"a"}}\n{"n":1}\n{"index":{"_id":"big"}}\n${JSON.stringify(big)}\n{"index":{"_id":"b"}}\n{"n":2}\n`;
+  const single = await raw(t, 'PUT', '/other/_doc/big?refresh=true', big);
+  expect(single.status).toBe(201);
+  expect((await raw(t, 'GET', '/other/_doc/big')).json._source).toEqual(big);
+  const huge = doc(2, 1024 * 1024); // 16 parts of 64 KB
+  const lines = `{"index":{"_id":"a"}}\n{"n":1}\n{"index":{"_id":"huge"}}\n${JSON.stringify(huge)}\n{"index":{"_id":"b"}}\n{"n":2}\n`;
   const bulk = await raw(t, 'POST', '/other/_bulk?refresh=true', lines);
   expect(bulk.status).toBe(200);
-  expect(bulk.json.items.map((i: { index: { _id: string; status: number } }) => [i.index._id, i.index.status])).toEqual([['a', 201], ['big', 413], ['b', 201]]);
-  expect((await raw(t, 'GET', '/other/_doc/big')).status).toBe(404);
+  expect(bulk.json.items.map((i: { index: { _id: string; status: number } }) => [i.index._id, i.index.status])).toEqual([['a', 201], ['huge', 201], ['b', 201]]);
+  expect((await raw(t, 'GET', '/other/_doc/huge')).json._source).toEqual(huge);
+  const hit = await raw(t, 'POST', '/other/_search', { query: { ids: { values: ['huge'] } } });
+  expect(hit.json.hits.hits[0]._source).toEqual(huge);
   expect((await raw(t, 'GET', '/other/_doc/b')).json._source).toEqual({ n: 2 });
 });
 
@@ -138,4 +143,21 @@ it('serves an aggregation and a get whose replies exceed max_payload', async () 
   expect([got.status, got.json._source]).toEqual([200, near]);
   const hit = await raw(t, 'POST', '/one/_search', { query: { ids: { values: ['near'] } } });
   expect(hit.json.hits.hits[0]._source).toEqual(near);
+});
+
+it('rebuilds documents logged in parts when it replays the log after a restart', async () => {
+  await sys.stop();
+  sys = await startSystem({
+    host: '127.0.0.1',
+    port: 0,
+    natsUrl: natsUrlOf,
+    dataDir: join(dir, 'data'),
+    configDir: join(dir, 'config'),
+    settings: new Settings({ 'xpack.security.enabled': false, 'snapshot.enabled': false }), // the whole log, no snapshot
+    log: pino({ level: 'silent' }),
+  });
+  t = { url: sys.url };
+  const got = await raw(t, 'GET', '/other/_doc/huge');
+  expect([got.status, got.json._source]).toEqual([200, doc(2, 1024 * 1024)]);
+  expect((await raw(t, 'GET', '/other/_count')).json.count).toBe(4);
 });

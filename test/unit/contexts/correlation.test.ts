@@ -27,9 +27,9 @@ describe('correlation ids of context facts', () => {
   it('a scroll continuation and a clear carry their own requests’ ids, not the opener’s', async () => {
     const { reg, shards, seen, facts } = setup();
     const sc = reg.open({ kind: 'scroll', indices: ['i'], shards, keepAliveMs: 60_000, correlationId: 'open-1' });
-    reg.use(sc, 60_000, 'page-2');
+    reg.use(sc, 120_000, 'page-2'); // a new keep-alive: logged
     reg.done(sc);
-    reg.use(sc, 60_000); // a continuation without X-Opaque-Id
+    reg.use(sc, 90_000); // a continuation without X-Opaque-Id
     reg.done(sc);
     await reg.clear(sc, 'bob', 'clear-3');
     expect(seen()).toEqual([
@@ -72,7 +72,7 @@ describe('correlation ids of context facts', () => {
   it('a release caused by a request carries its id; one caused by an index deletion carries none', async () => {
     const { reg, shards, seen } = setup();
     const a = reg.open({ kind: 'scroll', indices: ['i'], shards, keepAliveMs: 60_000, correlationId: 'open-1' });
-    reg.use(a, 60_000, 'last-page-2');
+    reg.use(a, 300_000, 'last-page-2'); // a continuation without `scroll`: the default keep-alive, logged
     reg.done(a);
     await reg.release(a, 'no_scroll_param', 'last-page-2');
     reg.open({ kind: 'scroll', indices: ['i'], shards, keepAliveMs: 60_000, correlationId: 'open-3' });
@@ -105,7 +105,7 @@ describe('correlation ids of context facts', () => {
       correlationId: 'open-before-restart',
     });
     const live = reg.revive(state('c-live', now));
-    reg.use(live, 60_000, 'page-after-restart');
+    reg.use(live, 120_000, 'page-after-restart');
     reg.done(live);
     reg.revive(state('c-overdue', now - 120_000));
     await until(() => seen().length === 2);

@@ -32,14 +32,36 @@ describe('ContextRegistry PIT extension facts', () => {
     reg.stopAll();
   });
 
-  it('logs every scroll continuation', () => {
-    const { types, reg, shards } = setup();
+  it('coalesces scroll continuations as PIT searches: a new keep-alive, or the same one a quarter of it later', () => {
+    const { types, clock, reg, shards } = setup();
     const sc = reg.open({ kind: 'scroll', indices: ['i'], shards, keepAliveMs: 60_000 });
     for (let i = 0; i < 3; i++) {
-      reg.use(sc, 60_000);
+      clock.t += 1000;
+      expect(reg.use(sc, 60_000)).toBeUndefined(); // nothing to wait for
       reg.done(sc);
     }
-    expect(types).toEqual(['scroll.opened', 'scroll.extended', 'scroll.extended', 'scroll.extended']);
+    expect(types).toEqual(['scroll.opened']);
+    clock.t += 12_000;
+    expect(reg.use(sc, 60_000)).toBeDefined(); // 15 s since opened
+    reg.done(sc);
+    reg.use(sc, 90_000);
+    reg.done(sc);
+    expect(types).toEqual(['scroll.opened', 'scroll.extended', 'scroll.extended']);
+    reg.stopAll();
+  });
+
+  it('keeps the usage on the record: in use, then counted from the end of the last search', () => {
+    const { clock, reg, shards } = setup();
+    const sc = reg.open({ kind: 'scroll', indices: ['i'], shards, keepAliveMs: 60_000 });
+    reg.use(sc, 60_000);
+    reg.use(sc, 60_000);
+    clock.t += 5000;
+    reg.done(sc);
+    expect(reg.expiresAt(sc)).toBeNull(); // one search still runs
+    clock.t += 5000;
+    reg.done(sc);
+    expect(reg.expiresAt(sc)).toBe(clock.t + 60_000);
+    expect(sc.actor.getSnapshot().value).toEqual({ active: 'idle' });
     reg.stopAll();
   });
 });

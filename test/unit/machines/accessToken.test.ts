@@ -67,6 +67,19 @@ describe('access token machine', () => {
     expect(facts).toEqual(['token.created', 'token.refreshed']); // the window needs no fact
   });
 
+  it('reports a re-use of the spent refresh token only once its window is closed (reuse detection)', () => {
+    const { actor, clock, facts } = run({ tokenId: 't1', now: 0, created: created() });
+    actor.send({ type: 'refresh', refreshedAt: 0, supersededBy: 't2', superseding: { salt: '', iv: '', tag: '', data: '' } });
+    actor.send({ type: 'reuse', at: 1_000, family: 't1' }); // a retry within 30 s: the same pair, no fact
+    clock.increment(30_000);
+    actor.send({ type: 'reuse', at: 30_000, family: 't1' });
+    actor.send({ type: 'invalidate', access: true, refresh: true, at: 30_000, reason: 'reuse_detected' });
+    expect(facts).toEqual(['token.created', 'token.refreshed', 'token.reuse_detected', 'token.invalidated']);
+    expect(actor.getSnapshot().value).toBe('invalidated');
+    const rec = recordOf(['token.created', created()], ['token.refreshed', { refreshedAt: 0, supersededBy: 't2', superseding: { salt: '', iv: '', tag: '', data: '' } }], ['token.reuse_detected', { at: 30_000, family: 't1' }]);
+    expect(rec).toMatchObject({ status: 'refreshed', seq: 3, reuseDetectedAt: 30_000 });
+  });
+
   it('resumes a refreshed record inside or outside its window from refreshedAt', () => {
     const rec = recordOf(['token.created', created()], ['token.refreshed', { refreshedAt: MIN, supersededBy: 't2', superseding: { salt: '', iv: '', tag: '', data: '' } }]);
     expect(inRefreshWindow(rec, MIN + 29_999)).toBe(true);

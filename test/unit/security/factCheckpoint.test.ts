@@ -27,6 +27,15 @@ describe('the binary credential checkpoint', () => {
     expect(back.apiKeys).toStrictEqual(keys);
   });
 
+  it('keeps the parent of derived keys (a sparse section), and reads files without one', () => {
+    const keys = fold(apiKeyHistory(40, 11));
+    const derived = keys.map((k, i) => (i % 3 === 1 ? { ...k, parentId: keys[i - 1].keyId } : k));
+    expect(decodeFactCheckpoint(encodeFactCheckpoint({ seq: 2, facts: [], apiKeys: derived }, 'x')).apiKeys).toStrictEqual(derived);
+    const plain = encodeFactCheckpoint({ seq: 2, facts: [], apiKeys: keys }, 'x');
+    expect(plain.includes('keyParents')).toBe(false);
+    expect(decodeFactCheckpoint(plain).apiKeys.every((k) => k.parentId === undefined)).toBe(true);
+  });
+
   it('stores each distinct shared value once and gives equal values one object back', () => {
     const keys = fold(apiKeyHistory(500, 7));
     const back = decodeFactCheckpoint(encodeFactCheckpoint({ seq: 1, facts: [], apiKeys: keys }, 'empty'));

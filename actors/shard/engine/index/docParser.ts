@@ -139,6 +139,7 @@ function walkObject(ctx: Ctx, obj: FieldDef, value: Record<string, unknown>, dyn
       continue;
     }
     const parts = key.split('.');
+    checkDottedName(key, parts);
     let parent: FieldDef | undefined = obj;
     let d = dyn;
     for (let i = 0; i < parts.length - 1 && parent; i++) {
@@ -150,6 +151,18 @@ function walkObject(ctx: Ctx, obj: FieldDef, value: Record<string, unknown>, dyn
       if (parent) d = parent.dynamic ?? d;
     }
     if (parent) walkValue(ctx, parent, parts[parts.length - 1], v, d);
+  }
+}
+
+/**
+ * ES's DotExpandingXContentParser checks of a dotted name: only dots, or an empty part (leading,
+ * trailing or doubled dot), or a blank one, are refused (a "." key made the mapping proposal loop).
+ */
+function checkDottedName(key: string, parts: string[]): void {
+  if (parts.every((p) => p === '')) throw mapperParsing('field name cannot contain only dots');
+  for (const p of parts) {
+    if (p === '') throw mapperParsing(`object field starting or ending with a [.] makes object resolution ambiguous: [${key}]`);
+    if (!p.trim()) throw mapperParsing(`field name cannot contain only whitespace: ['${key}']`);
   }
 }
 

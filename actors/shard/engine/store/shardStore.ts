@@ -857,6 +857,11 @@ export class ShardStore {
     return l;
   }
 
+  /** Sources of several docs as their segments hold them (one read per run of adjacent docs on disk). */
+  sourceTexts(docIds: ArrayLike<number>): Array<string | Uint8Array> {
+    return readSourceTexts(Array.from(docIds, (d) => this.at(d)));
+  }
+
   /** Raw `_source` JSON text of a doc, exactly as indexed. */
   source(docId: number): string {
     const l = this.at(docId);
@@ -936,6 +941,8 @@ export class ShardStore {
 /** What the fetch phase and hit metadata read of the docs a searcher returned. */
 export interface SearcherDocs {
   source(docId: number): string;
+  /** Sources of several docs as the segments hold them (disk segments: UTF-8 bytes, one read per run of adjacent docs). */
+  sourceTexts(docIds: ArrayLike<number>): Array<string | Uint8Array>;
   id(docId: number): string;
   routing(docId: number): string | undefined;
   hasRouting(): boolean;
@@ -955,6 +962,9 @@ class ShardStorePinned implements SearcherDocs {
     const l = this.at(docId);
     return l.leaf.source(l.doc);
   }
+  sourceTexts(docIds: ArrayLike<number>): Array<string | Uint8Array> {
+    return readSourceTexts(Array.from(docIds, (d) => this.at(d)));
+  }
   id(docId: number): string {
     const l = this.at(docId);
     return l.leaf.idOf(l.doc);
@@ -973,4 +983,20 @@ class ShardStorePinned implements SearcherDocs {
   primaryTerm(): number {
     return 1;
   }
+}
+
+/** Sources of located docs: runs of docs of one disk segment are read together, the buffer's are its strings. */
+function readSourceTexts(at: Located[]): Array<string | Uint8Array> {
+  const out = new Array<string | Uint8Array>(at.length);
+  for (let i = 0; i < at.length; ) {
+    const leaf = at[i].leaf;
+    let j = i + 1;
+    while (j < at.length && at[j].leaf === leaf) j++;
+    if (leaf instanceof SegmentLeaf) {
+      const texts = leaf.data.sourcesOf(at.slice(i, j).map((l) => l.doc));
+      for (let k = i; k < j; k++) out[k] = texts[k - i];
+    } else for (let k = i; k < j; k++) out[k] = leaf.source(at[k].doc);
+    i = j;
+  }
+  return out;
 }

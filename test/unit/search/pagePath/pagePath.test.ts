@@ -8,6 +8,7 @@ import type { SearchServices } from '../../../../actors/search/services';
 import { IndexMapping, parseSearchRequest, shardDocValue, ShardStore, type SearchRequest } from '../../../../actors/shard/engine';
 import type { SearcherRef, ShardQueryRequest, SortValue } from '../../../../actors/shard/engine/types';
 import { encodeFetchPage, encodeQueryPage, hitMeta, replySources, ShardPage } from '../../../../actors/shard/pageCodec';
+import type { RenderSpec } from '../../../../actors/shard/hitRender';
 import { ByteWriter } from '../../../../actors/wire/byteWriter';
 import { parseJson, stringify } from '../../../../actors/wire/json';
 import { OldClient, oldExecuteSearch, oldRenderSearch } from './oldPagePath';
@@ -91,7 +92,7 @@ const SOURCES = [undefined, false, ['k', 'n'], { excludes: ['t'] }, { includes: 
 const AGGS = [undefined, undefined, { kk: { terms: { field: 'k' } } }, { mx: { max: { field: 'd' } }, av: { avg: { field: 'n' } } }];
 
 /** A random search request as the edge parses it; `walk` makes it a `_shard_doc` walk (scroll `_doc` pages). */
-function randomRequest(r: Rand, walk: boolean): SearchRequest {
+function randomRequest(r: Rand, walk: boolean, storedSource = false): SearchRequest {
   const body: Record<string, unknown> = {};
   const q = pick(r, QUERIES);
   if (q) body.query = q;
@@ -104,7 +105,7 @@ function randomRequest(r: Rand, walk: boolean): SearchRequest {
   if (r() < 0.3) body.seq_no_primary_term = true;
   const tth = pick(r, [undefined, true, false, 3]);
   if (tth !== undefined && !walk) body.track_total_hits = tth;
-  const src = pick(r, SOURCES);
+  const src = storedSource ? pick(r, [undefined, true]) : pick(r, SOURCES);
   if (src !== undefined) body._source = src;
   const aggs = walk ? undefined : pick(r, AGGS);
   if (aggs) body.aggs = aggs;
@@ -115,22 +116,26 @@ function randomRequest(r: Rand, walk: boolean): SearchRequest {
   return sr;
 }
 
-/** An in-process shard client speaking the new page replies (what ShardActor and ShardClient do over NATS). */
-function newServices(stores: ShardStore[], maxPayload: number): SearchServices {
+/**
+ * An in-process shard client speaking the new page replies (what ShardActor and ShardClient do over
+ * NATS). `bytes`: the store hands out sources as UTF-8 bytes, several at once (segments on disk).
+ */
+function newServices(stores: ShardStore[], maxPayload: number, bytes = false): SearchServices {
   const storeOf = (ref: { n: number }) => stores[ref.n];
+  const bulk = (store: ShardStore) => (bytes ? (docs: number[]) => docs.map((d) => Buffer.from(store.source(d))) : undefined);
   const shards = {
-    async query(ref: { n: number }, m: { req: ShardQueryRequest; searcher?: SearcherRef; fetch?: boolean }) {
+    async query(ref: { n: number }, m: { req: ShardQueryRequest; searcher?: SearcherRef; fetch?: boolean; render?: RenderSpec }) {
       const store = storeOf(ref);
       const searcher = m.searcher ?? store.acquireSearcher();
       const result = store.query(searcher, m.req);
-      const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => store.source(d), maxPayload) : [];
-      return new ShardPage(encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(store, result.hits, m.req)));
+      const sources = m.fetch ? replySources(result.hits.map((h) => h.doc), (d) => store.source(d), maxPayload, bulk(store)) : [];
+      return new ShardPage(encodeQueryPage(searcher, result, sources, m.req.shardIndex, hitMeta(store, result.hits, m.req), m.render));
     },
     async fetch(ref: { n: number }, docs: number[]) {
       const out: ShardPage[] = [];
       let rest = docs;
       while (rest.length) {
-        const page = new ShardPage(encodeFetchPage(replySources(rest, (d) => storeOf(ref).source(d), maxPayload)));
+        const page = new ShardPage(encodeFetchPage(replySources(rest, (d) => storeOf(ref).source(d), maxPayload, bulk(storeOf(ref)))));
         out.push(page);
         rest = rest.slice(page.fetched);
       }
@@ -145,15 +150,17 @@ const NAMES = ['idx', 'other-ïndex', 'q"uote'];
 
 /** Hits seen with each kind of metadata (the corpora and requests do exercise them). */
 const withMeta = { routing: 0, version: 0, seqNo: 0 };
+/** Responses whose hits went out as the shards rendered them (byte ranges of their pages). */
+const rendered = { responses: 0, hits: 0 };
 
-async function compare(seed: number, walk: boolean): Promise<number> {
+async function compare(seed: number, walk: boolean, storedSource = false): Promise<number> {
   const r = rng(seed);
-  const shardCount = walk ? int(r, 2, 3) : int(r, 1, 3);
+  const shardCount = walk ? int(r, 2, 3) : storedSource ? 1 : int(r, 1, 3);
   const stores = randomStores(r, shardCount);
   const maxPayload = pick(r, [1024 * 1024, 1024 * 1024, 3000, 600]);
   const targets: ShardTarget[] = stores.map((_, n) => ({ ref: { index: NAMES[n], indexUuid: `uuid${n}`, n }, shardIndex: n }));
   const old = new OldClient(new Map(stores.map((s, n) => [n, s])), maxPayload);
-  let req = randomRequest(r, walk);
+  let req = randomRequest(r, walk, storedSource);
   // search_after from a hit of a first page (same request), as clients do
   if (req.sort?.length && r() < 0.5) {
     const first = oldExecuteSearch(old, { ...req, from: 0 }, targets);
@@ -194,6 +201,18 @@ async function compare(seed: number, walk: boolean): Promise<number> {
   const body = Buffer.from(renderSearch(after!, req, nameOf, extra).chunks[0] as Buffer).toString('utf8');
   expect({ where, body }).toEqual({ where, body: oldRenderSearch(before!, req, nameOf, extra) });
   parseJson(body); // and it is JSON
+
+  // The same search with the hits rendered by the shards (sources as text or as bytes): the same
+  // hits and the same response bytes, sent as byte ranges of the pages when it can.
+  const fast = await executeSearch(newServices(stores, maxPayload, r() < 0.5), req, targets, { render: { sortLength: extra.sortLength, docSortValues: extra.docSortValues } });
+  fast.tookMs = 0;
+  expect({ where, hits: fast.hits }).toEqual({ where, hits: before!.hits });
+  const out = renderSearch(fast, req, nameOf, extra);
+  expect({ where, body: Buffer.concat(out.chunks as Buffer[]).toString('utf8') }).toEqual({ where, body });
+  if (out.chunks.length > 1) {
+    rendered.responses++;
+    rendered.hits += fast.hits.length;
+  }
   for (const h of after!.hits) {
     if (h.routing !== undefined) withMeta.routing++;
     if (h.version !== undefined) withMeta.version++;
@@ -211,10 +230,19 @@ describe('binary page path vs the old JSON-framed path', () => {
     for (const n of Object.values(withMeta)) expect(n).toBeGreaterThan(200);
   });
 
+  it('gives the same response bytes when the shard renders the hits (single-shard searches, `_source` as stored)', async () => {
+    const before = rendered.hits;
+    for (let seed = 2001; seed <= 2300; seed++) await compare(seed, false, true);
+    expect(rendered.hits - before).toBeGreaterThan(500); // the fast path did run
+  });
+
   it('gives the same pages for `_shard_doc` walks (scroll `_doc` pages) across shards', async () => {
     let hits = 0;
+    const before = rendered.hits;
     for (let seed = 1001; seed <= 1150; seed++) hits += await compare(seed, true);
+    for (let seed = 1151; seed <= 1300; seed++) hits += await compare(seed, true, true);
     expect(hits).toBeGreaterThan(500);
+    expect(rendered.hits - before).toBeGreaterThan(500);
   });
 });
 
