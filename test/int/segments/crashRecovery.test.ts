@@ -56,12 +56,17 @@ async function trimmedIndex(n: ClusterNode, model: Model): Promise<string> {
   return uuid;
 }
 
-/** Both copies started; then the new copy alone (node 0 stopped) has every doc, and no garbage after a commit. */
-async function newCopyWhole(target: ClusterNode, source: ClusterNode, model: Model): Promise<void> {
+/**
+ * Both copies started (green) within 30 s of the restart at `t0`, no half-fetched file left; then
+ * the new copy alone (the source stopped) has every doc, and no garbage after a commit.
+ */
+async function newCopyWhole(target: ClusterNode, source: ClusterNode, model: Model, t0: number): Promise<void> {
   await until(async () => {
     const h = await health(target).catch(() => undefined);
     return h?.status === 'green' && h.active_shards === 2;
-  }, 120_000, 'two started copies');
+  }, 60_000, 'two started copies');
+  expect(Date.now() - t0).toBeLessThan(30_000);
+  expect(filesEnding(await copyDir(target.url, target.dataDir, 'pr'), '.tmp')).toEqual([]);
   await source.stop();
   await until(async () => (await health(target)).active_primary_shards === 1, 60_000, 'primary on the new node');
   expect(await differences(target.url, 'pr', model)).toEqual([]);
@@ -84,8 +89,9 @@ describe('kill -9 during a segment copy', () => {
     const dir = await copyDir(src.url, target.dataDir, 'pr');
     expect(filesEnding(dir, '.seg').length).toBeGreaterThan(0);
     expect(readCommit(dir)).toBeUndefined();
+    const t0 = Date.now();
     await target.start();
-    await newCopyWhole(target, src, model);
+    await newCopyWhole(target, src, model, t0);
   });
 
   it('the source, while it puts: restarted, the target copies from it and serves every doc', async () => {
@@ -97,8 +103,9 @@ describe('kill -9 during a segment copy', () => {
     await http(src.url, 'PUT', '/pr/_settings', { index: { number_of_replicas: 1 } });
     await until(() => src.out().includes('crash point recovery.put reached'), 60_000, 'the source putting');
     await src.kill();
+    const t0 = Date.now();
     await src.start();
     expect(await differences(src.url, 'pr', model)).toEqual([]);
-    await newCopyWhole(target, src, model);
+    await newCopyWhole(target, src, model, t0);
   });
 });
