@@ -5,6 +5,7 @@
  * elastic/kibana `client_credentials` grant (security/serviceAccounts.test.ts) and `filter_path`
  * (responseParams.test.ts).
  */
+import { errors } from 'es8';
 import { startTestNode, type TestNode } from '../../support/node';
 import { raw } from '../search/helpers';
 
@@ -123,7 +124,8 @@ describe('index close and open', () => {
       expect(r.json.error).toMatchObject(closed);
     }
     // the official client sees the same error
-    const e = await t.es.index({ index: 'shut', id: '2', document: { a: 2 } }).catch((x: { meta: { statusCode: number; body: { error: { type: string } } } }) => x.meta);
+    const e = (await t.es.index({ index: 'shut', id: '2', document: { a: 2 } }).catch((x: unknown) => x)) as errors.ResponseError;
+    expect(e).toBeInstanceOf(errors.ResponseError);
     expect([e.statusCode, e.body.error.type]).toEqual([400, 'index_closed_exception']);
     // bulk: the closed index's items fail, the others are written
     const b = await t.es.bulk({ operations: [{ index: { _index: 'shut', _id: '2' } }, { a: 2 }, { delete: { _index: 'shut', _id: '1' } }, { index: { _index: 'dates', _id: '3' } }, { date: '2017-10-19T06:00:00Z' }] });
