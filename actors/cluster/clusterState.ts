@@ -22,6 +22,7 @@ import { ClusterMetadata, type MetadataEvent } from './clusterMetadata';
 import { type AliasMeta, type IndexLookup } from './aliases';
 import { planAliasActions, parseAliasActions } from './aliasActions';
 import type { TemplateKind } from './templates';
+import { crashPoint } from '../wire/crashPoint';
 
 /** Metadata facts of the document log (subject es.v1.data.meta). */
 export type MetaEvent =
@@ -125,6 +126,8 @@ export class ClusterState {
   private live = false;
   /** Start-up without a snapshot: hold a copy of every shard until the allocation is known. */
   private buildAll = false;
+  /** Trim points read at start-up: a shard whose log was trimmed cannot be built from it. */
+  private startTrims = new Map<string, number>();
   private readonly js: JetStreamClient;
   readonly follower: StreamFollower;
   /** What the last `start` did (snapshot used, ops replayed). */
@@ -167,6 +170,7 @@ export class ClusterState {
       }
     }
     this.buildAll = !restored && this.copies.size === 0;
+    this.startTrims = trims;
     const opsBefore = this.appliedOps;
     await this.follower.start(from);
     await this.follower.caughtUp();
@@ -696,13 +700,20 @@ export class ClusterState {
     const me = this.ctx.node.id;
     const nodes = this.copyNodes(idx, n).map((c) => c.node).filter((node) => node !== me && this.copyStarted(node, idx.uuid, n));
     for (const node of nodes) {
+      // a source that dies while it puts its files never answers: stop waiting once its copy is no longer started
+      let watch: NodeJS.Timeout | undefined;
+      const gone = new Promise<never>((_, reject) => {
+        watch = setInterval(() => !this.copyStarted(node, idx.uuid, n) && reject(new Error(`node [${node}] left or its copy stopped`)), 1000);
+      });
       try {
-        const m = await this.ctx.nc.request(subjects.shardCopy(idx.uuid, n, node, 'recovery'), enc.encode('{}'), { timeout: 30 * 60_000 });
+        const m = await Promise.race([this.ctx.nc.request(subjects.shardCopy(idx.uuid, n, node, 'recovery'), enc.encode('{}'), { timeout: 30 * 60_000 }), gone]);
         const reply = parseJson<{ ok: boolean; result?: RecoveryOffer; error?: { reason?: string } }>(dec.decode(m.data));
         if (reply.ok && reply.result) return reply.result;
         this.ctx.log.warn({ shard: `[${idx.name}][${n}]`, from: node, err: reply.error?.reason }, 'a copy refused to give its segments');
       } catch (e) {
         this.ctx.log.warn({ shard: `[${idx.name}][${n}]`, from: node, err: (e as Error).message }, 'a copy did not give its segments');
+      } finally {
+        clearInterval(watch);
       }
     }
     return undefined;
@@ -731,10 +742,13 @@ export class ClusterState {
     if (point <= (this.trimmed.get(key) ?? 0)) return;
     this.trimmed.set(key, point);
     try {
+      await crashPoint('trim.before'); // kill -9 tests (wire/crashPoint.ts), here and below
       const kv = await new Kvm(this.ctx.nc).open(CLUSTER_BUCKET);
       await kv.put(`trim.${uuid}.${n}`, String(point));
+      await crashPoint('trim.recorded');
       const jsm = await jetstreamManager(this.ctx.nc);
       await jsm.streams.purge(DATA_STREAM, { filter: subjects.dataShard(uuid, n), seq: point + 1 });
+      await crashPoint('trim.purged');
     } catch (e) {
       this.trimmed.delete(key);
       this.ctx.log.warn({ err: (e as Error).message, shard: copy.label }, 'document log trim failed; it is retried after the next commit');
@@ -784,7 +798,8 @@ export class ClusterState {
         if (this.byName.has(e.name)) return; // logs written before creates were fenced may hold a second create: the first wins
         this.metadata.aliases.apply(ClusterMetadata.createdAliases(e.uuid, e.aliases));
         const idx = this.addIndex(e.name, e.uuid, e.creationDate, applySettings(defaultIndexSettings(), e.settings, true, e), new IndexMapping(e.mappings as never));
-        if (this.buildAll) for (let n = 0; n < idx.shards.length; n++) this.newCopy(idx, n);
+        // (a shard whose log was trimmed is not: the log lacks its start; allocated here, it copies segments from a peer)
+        if (this.buildAll) for (let n = 0; n < idx.shards.length; n++) if (!this.startTrims.get(copyKey(idx.uuid, n))) this.newCopy(idx, n);
         return;
       }
       case 'index_deleted': {

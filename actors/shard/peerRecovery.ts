@@ -18,6 +18,7 @@ import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
 import { nanos } from '@nats-io/nats-core';
 import type { ShardStore } from './engine';
 import { syncDir, writeCommit, type CommitPoint } from './engine/store/commitPoint';
+import { crashPoint } from '../wire/crashPoint';
 
 export const SEGMENTS_BUCKET = 'ES_SEGMENTS';
 const DAY_MS = 24 * 3_600_000;
@@ -69,6 +70,7 @@ export async function offerSegments(store: ShardStore, dir: string, os: ObjectSt
       const have = await os.info(key);
       if (!have || have.deleted || have.size !== size) {
         await os.put({ name: key }, Readable.toWeb(createReadStream(path)) as unknown as ReadableStream<Uint8Array>);
+        await crashPoint('recovery.put');
       }
       files.push({ name, size });
       bytes += size;
@@ -102,6 +104,7 @@ export async function fetchSegments(os: ObjectStore, offer: RecoveryOffer, dir: 
     }
     if (statSync(tmp).size !== f.size) throw new Error(`segment file ${f.name} arrived with ${statSync(tmp).size} bytes, not ${f.size}`);
     renameSync(tmp, join(dir, f.name));
+    await crashPoint('recovery.fetch');
   }
   syncDir(dir);
   writeCommit(dir, { ...offer.commit, ...(logId ? { logId } : {}) });

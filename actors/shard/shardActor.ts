@@ -105,6 +105,9 @@ const dec = new TextDecoder();
 const GROUP_BYTES = 512 * 1024;
 /** A primary refuses to wait longer than this for a replica-lag or mapping round trip. */
 const WAIT_MS = 10_000;
+/** A copy that needs segments and finds no source asks again this many times (backing off to 30 s: about 20 min). */
+const RECOVERY_ATTEMPTS = 40;
+const RECOVERY_RETRY_MAX_MS = 30_000;
 
 interface PendingWrite {
   writes: DocWrite[];
@@ -394,15 +397,22 @@ export class ShardActor implements LocalCopy {
   private async fromPeer(): Promise<void> {
     const r = this.deps.recovery;
     if (!r) return;
-    const trimmed = await r.trimPoint();
-    if (this.applied > 0 && trimmed <= this.applied) return;
-    const offer = await r.offer().catch((e: Error) => {
-      this.deps.log.warn({ shard: this.ref, err: e.message }, 'no copy could give its segments; reading the document log');
-      return undefined;
-    });
-    if (!offer || offer.commit.applied <= this.applied) {
-      if (trimmed > this.applied) throw new Error(`the document log of ${this.label} was trimmed up to ${trimmed}, past this copy (${this.applied}), and no other copy gave its segments`);
-      return;
+    let offer: RecoveryOffer | undefined;
+    for (let attempt = 0; ; attempt++) {
+      const trimmed = await r.trimPoint();
+      if (this.applied > 0 && trimmed <= this.applied) return;
+      offer = await r.offer().catch((e: Error) => {
+        this.deps.log.warn({ shard: this.ref, err: e.message }, 'no copy could give its segments; reading the document log');
+        return undefined;
+      });
+      if (offer && offer.commit.applied > this.applied) break;
+      if (trimmed <= this.applied) return;
+      // the log lacks this copy's start and no copy gave segments (its node died while it put them, or is
+      // down): stay recovering and ask again, as ES retries a recovery, until a source is back or the copy stops
+      const error = `the document log of ${this.label} was trimmed up to ${trimmed}, past this copy (${this.applied}), and no other copy gave its segments`;
+      if (!this.started || attempt >= RECOVERY_ATTEMPTS) throw new Error(error);
+      if (attempt === 0) this.deps.log.warn({ shard: this.ref }, `${error}; asking again`);
+      await new Promise((res) => setTimeout(res, Math.min(RECOVERY_RETRY_MAX_MS, 500 * 2 ** attempt)));
     }
     const t0 = Date.now();
     this.store.close();

@@ -11,6 +11,8 @@
  * const meta = writeSegment(dir, 'seg_8', { leaves: [{ leaf: a }, { leaf: b, keep }] });
  */
 import { join } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
+import { crashPoint, crashPointSync } from '../../../wire/crashPoint';
 import type { KeywordView, NumericView, TextView } from '../index/columnViews';
 import { SegmentFileWriter, publishAsync, publishSync } from './fileWriter';
 import { BLOOM_K } from './strings';
@@ -61,6 +63,9 @@ function* writeCore(dir: string, name: string, input: WriteInput, opts: WriteOpt
     yield;
     sl.reset();
     const docs = yield* writeDocs(w, plans, maxDoc, input, sl);
+    // kill -9 tests (wire/crashPoint.ts): the .tmp holds the docs, not yet the fields
+    if (sync) crashPointSync(isMainThread ? 'flush.tmp' : 'merge.tmp');
+    else yield crashPoint(isMainThread ? 'flush.tmp' : 'merge.tmp');
     const utf16 = [...docs.utf16];
     const paths = unionPaths(input);
     const fields: Record<string, SegmentFieldMeta> = {};

@@ -1,4 +1,5 @@
 import { EsError } from '../../../wire/esErrors';
+import { crashPoint } from '../../../wire/crashPoint';
 import type { DocWrite, LoggedOp, SearcherRef, ShardQueryRequest, ShardQueryResult, WriteOutcome } from '../types';
 import type { ParsedDoc } from '../index/docParser';
 import type { MappingView } from '../index/fieldDef';
@@ -376,6 +377,7 @@ export class ShardStore {
       this.flushing = true;
       try {
         const meta = await writeSegmentAsync(dir, frozen.name, { leaves: [{ leaf: frozen }] });
+        await crashPoint('flush.published');
         if (this.closed) return;
         const leaf = new SegmentLeaf(openSegment(segmentFile(dir, meta.name), this.cache()), this.o);
         // deletions that reached the frozen buffer, in seqNo order, carry over
@@ -475,6 +477,7 @@ export class ShardStore {
     } finally {
       for (const l of segs) l.merging = false;
     }
+    await crashPoint('merge.published');
     if (this.closed || segs.some((l, i) => this.segments[at + i] !== l)) return false;
     const merged = new SegmentLeaf(openSegment(segmentFile(dir, meta.name), this.cache()), this.o);
     // deletions of kept docs (older ones above the floor, and any that arrived meanwhile), by seqNo
