@@ -1,7 +1,7 @@
 /**
  * Whether an answer is one Elasticsearch gives (the fuzz's shape check): a 4xx carries ES's error
  * body (`{"error": {"type", "reason", ...}, "status"}`, or the string `error` ES writes for an unknown
- * route or a wrong method), or one of the few non-error 4xx bodies ES has (a missing document's
+ * route or a wrong method, or the OAuth2 `error`/`error_description` of the token API), or one of the few non-error 4xx bodies ES has (a missing document's
  * `found: false`, a delete's `result: not_found`, a clear of freed contexts, an empty object for a
  * missing security entity, a token invalidation that found nothing, a health wait that timed out). HEAD answers carry no body.
  */
@@ -21,7 +21,7 @@ export function esShaped4xx(method: string, status: number, body: string): boole
     const x = e as Record<string, unknown>;
     return typeof x.type === 'string' && typeof x.reason === 'string' && o.status === status;
   }
-  if (typeof e === 'string') return o.status === status;
+  if (typeof e === 'string') return o.status === status || typeof o.error_description === 'string'; // the token API's OAuth2 errors (RFC 6749 5.2), as ES writes them
   if (status === 404) return o.found === false || o.result === 'not_found' || 'succeeded' in o || 'invalidated_tokens' in o || Object.keys(o).length === 0;
   if (status === 408) return o.timed_out === true;
   return false;
