@@ -39,7 +39,7 @@ describe('a PIT opened while a shard has no copy', () => {
       failed_shards: [],
     });
     // no PIT was left open by the refused attempt
-    expect((await (await fetch(`${c.nodes[0].url}/_pit`)).json()).count).toBe(0);
+    expect(((await (await fetch(`${c.nodes[0].url}/_pit`)).json()) as { count: number }).count).toBe(0);
     const p = await es.openPointInTime({ index: INDEX, keep_alive: '1m', allow_partial_search_results: true });
     expect(p._shards).toEqual({ total: 2, successful: 1, skipped: 0, failed: 1 });
     const r = await es.search({ pit: { id: p.id }, size: 100, track_total_hits: true });
