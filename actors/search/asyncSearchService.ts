@@ -22,8 +22,12 @@ const DEFAULT_KEEP_ALIVE_MS = 5 * 86_400_000;
 const MIN_KEEP_ALIVE_MS = 1_000;
 /** ES's `search.max_async_search_response_size` default (10mb). */
 const DEFAULT_MAX_RESPONSE = 10 * 1024 * 1024;
-/** URL parameters of the async APIs themselves (not the search's). */
-const ASYNC_PARAMS = ['wait_for_completion_timeout', 'keep_on_completion', 'keep_alive', 'batched_reduce_size', 'ccs_minimize_roundtrips', 'pre_filter_shard_size', 'typed_keys'];
+/**
+ * URL parameters of the async APIs themselves (not the search's). `typed_keys` stays with the search:
+ * the stored response is rendered with it (ES applies it when rendering, also on GET; here the
+ * submit's choice holds for every GET).
+ */
+const ASYNC_PARAMS = ['wait_for_completion_timeout', 'keep_on_completion', 'keep_alive', 'batched_reduce_size', 'ccs_minimize_roundtrips', 'pre_filter_shard_size'];
 
 // ---- ids (ES AsyncExecutionId: base64url of writeString(docId) + writeString(taskId)) ----
 

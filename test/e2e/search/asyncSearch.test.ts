@@ -44,6 +44,15 @@ describe('async search (10_basic.yml, 20_keep_alive.yml)', () => {
     expect((r.response.aggregations as Record<string, { value: number }>)['1'].value).toBe(3);
   });
 
+  it('names aggregations with their type under typed_keys, in the answer and the stored result', async () => {
+    const r = await t.es.asyncSearch.submit({ index: 'test-*', typed_keys: true, keep_on_completion: true, wait_for_completion_timeout: '10s', size: 0, aggs: { m: { max: { field: 'max' } }, k: { terms: { field: 'k' } } } });
+    expect(Object.keys(r.response.aggregations!).sort()).toEqual(['max#m', 'sterms#k']);
+    expect((r.response.aggregations as Record<string, { value: number }>)['max#m'].value).toBe(3);
+    const g = await t.es.asyncSearch.get({ id: r.id! });
+    expect(Object.keys(g.response.aggregations!).sort()).toEqual(['max#m', 'sterms#k']);
+    await t.es.asyncSearch.delete({ id: r.id! });
+  });
+
   it('keeps a finished search with keep_on_completion: get, status, delete, then 404', async () => {
     const r = await t.es.asyncSearch.submit({ index: 'test-*', wait_for_completion_timeout: '10s', keep_on_completion: true, query: { match_all: {} }, sort: ['max'] });
     expect(r.id).toMatch(/^[A-Za-z0-9_-]+=*$/);
