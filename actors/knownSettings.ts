@@ -78,6 +78,7 @@ export const NODE_SETTINGS: Readonly<Record<string, SettingDef>> = {
   'xpack.security.authc.api_key.derived_keys.enabled': bool,
   // Ours: `fail_open` (default) or `fail_closed`: refuse credentials the node cannot confirm from the log (dynamic).
   'xpack.security.authc.partition_policy': str,
+  'xpack.security.audit.enabled': bool,
   // Values are checked by the security module (ES's algorithm names).
   'xpack.security.authc.password_hashing.algorithm': str,
   'xpack.security.authc.service_token_hashing.algorithm': str,

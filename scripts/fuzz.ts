@@ -4,9 +4,10 @@
  * `--requests` generated bad requests (malformed/truncated JSON, wrong types for every paging
  * field, deep nesting, huge numbers, long strings, invalid UTF-8, bad NDJSON, forged scroll/PIT ids,
  * junk Authorization headers, compressed bodies and bombs, raw-socket garbage), then reports 5xx
- * answers, hangs (no answer within `--timeout`), whether the node process survived, its RSS
+ * answers, hangs (no answer within `--timeout`), statuses other than ES's for the issue-21 probes
+ * (fuzzEdgeCases.ts), 4xx answers not in ES's error shape, whether the node process survived, its RSS
  * before and after, and whether a raw scroll/PIT id reached its log. Exits 1 on any 5xx, hang,
- * crash, leak or an RSS growth over `--max-rss-growth-mb`.
+ * unexpected status or unshaped 4xx, crash, leak or an RSS growth over `--max-rss-growth-mb`.
  *
  *   npm run fuzz                              # 10,000 requests, seed 1
  *   npm run fuzz -- --seed 7 --requests 50000 --concurrency 4
@@ -82,7 +83,7 @@ async function main(): Promise<number> {
       console.log(c.kind === 'raw' ? c.bytes.toString('latin1') : { ...c, body: c.body?.toString('utf8', 0, 5000) });
       const rep = await runFuzz({ url, seed, first: num('replay'), requests: 1, concurrency: 1, timeoutMs: num('timeout'), maxSeconds: 60, fixtures });
       console.log(formatReport(rep));
-      return rep.fiveXX || rep.hangs ? 1 : 0;
+      return rep.fiveXX || rep.hangs || rep.unexpected || rep.unshaped ? 1 : 0;
     }
     const rssBefore = child ? rssMb(child.proc.pid!) : NaN;
     let peak = rssBefore;
@@ -107,7 +108,7 @@ async function main(): Promise<number> {
     const crashed = child ? child.exited() : false;
     const up = !crashed && (await alive(url, auth));
     console.log(`node process: ${crashed ? 'CRASHED' : up ? 'alive, answering' : 'NOT ANSWERING'}`);
-    failed = rep.fiveXX > 0 || rep.hangs > 0 || !up;
+    failed = rep.fiveXX > 0 || rep.hangs > 0 || rep.unexpected > 0 || rep.unshaped > 0 || !up;
     if (rep.sent < num('requests')) console.log(`stopped after --max-seconds: ${rep.sent} of ${num('requests')} sent`);
     if (child && !crashed) {
       const rssAfter = rssMb(child.proc.pid!);
@@ -127,7 +128,7 @@ async function main(): Promise<number> {
       else rmSync(child.dataDir, { recursive: true, force: true });
     }
   }
-  console.log(failed ? 'FAIL' : 'PASS: 0 5xx, 0 hangs, no crash, bounded memory');
+  console.log(failed ? 'FAIL' : 'PASS: 0 5xx, 0 hangs, every status as ES gives it, every 4xx in ES\'s shape, no crash, bounded memory');
   return failed ? 1 : 0;
 }
 

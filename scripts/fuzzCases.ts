@@ -7,6 +7,7 @@ import { deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { deep, DEPTHS, HUGE_NUMBERS, invalidUtf8, junk, Lit, mangle, randomB64, Rng, toJson } from './fuzzValues';
 import { anyIndex, http, scratch, type Fixtures, type FuzzCase, type Gen } from './fuzzHttp';
 import { admin, documents, randomRoute, security } from './fuzzAdminCases';
+import { edges } from './fuzzEdgeCases';
 
 export type { Fixtures, FuzzCase } from './fuzzHttp';
 
@@ -270,6 +271,7 @@ const rawSocket: Gen = (r, f) => {
 export const GENERATORS: Array<[Gen, number]> = [
   [paging, 15], [urlParams, 8], [malformed, 10], [deepNesting, 6], [numbers, 6], [longStrings, 3], [badUtf8, 4], [bulk, 8],
   [forgedIds, 8], [junkAuth, 6], [compressed, 3], [rawSocket, 4], [randomRoute, 10], [documents, 6], [admin, 4], [security, 4],
+  [edges, 4],
 ];
 
 const TOTAL = GENERATORS.reduce((a, [, w]) => a + w, 0);

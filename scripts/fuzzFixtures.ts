@@ -18,7 +18,7 @@ async function call(url: string, auth: string, method: string, path: string, bod
 /** Creates the fixtures (indices `fz1`, `fz2`) on a node; `auth` is a superuser's Authorization value. */
 export async function setupFixtures(url: string, auth: string): Promise<Fixtures> {
   // a previous run's fixtures (and scratch indices) go first
-  await fetch(`${url}/fz1,fz2,fzx-*?ignore_unavailable=true`, { method: 'DELETE', headers: { authorization: auth } }).catch(() => undefined);
+  await fetch(`${url}/fz1,fz2,fzx-*,edgefz-*?ignore_unavailable=true`, { method: 'DELETE', headers: { authorization: auth } }).catch(() => undefined);
   await call(url, auth, 'PUT', '/fz1', {
     settings: { number_of_shards: 2 },
     mappings: {

@@ -15,9 +15,13 @@ export interface Fixtures {
   apiKey: string;
 }
 
+/**
+ * One request. `expect`: the only statuses Elasticsearch gives it (another is a finding); raw cases
+ * with `keepOpen` keep the socket open for the answer (a client that half-closes may get none).
+ */
 export type FuzzCase =
-  | { kind: 'http'; label: string; method: string; path: string; headers: Record<string, string>; body?: Buffer }
-  | { kind: 'raw'; label: string; bytes: Buffer };
+  | { kind: 'http'; label: string; method: string; path: string; headers: Record<string, string>; body?: Buffer; expect?: number[] }
+  | { kind: 'raw'; label: string; bytes: Buffer; expect?: number[]; keepOpen?: boolean };
 
 export type Gen = (r: Rng, f: Fixtures) => FuzzCase;
 

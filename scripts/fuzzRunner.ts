@@ -1,12 +1,14 @@
 /**
  * Sends fuzz cases (fuzzCases.ts) to a node and classifies the outcomes: a status (2xx/4xx are
  * fine, 5xx is a finding), a hang (no complete answer within the per-request timeout) or a
- * connection the server closed (fine for raw garbage). Shared by `npm run fuzz` and the seeded
+ * connection the server closed (fine for raw garbage). A 4xx whose body is not one Elasticsearch
+ * gives (fuzzShape.ts) is a finding, and so is a status other than a case's `expect`. Shared by `npm run fuzz` and the seeded
  * jest sample (test/e2e/fuzz.test.ts).
  */
 import { request, Agent } from 'node:http';
 import { connect } from 'node:net';
 import { caseAt, type Fixtures, type FuzzCase } from './fuzzCases';
+import { esShaped4xx, firstAnswer } from './fuzzShape';
 import { toJson } from './fuzzValues';
 
 export interface Outcome {
@@ -18,12 +20,14 @@ export interface Outcome {
   ms: number;
   /** First bytes of the answer (findings only). */
   answer?: string;
+  /** The whole body (http) or the first answer's body (raw), for the shape check. */
+  body?: string;
 }
 
 export interface Finding {
   i: number;
   label: string;
-  what: '5xx' | 'hang';
+  what: '5xx' | 'hang' | 'status' | 'shape';
   request: string;
   answer: string;
 }
@@ -35,6 +39,12 @@ export interface RunReport {
   byLabel: Record<string, { sent: number; s4xx: number; s5xx: number; hangs: number }>;
   fiveXX: number;
   hangs: number;
+  /** Answers with a status the case does not allow (its `expect`). */
+  unexpected: number;
+  /** 4xx answers without Elasticsearch's error body. */
+  unshaped: number;
+  /** 503s of a request racing the creation of a scratch index (not findings: see {@link racedCreation}). */
+  races: number;
   findings: Finding[];
   seconds: number;
 }
@@ -62,7 +72,10 @@ function sendHttp(url: string, c: Extract<FuzzCase, { kind: 'http' }>, timeoutMs
           size += d.length;
           if (size <= MAX_ANSWER) chunks.push(d);
         });
-        res.on('end', () => finish({ status: res.statusCode ?? 0, hang: false, answer: Buffer.concat(chunks).toString('utf8', 0, 2000) }));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          finish({ status: res.statusCode ?? 0, hang: false, answer: text.slice(0, 2000), body: text });
+        });
         res.on('error', () => finish({ status: res.statusCode ?? 0, hang: false }));
       });
     } catch (e) {
@@ -92,15 +105,17 @@ function sendRaw(port: number, c: Extract<FuzzCase, { kind: 'raw' }>, timeoutMs:
       s.destroy();
       // the worst status among the (possibly pipelined) answers
       const statuses = [...out.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
-      resolve({ status: statuses.length ? Math.max(...statuses) : 0, hang, ms: Date.now() - start, answer: out.slice(0, 2000) });
+      resolve({ status: statuses.length ? Math.max(...statuses) : 0, hang, ms: Date.now() - start, answer: out.slice(0, 2000), body: firstAnswer(out)?.body });
     };
     const timer = setTimeout(() => finish(true), timeoutMs);
     s.on('data', (d) => {
       if (out.length < MAX_ANSWER) out += d.toString('latin1');
+      if (c.keepOpen && firstAnswer(out)) finish(false); // one request, its whole answer
     });
     s.on('error', () => finish(false));
     s.on('close', () => finish(false));
-    s.end(c.bytes);
+    if (c.keepOpen) s.write(c.bytes);
+    else s.end(c.bytes);
   });
 }
 
@@ -133,7 +148,7 @@ export async function runFuzz(o: RunOptions): Promise<RunReport> {
   const port = Number(new URL(o.url).port);
   const agent = new Agent({ keepAlive: true, maxSockets: o.concurrency });
   const started = Date.now();
-  const report: RunReport = { seed: o.seed, sent: 0, byStatus: {}, byLabel: {}, fiveXX: 0, hangs: 0, findings: [], seconds: 0 };
+  const report: RunReport = { seed: o.seed, sent: 0, byStatus: {}, byLabel: {}, fiveXX: 0, hangs: 0, unexpected: 0, unshaped: 0, races: 0, findings: [], seconds: 0 };
   const first = o.first ?? 0;
   let next = first;
   const worker = async () => {
@@ -153,6 +168,15 @@ export async function runFuzz(o: RunOptions): Promise<RunReport> {
   return report;
 }
 
+/**
+ * A request that reached a scratch index while another request of the run was creating it: its only
+ * copy still starting, every shard failed, ES's 503 (as ES answers a search that meets a primary still
+ * initializing). Concurrent cases may create the scratch indices any of them names; not bad input.
+ */
+function racedCreation(r: Outcome): boolean {
+  return r.status === 503 && /"reason":"\[(fzx|edgefz)-\d\]\[\d+\] copy on node \[[^\]]+\] is recovering"/.test(r.answer ?? '') && !/"type":"(?!no_shard_available_action_exception|search_phase_execution_exception)[a-z_]+"/.test(r.answer ?? '');
+}
+
 function record(report: RunReport, r: Outcome, c: FuzzCase): void {
   report.sent++;
   const cls = r.hang ? 'hang' : r.status <= 0 ? 'closed' : `${Math.floor(r.status / 100)}xx`;
@@ -160,7 +184,8 @@ function record(report: RunReport, r: Outcome, c: FuzzCase): void {
   const l = (report.byLabel[r.label] ??= { sent: 0, s4xx: 0, s5xx: 0, hangs: 0 });
   l.sent++;
   if (r.status >= 400 && r.status < 500) l.s4xx++;
-  if (r.status >= 500) {
+  if (racedCreation(r)) report.races++;
+  else if (r.status >= 500) {
     l.s5xx++;
     report.fiveXX++;
     report.findings.push({ i: r.i, label: r.label, what: '5xx', request: describe(c), answer: `${r.status} ${r.answer ?? ''}`.slice(0, 600) });
@@ -170,12 +195,22 @@ function record(report: RunReport, r: Outcome, c: FuzzCase): void {
     report.hangs++;
     report.findings.push({ i: r.i, label: r.label, what: 'hang', request: describe(c), answer: '' });
   }
+  if (!r.hang && c.expect && !c.expect.includes(r.status)) {
+    report.unexpected++;
+    report.findings.push({ i: r.i, label: r.label, what: 'status', request: describe(c), answer: `${r.status} (expected ${c.expect.join('/')}) ${r.answer ?? ''}`.slice(0, 600) });
+  }
+  // a 4xx of a raw exchange is checked when it is the first answer (pipelined ones are not parsed)
+  const shapeOf = c.kind === 'http' ? r.status : firstAnswer(r.answer ?? '')?.status;
+  if (!r.hang && shapeOf !== undefined && shapeOf >= 400 && shapeOf < 500 && r.body !== undefined && !esShaped4xx(c.kind === 'http' ? c.method : 'GET', shapeOf, r.body)) {
+    report.unshaped++;
+    report.findings.push({ i: r.i, label: r.label, what: 'shape', request: describe(c), answer: `${shapeOf} ${r.body}`.slice(0, 600) });
+  }
 }
 
 /** The report as text lines (counts, per-generator table, the first findings). */
 export function formatReport(rep: RunReport, maxFindings = 25): string {
   const lines = [
-    `seed ${rep.seed}: ${rep.sent} requests in ${rep.seconds.toFixed(1)} s — ${rep.fiveXX} 5xx, ${rep.hangs} hangs`,
+    `seed ${rep.seed}: ${rep.sent} requests in ${rep.seconds.toFixed(1)} s — ${rep.fiveXX} 5xx, ${rep.hangs} hangs, ${rep.unexpected} unexpected statuses, ${rep.unshaped} 4xx not in ES's shape (${rep.races} 503s racing a scratch index's creation)`,
     `by status: ${toJson(rep.byStatus)}`,
     'generator        sent   4xx   5xx  hangs',
     ...Object.entries(rep.byLabel)

@@ -74,8 +74,11 @@ export const ADMIN_PERMISSIONS: BusPermissions = { publish: { allow: ['>'] }, su
 /** A key of a server's users: a role, or the benchmarks' admin. */
 export type KeyRole = BusRole | 'admin';
 
-/** Streams only nodes may read (documented; the subscriber role names none of them). */
-export const NODE_ONLY_STREAMS = [DATA_STREAM, STATE_STREAM, 'KV_ES_CLUSTER', 'KV_ES_LEASES', 'KV_ES_ASYNC_SEARCH', 'OBJ_ES_SEGMENTS'] as const;
+/**
+ * Streams only nodes may read: the subscriber role names none of them (test/int/bus/roles.test.ts
+ * tries each). `KV_ES_SECRETS` holds the key that seals credential facts' secret fields.
+ */
+export const NODE_ONLY_STREAMS = [DATA_STREAM, STATE_STREAM, 'KV_ES_CLUSTER', 'KV_ES_LEASES', 'KV_ES_SECRETS', 'KV_ES_ASYNC_SEARCH', 'OBJ_ES_SEGMENTS'] as const;
 
 /**
  * Whether a NATS subject pattern (`*` one token, `>` the rest) covers a concrete subject.

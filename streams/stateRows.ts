@@ -1,6 +1,6 @@
 import { formatTimeValue as formatKeepAlive } from '../actors/wire/timeValue';
 import { tokenDocExpiresAt } from '../machines/accessToken.machine';
-import { earliestExpiry, type ContextState, type NodeState, type World } from './evolve';
+import { earliestExpiry, type AsyncSearchState, type ContextState, type NodeState, type World } from './evolve';
 import type { ActorResult } from './machineReplay';
 
 /** One node, context or credential as printed by `replay` (never a hash, ciphertext or secret). */
@@ -45,6 +45,31 @@ function contextRow(c: ContextState, nowMs: number | undefined): StateRow {
   };
 }
 
+/** An async search: running or kept (its result stored), or how it ended; never its request or ES id. */
+function asyncSearchRow(a: AsyncSearchState, nowMs: number | undefined): StateRow {
+  const overdue = (a.status === 'running' || a.status === 'completed') && nowMs !== undefined && a.expiresAt < nowMs;
+  return {
+    aggregate: 'asyncsearch',
+    id: a.id,
+    status: a.status,
+    fields: compact({
+      indices: a.indices.join(','),
+      owner: a.owner && `${a.owner.username}@${a.owner.realm}`,
+      node: a.node,
+      keep_alive: formatKeepAlive(a.keepAliveMs),
+      submitted: iso(a.submittedAt),
+      expires: iso(a.expiresAt),
+      completed: iso(a.completedAt),
+      completion_status: a.completion?.status,
+      partial: a.completion ? a.completion.partial : undefined,
+      extensions: a.extensions || undefined,
+      ended: iso(a.endedAt),
+      by: a.by,
+    }),
+    ...(overdue ? { note: `keep-alive elapsed at ${iso(a.expiresAt)}; no expiry recorded yet` } : {}),
+  };
+}
+
 /** A cluster node: its last join (name, HTTP address), or its last leave (why, and who noticed). */
 function nodeRow(n: NodeState): StateRow {
   return {
@@ -75,6 +100,7 @@ export function stateRows(world: World, opts: { nowMs?: number; machines?: Actor
   for (const n of world.node.values()) rows.push(nodeRow(n));
   for (const c of world.scroll.values()) rows.push(contextRow(c, now));
   for (const c of world.pit.values()) rows.push(contextRow(c, now));
+  for (const a of world.asyncsearch.values()) rows.push(asyncSearchRow(a, now));
   for (const t of world.token.values()) {
     const end = tokenDocExpiresAt(t);
     rows.push({

@@ -70,6 +70,7 @@ export function seesAggregate(access: Access, aggregate: string): boolean {
   switch (aggregate) {
     case 'scroll':
     case 'pit':
+    case 'asyncsearch':
     case 'node':
       return access.monitor;
     case 'apikey':

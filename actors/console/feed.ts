@@ -4,7 +4,7 @@ import { seesAggregate, seesApiKey, type Access } from './access';
 import type { FactHub, HubFact } from './factHub';
 
 /** Aggregates a feed may be narrowed to. */
-export const AGGREGATES = ['scroll', 'pit', 'apikey', 'token', 'servicetoken', 'user', 'role', 'node'] as const;
+export const AGGREGATES = ['scroll', 'pit', 'asyncsearch', 'apikey', 'token', 'servicetoken', 'user', 'role', 'node'] as const;
 
 /** Server-side narrowing of a feed (`?aggregate=scroll,pit&owner=bob&index=logs-*`). */
 export interface FeedFilters {

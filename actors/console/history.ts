@@ -81,15 +81,16 @@ export function visibleWorld(w: World, access: Access): World {
   const out = emptyWorld();
   out.events = w.events;
   out.lastTime = w.lastTime;
-  const copy = <K extends 'scroll' | 'pit' | 'token' | 'servicetoken' | 'user' | 'role'>(k: K) => {
+  const copy = <K extends 'scroll' | 'pit' | 'asyncsearch' | 'token' | 'servicetoken' | 'user' | 'role'>(k: K) => {
     if (seesAggregate(access, k)) for (const [id, v] of w[k] as Map<string, unknown>) (out[k] as Map<string, unknown>).set(id, v);
   };
-  (['scroll', 'pit', 'token', 'servicetoken', 'user', 'role'] as const).forEach(copy);
+  (['scroll', 'pit', 'asyncsearch', 'token', 'servicetoken', 'user', 'role'] as const).forEach(copy);
   for (const [id, k] of w.apikey) if (seesApiKey(access, k.owner)) out.apikey.set(id, k);
   return out;
 }
 
-const LIVE = new Set(['open', 'active', 'refreshed', 'enabled', 'present']);
+/** Live statuses (an async search `running`, or `completed` with its result kept). */
+const LIVE = new Set(['open', 'active', 'refreshed', 'enabled', 'present', 'running', 'completed']);
 
 /**
  * Every context and credential as it stood at `at`: the log folded up to that moment by the same

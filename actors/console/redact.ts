@@ -11,6 +11,8 @@ import type { FactLike } from '../../streams/evolve';
 const ALLOWED: Record<string, readonly string[]> = {
   scroll: ['indices', 'keepAliveMs', 'shards', 'slice', 'reason', 'by', 'total'],
   pit: ['indices', 'keepAliveMs', 'shards', 'reason', 'by'],
+  // not `request` (the search as sent) nor `esId` (what reads the stored result)
+  asyncsearch: ['indices', 'keepAliveMs', 'status', 'partial', 'shards', 'by', 'from', 'to'],
   apikey: ['name', 'keyType', 'creation', 'expiration', 'invalidation', 'at'],
   token: ['grantType', 'createdAt', 'accessExpiresAt', 'refreshExpiresAt', 'supersedes', 'refreshedAt', 'supersededBy', 'access', 'refresh', 'at'],
   servicetoken: ['account', 'name', 'creation', 'at'],
@@ -86,6 +88,7 @@ export function ownerIn(aggregate: string, data: unknown): Owner | undefined {
   switch (aggregate) {
     case 'scroll':
     case 'pit':
+    case 'asyncsearch':
     case 'apikey':
       return principal(data.owner);
     case 'token':

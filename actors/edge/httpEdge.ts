@@ -65,6 +65,16 @@ export async function startEdge(opts: EdgeOptions): Promise<Edge> {
     const e = new EsError('illegal_argument_exception', 417, `unsupported expectation [${String(req.headers.expect ?? '').replace(/[^\x20-\x7e]/g, '?').slice(0, 100)}]`);
     send(res, req.method ?? 'GET', 417, toErrorBody(e), { connection: 'close' }, 'application/json', undefined);
   });
+  // Node takes any Expect holding the token `100-continue` for one (`100-continue, x`); ES (Netty)
+  // only the exact value, and answers anything else 417.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (String(req.headers.expect ?? '').trim().toLowerCase() !== '100-continue') {
+      server.emit('checkExpectation', req, res);
+      return;
+    }
+    res.writeContinue();
+    onRequest(req, res);
+  });
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => answerClientError(err, socket));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -9,7 +9,7 @@ export { startScroll, openScroll, scrollPage, scrollFromFact, clearScrolls, clea
 export { openPit, closePit } from './pitService';
 export { contextMissing, useContext, mayUse, isSuperuser, requireLog } from './contextUse';
 export { keepAliveLimits, keepAliveOrThrow, checkKeepAlive, keepAliveTooLarge, parseKeepAlive, formatKeepAlive } from './keepAlive';
-export { resolveOptions, orderedTargets, searchIndices, withAliasFilters, refuseFilteredAliases } from './indices';
+export { resolveOptions, orderedTargets, searchIndices, withAliasFilters, refuseFilteredAliases, indexClosed, refuseClosedDoc } from './indices';
 export { executeSearch, renderSearch, indexNames, sliceTargets, targetQuery } from './coordinator';
 export { ShardClient, checkMaxPayload } from './shardClient';
 export { IdCodec } from './ids';

@@ -103,8 +103,18 @@ async function authorizeAndResolve(
 export function refuseClosed(indices: IndexState[], ignoreUnavailable?: boolean): IndexState[] {
   if (!indices.some((i) => i.settings.closed)) return indices;
   if (ignoreUnavailable) return indices.filter((i) => !i.settings.closed);
-  const c = indices.find((i) => i.settings.closed)!;
-  throw new EsError('index_closed_exception', 400, 'closed', { meta: { index_uuid: c.uuid, index: c.name } });
+  throw indexClosed(indices.find((i) => i.settings.closed)!);
+}
+
+/** ES IndexClosedException: 400 `closed`, naming the index. */
+export const indexClosed = (c: IndexState): EsError => new EsError('index_closed_exception', 400, 'closed', { meta: { index_uuid: c.uuid, index: c.name } });
+
+/**
+ * A document read or write on a closed index (ES resolves them with IndicesOptions that forbid
+ * closed indices, BulkOperation.addFailureIfIndexIsClosed): ES's `index_closed_exception`.
+ */
+export function refuseClosedDoc(idx: IndexState): void {
+  if (idx.settings.closed) throw indexClosed(idx);
 }
 
 /**

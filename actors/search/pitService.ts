@@ -1,3 +1,4 @@
+import { asEsError, EsError, toErrorBody } from '../wire/esErrors';
 import type { EsRequest } from '../wire/rest';
 import type { SearcherRef } from '../shard/engine/types';
 import { mayUse, requireLog } from './contextUse';
@@ -47,6 +48,29 @@ async function limited<T>(fns: Array<() => Promise<T>>, limit: number): Promise<
   return out;
 }
 
+/**
+ * ES's refusal of a PIT open some shard failed, partial results not allowed (AbstractSearchAsyncAction,
+ * phase `open_pit`): shards without a started copy are `Search rejected due to missing shards [...]`
+ * (503, nothing tried); any other failure is `Partial shards failure` with the shards' failures.
+ */
+function openRefused(targets: Array<{ ref: { index: string; n: number } }>, settled: PromiseSettledResult<unknown>[]): EsError {
+  const failures = targets.flatMap((t, i) => {
+    const r = settled[i];
+    return r.status === 'rejected' ? [{ t, e: asEsError(r.reason) }] : [];
+  });
+  if (failures.every((f) => f.e.type === 'no_shard_available_action_exception')) {
+    const missing = failures.map((f) => `[${f.t.ref.index}][${f.t.ref.n}]`).join(', ');
+    return new EsError('search_phase_execution_exception', 503, `Search rejected due to missing shards [${missing}]. Consider using \`allow_partial_search_results\` setting to bypass this error.`, {
+      meta: { phase: 'open_pit', grouped: true, failed_shards: [] },
+    });
+  }
+  const failedShards = failures.map((f) => ({ shard: f.t.ref.n, index: f.t.ref.index, node: null, reason: toErrorBody(f.e).error }));
+  return new EsError('search_phase_execution_exception', failures.some((f) => f.e.status === 503) ? 503 : 500, 'Partial shards failure', {
+    causedBy: failures[0].e,
+    meta: { phase: 'open_pit', grouped: true, failed_shards: failedShards },
+  });
+}
+
 /** Opens a PIT on the request's indices with keep alive `keepAlive` (ES time value). */
 export async function openPit(s: PagingServices, req: Pick<EsRequest, 'params' | 'query' | 'auth' | 'opaqueId'>, keepAlive: string, o: PitOptions = {}): Promise<PitOpened> {
   const keepAliveMs = keepAliveOrThrow(s, parseKeepAlive(keepAlive, 'keep_alive'));
@@ -70,10 +94,7 @@ export async function openPit(s: PagingServices, req: Pick<EsRequest, 'params' |
     return r.status === 'fulfilled' ? [{ index: t.ref.index, indexUuid: t.ref.indexUuid, n: t.ref.n, shardIndex: t.shardIndex, searcher: r.value }] : [];
   });
   const failed = targets.length - shards.length;
-  if (failed && !(o.allowPartialSearchResults ?? req.query.allow_partial_search_results === 'true')) {
-    const first = settled.find((r) => r.status === 'rejected') as PromiseRejectedResult;
-    throw first.reason;
-  }
+  if (failed && !(o.allowPartialSearchResults ?? req.query.allow_partial_search_results === 'true')) throw openRefused(targets, settled);
   const rec = s.contexts.open({
     kind: 'pit',
     indices: indices.map((i) => i.name),

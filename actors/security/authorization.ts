@@ -83,7 +83,10 @@ function isPattern(n: string): boolean {
 export function authorize(auth: Authentication | undefined, action: string, indices?: string[], ownRequest = false): void {
   const a = asAuth(auth);
   if (!a) return;
-  if (a.runAs?.denied) throw runAsDenied(a, action); // ES authorizes run-as first, for every action
+  if (a.runAs) {
+    a.runAs.audit?.(action, indices);
+    if (a.runAs.denied) throw runAsDenied(a, action); // ES authorizes run-as first, for every action
+  }
   const p = a.permission;
   if (isClusterAction(action) || !action.startsWith('indices:')) {
     if (!checkCluster(p, action, ownRequest)) throw actionDenied(a, action, undefined, ownRequest);

@@ -20,6 +20,7 @@ import { RealmChain } from './realms/realmChain';
 import { RoleStore } from './roleStore';
 import { PartitionPolicy } from './partitionPolicy';
 import { applyRunAs, RUN_AS_HEADER } from './runAs';
+import { AuditTrail } from './auditTrail';
 import { apiKeyRoutes } from './routes/apiKeys';
 import { privilegeRoutes } from './routes/privileges';
 import { roleRoutes } from './routes/roles';
@@ -122,6 +123,7 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   // with the loopback default (plain HTTP on 127.0.0.1, README Differences).
   const tokensEnabled = st.bool(`${PREFIX}token.enabled`, tokenServiceDefault(st));
   const apiKeysEnabled = st.bool(`${PREFIX}api_key.enabled`, true);
+  const audit = new AuditTrail({ enabled: st.bool('xpack.security.audit.enabled', false), dataDir: ctx.dataDir, clusterName: ctx.node.clusterName, nodeId: ctx.node.id });
   // Unknown names stop the start (as ES refuses to start); ES's default for passwords is bcrypt, ours
   // PBKDF2 (native, on the libuv pool; bcrypt here is pure JavaScript on a worker thread).
   const passwordAlgorithm = storedHashAlgorithm(st.str(`${PREFIX}password_hashing.algorithm`, 'pbkdf2'), `${PREFIX}password_hashing.algorithm`);
@@ -226,7 +228,7 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
   const authenticateAs = (req: EsRequest, authz: Authz | undefined): Authentication | Promise<Authentication> => {
     const a = chain.authenticate(req);
     if (req.headers[RUN_AS_HEADER] === undefined) return a;
-    return a instanceof Promise ? a.then((x) => applyRunAs(x, req, authz, realms, roles)) : applyRunAs(a, req, authz, realms, roles);
+    return a instanceof Promise ? a.then((x) => applyRunAs(x, req, authz, realms, roles, audit)) : applyRunAs(a, req, authz, realms, roles, audit);
   };
 
   let sweeping = false;
@@ -271,6 +273,7 @@ export async function startSecurity(ctx: NodeContext, opts: SecurityOptions = {}
       files.stop();
       realms.stop();
       await facts.stop();
+      await audit.close();
     },
   };
 }

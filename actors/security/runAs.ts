@@ -12,6 +12,7 @@ import { runAsDenied } from './authorization';
 import { checkRunAs, compileRoles } from './permission';
 import type { RealmChain } from './realms/realmChain';
 import type { RoleStore } from './roleStore';
+import type { AuditTrail } from './auditTrail';
 
 /** ES AuthenticationServiceField.RUN_AS_USER_HEADER. */
 export const RUN_AS_HEADER = 'es-security-runas-user';
@@ -42,7 +43,7 @@ function actionOf(req: EsRequest): string {
  * action is known or the route authorizes nothing; a route that authorizes itself gets an
  * authentication every authorization refuses.
  */
-export function applyRunAs(auth: Authentication, req: EsRequest, authz: Authz | undefined, realms: RealmChain, roles: RoleStore): Authentication {
+export function applyRunAs(auth: Authentication, req: EsRequest, authz: Authz | undefined, realms: RealmChain, roles: RoleStore, trail?: AuditTrail): Authentication {
   const header = req.headers[RUN_AS_HEADER];
   if (header === undefined || !supportsRunAs(auth)) return auth;
   const name = Array.isArray(header) ? (header[0] ?? '') : header;
@@ -57,6 +58,15 @@ export function applyRunAs(auth: Authentication, req: EsRequest, authz: Authz | 
     permission: found && !denied ? roles.permissionFor(found.user.roles) : NOTHING,
     runAs: { user: auth.user, ...(auth.apiKey ? { apiKey: auth.apiKey } : {}), permission: auth.permission, denied },
   };
+  if (trail?.enabled) {
+    // the audit line names the action authorized first: the gate's, or the one a handler authorizes itself
+    const lookupRealm = found?.realm.name;
+    ra.runAs!.audit = (action, indices) => {
+      delete ra.runAs!.audit;
+      trail.runAs(ra, req, { granted: !denied, action, ...(indices ? { indices } : {}), ...(lookupRealm !== undefined ? { lookupRealm } : {}) });
+    };
+    if (authz?.kind !== 'handler' && (denied || authz === undefined || authz.kind === 'none')) ra.runAs!.audit(authz?.kind === 'cluster' || authz?.kind === 'indices' ? authz.action : actionOf(req), authz?.kind === 'indices' ? authz.indices(req) : undefined);
+  }
   if (!denied) return ra;
   if (authz?.kind === 'cluster' || authz?.kind === 'indices') throw runAsDenied(ra, authz.action);
   if (authz?.kind === 'handler') return ra; // its own authorize() call refuses it, naming its action

@@ -114,14 +114,18 @@ function writeStrings(w: ByteWriter, texts: string[]): void {
 /** Writes sources (text or bytes) one after the other, recording where each starts (byte offsets). */
 function writeSources(w: ByteWriter, sources: readonly SourceBytes[]): void {
   if (sources.every((x) => typeof x === 'string')) return writeStrings(w, sources as string[]);
-  const n = sources.length;
+  writeTable(w, sources.length, (i) => writeSource(w, sources[i]));
+}
+
+/** An offset table of `n + 1` entries, then the `n` items `write` puts, each entry where its item starts. */
+function writeTable(w: ByteWriter, n: number, write: (i: number) => unknown): void {
   const table = w.pos;
   w.ensure(4 * (n + 1));
   w.pos += 4 * (n + 1);
   const start = w.pos;
   for (let i = 0; i < n; i++) {
     w.setU32(table + 4 * i, w.pos - start);
-    writeSource(w, sources[i]);
+    write(i);
   }
   w.setU32(table + 4 * n, w.pos - start);
 }
@@ -169,15 +173,7 @@ function writeSortColumn(w: ByteWriter, hits: readonly ShardHit[], j: number, sh
     return;
   }
   w.u8(K_TAGGED);
-  const table = w.pos;
-  w.ensure(4 * (n + 1));
-  w.pos += 4 * (n + 1);
-  const start = w.pos;
-  for (let i = 0; i < n; i++) {
-    w.setU32(table + 4 * i, w.pos - start);
-    writeTagged(w, hits[i].sort![j]);
-  }
-  w.setU32(table + 4 * n, w.pos - start);
+  writeTable(w, n, (i) => writeTagged(w, hits[i].sort![j]));
 }
 
 function writeTagged(w: ByteWriter, v: SortValue | undefined): void {

@@ -58,6 +58,8 @@ export interface RunAsSubject {
    * an empty name): every action is refused with ES's run-as 403.
    */
   denied: boolean;
+  /** Writes the run-as audit line, once, for the first action authorized (set when the audit log is on). */
+  audit?: (action: string, indices?: string[]) => void;
 }
 
 /** The owner of a context or credential (ES `canAccessResourcesOf` compares these). */

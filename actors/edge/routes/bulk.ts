@@ -5,6 +5,7 @@ import { Slicer } from '../../../streams';
 import type { Router } from '../router';
 import type { EsRequest } from '../../wire/rest';
 import type { SearchServices } from '../../search/services';
+import { indexClosed } from '../../search/indices';
 import { docShard, type IndexState } from '../../cluster';
 import { parseSourceBody } from '../../shard/engine';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
@@ -302,7 +303,7 @@ export async function executeBulk(s: SearchServices, auth: Authentication | unde
           idx = await writeTarget(s, it.index);
         }
       }
-      targets.set(it.index, idx);
+      targets.set(it.index, idx.settings.closed ? indexClosed(idx) : idx); // BulkOperation.addFailureIfIndexIsClosed
     } catch (e) {
       targets.set(it.index, asEsError(e));
     }

@@ -4,6 +4,7 @@ import { parseBool } from '../../wire/rest';
 import { type Router } from '../router';
 import { RawJson, type EsRequest, type EsResponse } from '../../wire/rest';
 import type { SearchServices } from '../../search/services';
+import { refuseClosedDoc } from '../../search/indices';
 import { docShard, type IndexState } from '../../cluster';
 import type { DocWrite, WriteOutcome } from '../../shard/engine/types';
 import { AUTO_CREATE_ACTION, authorizeOn, authorizeWrite } from './writeAuthz';
@@ -114,6 +115,7 @@ async function writeOne(s: SearchServices, req: EsRequest, op: DocWrite['op'], i
     idx = await writeTarget(s, req.params.index);
   }
   await authorizeWrite(s, req.auth, op, req.params.index);
+  refuseClosedDoc(idx);
   if (op !== 'delete') s.flood?.checkWrite(idx.name); // flood stage: read-only, deletes allowed
   const docId = id ?? autoId();
   const routing = req.query.routing ?? aliasIndexRouting(s, req.params.index, idx);

@@ -6,6 +6,7 @@ import type { SearchServices } from '../../search/services';
 import { filterSource, type GetResult, type SourceFilter } from '../../shard/engine';
 import { ShardPage, type QueryPageHead } from '../../shard/pageCodec';
 import { checkGetVersion } from './versioning';
+import { refuseClosedDoc } from '../../search/indices';
 import { refreshIndices } from './indices';
 
 /**
@@ -24,6 +25,7 @@ export interface GetOptions {
 
 /** The doc, or null when it does not exist; a version mismatch is ES's 409. */
 export async function getDoc(s: SearchServices, idx: IndexState, id: string, o: GetOptions): Promise<GetResult | null> {
+  refuseClosedDoc(idx);
   if (o.refresh) await refreshIndices(s, [idx]);
   const n = docShard(idx, id, o.routing);
   const ref = idx.shards[n].ref;

@@ -6,6 +6,7 @@ import { parseBody } from '../../wire/json';
 import { type Router } from '../router';
 import { RawJson, type EsRequest, type EsResponse } from '../../wire/rest';
 import type { SearchServices } from '../../search/services';
+import { refuseClosedDoc } from '../../search/indices';
 import type { IndexState } from '../../cluster';
 import { filterSource, parseSourceBody, parseSourceParams, type GetResult, type SourceFilter } from '../../shard/engine';
 import { Locator, tokenName, unknownField } from '../../shard/engine/base/xcontent';
@@ -301,6 +302,7 @@ async function update(s: SearchServices, req: EsRequest): Promise<EsResponse> {
   if (!s.cluster.writeIndex(req.params.index)) await authorizeOn(s, req.auth, AUTO_CREATE_ACTION, req.params.index);
   const idx = await writeTarget(s, req.params.index); // an update auto-creates the index, as ES
   await authorizeWrite(s, req.auth, 'update', req.params.index);
+  refuseClosedDoc(idx);
   const id = req.params.id;
   const routing = q.routing || undefined;
   const n = docShard(idx, id, routing, true);

@@ -5,6 +5,7 @@
  * elastic/kibana `client_credentials` grant (security/serviceAccounts.test.ts) and `filter_path`
  * (responseParams.test.ts).
  */
+import { errors } from 'es8';
 import { startTestNode, type TestNode } from '../../support/node';
 import { raw } from '../search/helpers';
 
@@ -100,6 +101,53 @@ describe('index close and open', () => {
     expect(r.json.hits.total.value).toBe(1);
     const cat = await raw(t, 'GET', '/_cat/indices/shut?format=json&h=status');
     expect(cat.json).toEqual([{ status: 'open' }]);
+  });
+
+  it('refuses document reads and writes on a closed index as ES (index, create, delete, update, bulk items, get, mget)', async () => {
+    await raw(t, 'POST', '/shut/_close');
+    const uuid = (await raw(t, 'GET', '/shut/_settings?flat_settings=true')).json.shut.settings['index.uuid'];
+    const closed = { type: 'index_closed_exception', reason: 'closed', index: 'shut', index_uuid: uuid };
+    for (const [m, p, body] of [
+      ['PUT', '/shut/_doc/2', { a: 2 }],
+      ['POST', '/shut/_doc', { a: 3 }],
+      ['PUT', '/shut/_create/4', { a: 4 }],
+      ['DELETE', '/shut/_doc/1', undefined],
+      ['POST', '/shut/_update/1', { doc: { a: 5 } }],
+      ['POST', '/shut/_update/9', { doc: { a: 5 }, doc_as_upsert: true }],
+      ['GET', '/shut/_doc/1', undefined],
+      ['GET', '/shut/_source/1', undefined],
+      ['POST', '/shut/_update_by_query', {}],
+      ['POST', '/shut/_delete_by_query', { query: { match_all: {} } }],
+    ] as const) {
+      const r = await raw(t, m, p, body);
+      expect([m, p, r.status]).toEqual([m, p, 400]);
+      expect(r.json.error).toMatchObject(closed);
+    }
+    // the official client sees the same error
+    const e = (await t.es.index({ index: 'shut', id: '2', document: { a: 2 } }).catch((x: unknown) => x)) as errors.ResponseError;
+    expect(e).toBeInstanceOf(errors.ResponseError);
+    expect([e.statusCode, e.body.error.type]).toEqual([400, 'index_closed_exception']);
+    // bulk: the closed index's items fail, the others are written
+    const b = await t.es.bulk({ operations: [{ index: { _index: 'shut', _id: '2' } }, { a: 2 }, { delete: { _index: 'shut', _id: '1' } }, { index: { _index: 'dates', _id: '3' } }, { date: '2017-10-19T06:00:00Z' }] });
+    expect(b.errors).toBe(true);
+    expect(b.items.map((i) => Object.values(i)[0]).map((i) => [i._index, i.status, i.error?.type])).toEqual([
+      ['shut', 400, 'index_closed_exception'],
+      ['shut', 400, 'index_closed_exception'],
+      ['dates', 201, undefined],
+    ]);
+    expect(b.items[0].index!.error).toMatchObject(closed);
+    await t.es.delete({ index: 'dates', id: '3', refresh: true });
+    // mget: the closed index's docs carry the error, the others are found
+    const mg = await raw(t, 'POST', '/_mget', { docs: [{ _index: 'shut', _id: '1' }, { _index: 'dates', _id: '1' }] });
+    expect(mg.status).toBe(200);
+    expect(mg.json.docs[0]).toMatchObject({ _index: 'shut', _id: '1', error: closed });
+    expect(mg.json.docs[1]).toMatchObject({ _index: 'dates', _id: '1', found: true });
+    // opened again, nothing was written meanwhile and writes work
+    await raw(t, 'POST', '/shut/_open');
+    expect((await t.es.count({ index: 'shut' })).count).toBe(1);
+    expect((await t.es.get({ index: 'shut', id: '1' }))._source).toEqual({ a: 1 });
+    expect((await t.es.index({ index: 'shut', id: '2', document: { a: 2 }, refresh: true })).result).toBe('created');
+    await t.es.delete({ index: 'shut', id: '2', refresh: true });
   });
 
   it('refuses to close through a wildcard (action.destructive_requires_name)', async () => {

@@ -120,6 +120,45 @@ describe('open contexts', () => {
   });
 });
 
+describe('async searches in the console (issue 22)', () => {
+  it('lists a kept async search, streams its facts without the request or its id, and folds it as of a moment', async () => {
+    const f = await feed(ops, '?aggregate=asyncsearch');
+    const c = n.client({ user: 'app' });
+    const r = await c.asyncSearch.submit({ index: 'books', keep_on_completion: true, wait_for_completion_timeout: '10s', q: 'title:book', size: 1 });
+    const esId = r.id!;
+    const listed = await n.as(ops, 'GET', '/_console/api/contexts');
+    const row = listed.json.contexts.find((x: { kind: string }) => x.kind === 'async_search');
+    expect(row).toMatchObject({ kind: 'async_search', owner: { username: 'app', realm: 'default_native' }, indices: ['books'], status: 'completed', in_use: false });
+    const id = row.id as string;
+    expect(listed.text).not.toContain(esId);
+    const submitted = await f.next((e) => e.data?.type === 'asyncsearch.submitted' && e.data.aggregate_id === id);
+    expect(submitted.data).toMatchObject({ aggregate: 'asyncsearch', owner: { username: 'app', realm: 'default_native' }, indices: ['books'] });
+    expect(submitted.data.data.keepAliveMs).toBe(5 * 86_400_000);
+    const completed = await f.next((e) => e.data?.type === 'asyncsearch.completed' && e.data.aggregate_id === id);
+    expect(completed.data.owner).toEqual({ username: 'app', realm: 'default_native' }); // resolved from the submitted fact
+    expect(completed.data.data).toMatchObject({ status: 200, partial: false });
+    const shown = JSON.stringify(f.events);
+    expect(shown).not.toContain(esId);
+    expect(shown).not.toContain('title:book');
+    // the fold as of a moment: live while kept, deleted after
+    const submittedAt = Date.parse(submitted.data.time);
+    const at = async (t: number | string, ended = false) => (await n.as(ops, 'GET', `/_console/api/state?at=${t}${ended ? '&ended=true' : ''}`)).json;
+    expect((await at(submittedAt - 1)).rows.find((x: { id: string }) => x.id === id)).toBeUndefined();
+    const then = (await at(submittedAt)).rows.find((x: { id: string }) => x.id === id);
+    expect(then).toMatchObject({ aggregate: 'asyncsearch', fields: { indices: 'books', owner: 'app@default_native' } });
+    expect(['running', 'completed']).toContain(then.status); // it completed within the same millisecond or after
+    await c.asyncSearch.delete({ id: esId });
+    const after = await eventually(async () => {
+      const s = await at('now', true);
+      return s.rows.find((x: { id: string; status: string }) => x.id === id && x.status === 'deleted');
+    });
+    expect(after.fields).toMatchObject({ completion_status: 200, by: 'app' });
+    expect((await at('now')).rows.find((x: { id: string }) => x.id === id)).toBeUndefined();
+    // a user without monitor sees none of it
+    expect((await n.as(app, 'GET', `/_console/api/state?at=${submittedAt}`)).json.rows.filter((x: { aggregate: string }) => x.aggregate === 'asyncsearch')).toEqual([]);
+  });
+});
+
 describe('the live feed', () => {
   it('streams context facts to a monitor user, resolved to their owner, without pinned searchers or the request', async () => {
     const f = await feed(ops);
@@ -165,7 +204,7 @@ describe('the live feed', () => {
     await c.closePointInTime({ id: pit.id });
     const bad = await n.as(ops, 'GET', '/_console/api/feed?aggregate=scroll,bogus');
     expect(bad.status).toBe(400);
-    expect(bad.json.error).toMatchObject({ type: 'illegal_argument_exception', reason: 'unknown aggregate [bogus], expected one of [scroll, pit, apikey, token, servicetoken, user, role, node]' });
+    expect(bad.json.error).toMatchObject({ type: 'illegal_argument_exception', reason: 'unknown aggregate [bogus], expected one of [scroll, pit, asyncsearch, apikey, token, servicetoken, user, role, node]' });
   });
 
   it('ends a feed whose API key is invalidated (credentials are re-checked while it runs)', async () => {

@@ -56,6 +56,37 @@ describe('_update_by_query', () => {
     expect(done.response).toMatchObject({ total: 120, updated: 120, version_conflicts: 0 });
   });
 
+  /**
+   * A throttled update-by-query (batches of 5, one every 2 s) whose docs are all written again after
+   * its first batch: the scroll still sees the old versions, so writing them back would lose the new ones.
+   */
+  async function changedDuring(index: string, conflicts: 'proceed' | 'abort') {
+    await t.es.indices.create({ index, settings: { number_of_shards: 2, number_of_replicas: 0 } });
+    await t.es.bulk({ refresh: true, operations: Array.from({ length: 30 }, (_, i) => [{ index: { _index: index, _id: `d${i}` } }, { n: i, v: 1 }]).flat() });
+    const start = await raw(t, 'POST', `/${index}/_update_by_query?wait_for_completion=false&scroll_size=5&requests_per_second=2.5&conflicts=${conflicts}`, { query: { match_all: {} } });
+    expect(start.status).toBe(200);
+    const task = start.json.task as string;
+    await eventually(async () => (await raw(t, 'GET', `/_tasks/${task}`)).json.task?.status?.updated >= 5, 10_000, 'the first batch');
+    await t.es.bulk({ refresh: true, operations: Array.from({ length: 30 }, (_, i) => [{ index: { _index: index, _id: `d${i}` } }, { n: i, v: 2 }]).flat() });
+    const done = await raw(t, 'GET', `/_tasks/${task}?wait_for_completion=true&timeout=60s`);
+    expect(done.json.completed).toBe(true);
+    return done.json.response;
+  }
+
+  it('counts docs changed since its scroll as version conflicts and leaves them (conflicts=proceed)', async () => {
+    const r = await changedDuring('ubq-cas1', 'proceed');
+    expect(r).toMatchObject({ total: 30, updated: 5, version_conflicts: 25, failures: [] });
+    expect((await t.es.count({ index: 'ubq-cas1', query: { term: { v: 2 } } })).count).toBe(30); // no newer doc overwritten
+  }, 60_000);
+
+  it("stops at the first changed doc with ES's 409 failure (conflicts=abort)", async () => {
+    const r = await changedDuring('ubq-cas2', 'abort');
+    expect(r.updated).toBe(5);
+    expect(r.version_conflicts).toBeGreaterThanOrEqual(1);
+    expect(r.failures[0]).toMatchObject({ index: 'ubq-cas2', status: 409, cause: { type: 'version_conflict_engine_exception', index: 'ubq-cas2' } });
+    expect((await t.es.count({ index: 'ubq-cas2', query: { term: { v: 2 } } })).count).toBe(30);
+  }, 60_000);
+
   it('refuses a script, as a node that runs no scripts', async () => {
     const r = await raw(t, 'POST', '/ubq/_update_by_query', { script: { source: 'ctx._source.n++' } });
     expect(r.status).toBe(400);

@@ -3,7 +3,7 @@
  * as the issue tried it, and a node given an open NATS.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -81,9 +81,28 @@ describe('a fresh npm start', () => {
       const m = await (await jetstream(sub).consumers.get('ES_EVT')).next({ expires: 5_000 });
       expect(m?.seq).toBe(1);
       await sub.close();
-      // events and replay run as the subscriber by default
-      const replay = await runCli('replay', ['--json'], env);
-      expect(replay.code).toBe(0);
+      // events and replay run as the subscriber by default: they work with the node's key out of
+      // reach, and not without the subscriber's
+      await rename(join(auth, 'node.nk'), join(auth, 'node.nk.away'));
+      try {
+        const exported = await runCli('events', ['export'], env);
+        expect(exported.code).toBe(0);
+        const facts = exported.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string });
+        expect(facts.map((f) => f.type)).toContain('node.joined');
+        const replay = await runCli('replay', ['--json'], env);
+        expect(replay.code).toBe(0);
+      } finally {
+        await rename(join(auth, 'node.nk.away'), join(auth, 'node.nk'));
+      }
+      await rename(join(auth, 'subscriber.nk'), join(auth, 'subscriber.nk.away'));
+      try {
+        for (const [cli, args] of [['events', ['export']], ['replay', ['--json']]] as const) {
+          const r = await runCli(cli, [...args], env);
+          expect([cli, r.code]).not.toEqual([cli, 0]);
+        }
+      } finally {
+        await rename(join(auth, 'subscriber.nk.away'), join(auth, 'subscriber.nk'));
+      }
     } finally {
       await stopNode(node.proc);
     }

@@ -64,19 +64,38 @@ it('refuses a pipeline that does not exist as ES does (none exist here), and tak
   expect((await req('GET', '/never')).status).toBe(404); // the failed items created no index
 });
 
-it('answers an unsupported Expect with an ES-shaped 417', async () => {
+it.each(['something-else', '100-continue, x'])('answers an unsupported Expect (%s) with an ES-shaped 417', async (expectation) => {
   const port = Number(new URL(t.url).port);
   const out = await new Promise<string>((resolve) => {
     const s = connect(port, '127.0.0.1');
     let text = '';
     s.on('data', (d) => (text += d));
     s.on('close', () => resolve(text));
-    s.write('GET / HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\n\r\n');
+    s.write(`GET / HTTP/1.1\r\nHost: x\r\nExpect: ${expectation}\r\n\r\n`);
     setTimeout(() => s.end(), 1_000);
   });
   expect(out).toMatch(/^HTTP\/1\.1 417 /);
   const body = JSON.parse(out.slice(out.indexOf('\r\n\r\n') + 4));
-  expect(body).toMatchObject({ status: 417, error: { type: 'illegal_argument_exception', reason: 'unsupported expectation [something-else]' } });
+  expect(body).toMatchObject({ status: 417, error: { type: 'illegal_argument_exception', reason: `unsupported expectation [${expectation}]` } });
+});
+
+it('answers Expect: 100-continue with 100 Continue, then the request once its body follows', async () => {
+  const port = Number(new URL(t.url).port);
+  const body = '{"size":0}';
+  const auth = basic(ELASTIC_PASSWORD).authorization;
+  const out = await new Promise<string>((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    let text = '';
+    s.on('data', (d) => {
+      text += d;
+      if (/^HTTP\/1\.1 100 Continue\r\n\r\n$/.test(text)) s.write(body);
+      if (/\r\n\r\n\{.*\}$/s.test(text.slice(text.indexOf('HTTP/1.1 200')))) s.end();
+    });
+    s.on('close', () => resolve(text));
+    s.write(`POST /lb/_search HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`);
+    setTimeout(() => s.end(), 3_000);
+  });
+  expect(out).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /);
 });
 
 it('checks credentials before it reads a compressed body: a wrong password with a gzip bomb gets 401, the right one 413', async () => {

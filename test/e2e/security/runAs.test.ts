@@ -4,7 +4,7 @@
  * `authentication_realm` and the user's as `lookup_realm`, and every refusal is ES's 403 wording
  * (AuthorizationDenialMessages.runAsDenied / actionDenied with "run as").
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, errors } from 'es8';
@@ -31,7 +31,7 @@ beforeAll(async () => {
   configDir = await mkdtemp(join(tmpdir(), 'runas-'));
   await writeFile(join(configDir, 'users'), `filey:${await hashSecret('filey-password', 'pbkdf2')}\n`);
   await writeFile(join(configDir, 'users_roles'), 'reader_b:filey\n');
-  h = await startSecurityHarness({ configDir });
+  h = await startSecurityHarness({ configDir, settings: { 'xpack.security.audit.enabled': true } });
   es = client({ username: 'elastic', password: ELASTIC_PASSWORD });
   await es.security.putRole({ name: 'runner', cluster: ['manage_own_api_key', 'manage_token'], run_as: ['bob', 'file*', 'ghost', 'elastic', 'dora'] });
   await es.security.putRole({ name: 'reader_b', cluster: ['manage_own_api_key'], indices: [{ names: ['b*'], privileges: ['read'] }] });
@@ -124,6 +124,58 @@ describe('run as from tokens, API keys and service accounts', () => {
 
   it('lets the superuser run as anyone (its role has run_as *)', async () => {
     expect(await client({ username: 'elastic', password: ELASTIC_PASSWORD }, 'carol').security.authenticate()).toMatchObject({ username: 'carol', authentication_realm: { name: 'reserved' } });
+  });
+});
+
+describe('the run-as audit log (xpack.security.audit.enabled)', () => {
+  /** The audit lines of one request (by its X-Opaque-Id), once written. */
+  const linesOf = async (opaqueId: string): Promise<Array<Record<string, unknown>>> => {
+    for (let i = 0; i < 100; i++) {
+      const text = await readFile(join(h.dataDir, 'logs', 'test_audit.json'), 'utf8').catch(() => '');
+      const mine = text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.opaque_id === opaqueId);
+      if (mine.length) return mine;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return [];
+  };
+  const common = { type: 'audit', 'event.type': 'transport', 'origin.type': 'rest', 'user.name': 'admin', 'user.realm': 'default_native', 'user.roles': ['runner'] };
+
+  it('writes run_as_granted with ES field names: who authenticated, who it ran as, the action', async () => {
+    await admin('bob').security.authenticate(undefined, { opaqueId: 'audit-1' });
+    const [l] = await linesOf('audit-1');
+    expect(l).toMatchObject({ ...common, 'event.action': 'run_as_granted', 'user.run_as.name': 'bob', 'user.run_as.realm': 'default_native', action: 'cluster:admin/xpack/security/user/authenticate', 'url.path': '/_security/_authenticate', 'request.method': 'GET' });
+    expect(typeof l['@timestamp']).toBe('string');
+    expect(l['request.id']).toEqual(expect.any(String));
+    const search = await call(h.url, 'GET', '/_test/b1/_search', { auth: basicOf('admin', 'admin-password'), headers: { 'es-security-runas-user': 'bob', 'x-opaque-id': 'audit-2' } });
+    expect(search.status).toBe(200);
+    expect(await linesOf('audit-2')).toEqual([expect.objectContaining({ 'event.action': 'run_as_granted', action: 'indices:data/read/search', indices: ['b1'] })]);
+  });
+
+  it('writes run_as_denied for a user the role does not name, without a realm for one that does not exist', async () => {
+    await admin('ghost').security.authenticate(undefined, { opaqueId: 'audit-3' }).catch(() => undefined);
+    const [ghost] = await linesOf('audit-3');
+    expect(ghost).toMatchObject({ ...common, 'event.action': 'run_as_denied', 'user.run_as.name': 'ghost', action: 'cluster:admin/xpack/security/user/authenticate' });
+    expect(ghost['user.run_as.realm']).toBeUndefined();
+    // a route that authorizes itself: the line names its action
+    await admin('carol').security.createApiKey({ name: 'x' }, { opaqueId: 'audit-4' }).catch(() => undefined);
+    expect(await linesOf('audit-4')).toEqual([expect.objectContaining({ 'event.action': 'run_as_denied', 'user.run_as.name': 'carol', 'user.run_as.realm': 'default_native', action: 'cluster:admin/xpack/security/api_key/create' })]);
+  });
+
+  it('names the API key that ran as a user, and writes no secret', async () => {
+    const key = await admin().security.createApiKey({ name: 'audit-key', role_descriptors: { r: { run_as: ['bob'] } } });
+    await client({ apiKey: key.encoded }, 'bob').security.authenticate(undefined, { opaqueId: 'audit-5' });
+    expect(await linesOf('audit-5')).toEqual([
+      expect.objectContaining({ 'event.action': 'run_as_granted', 'user.name': 'admin', 'user.realm': '_es_api_key', 'apikey.id': key.id, 'apikey.name': 'audit-key', 'user.run_as.name': 'bob' }),
+    ]);
+    const text = await readFile(join(h.dataDir, 'logs', 'test_audit.json'), 'utf8');
+    for (const secret of ['admin-password', key.api_key, key.encoded, ELASTIC_PASSWORD, Buffer.from('admin:admin-password').toString('base64')]) expect(text).not.toContain(secret);
+  });
+
+  it('writes nothing for a request without the header', async () => {
+    await admin().security.authenticate(undefined, { opaqueId: 'audit-6' });
+    await admin('bob').security.authenticate(undefined, { opaqueId: 'audit-7' });
+    expect(await linesOf('audit-7')).toHaveLength(1); // written after audit-6's request was answered
+    expect(await readFile(join(h.dataDir, 'logs', 'test_audit.json'), 'utf8')).not.toContain('"audit-6"');
   });
 });
 

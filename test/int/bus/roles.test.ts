@@ -4,7 +4,7 @@
  * and the official client.
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { startTestNode, ELASTIC_PASSWORD, type TestNode } from '../../support/node';
 import { DATA_STREAM, EVENT_STREAM, makeEnvelope, readFacts, subjects, Aggregate } from '../../../streams';
@@ -12,6 +12,9 @@ import { userAggregateId } from '../../../actors/security/userStore';
 import { hashSecret } from '../../../actors/security/hashing';
 import { factMsgId } from '../../../actors/security/factLog';
 import type { SecurityModuleWithServices } from '../../../actors/security';
+import { NODE_ONLY_STREAMS } from '../../../streams/busPermissions';
+
+const violation = (p: Promise<unknown>) => p.then(() => 'allowed', (e: Error) => e.message);
 
 const basic = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 
@@ -124,5 +127,65 @@ describe('the subscriber role', () => {
     const s = sub.subscribe('_INBOX.>');
     const closed = await s.closed.then((v: unknown) => (v instanceof Error ? v.message : 'closed without an error'), (e: Error) => e.message);
     expect(closed).toMatch(/Permissions Violation for Subscription to "_INBOX.>"/);
+  });
+});
+
+describe('the subscriber role, everything else the issue names', () => {
+  it('publishes nothing under es.v1.> with core NATS: a node listening there receives none of it', async () => {
+    const node = await t.nats.connect();
+    const got: string[] = [];
+    const targets = ['es.v1.auth.invalidate', 'es.v1.shard.probe.0', 'es.v1.cmd.scroll.x.clear', 'es.v1.data.meta', 'es.v1.members.x.heartbeat', 'es.v1.node.x.probe'];
+    const subs = targets.map((s) => node.subscribe(s, { callback: (_e, m) => void got.push(m.subject) }));
+    await node.flush();
+    const errors: string[] = [];
+    void (async () => {
+      for await (const st of sub.status()) if (st.type === 'error') errors.push(String((st as { error?: Error }).error?.message ?? st.type));
+    })();
+    for (const s of targets) sub.publish(s, JSON.stringify({ origin: 'x', kind: 'role', ids: [] }));
+    await sub.flush().catch(() => undefined);
+    await node.flush();
+    await new Promise((r) => setTimeout(r, 300));
+    for (const s of subs) s.unsubscribe();
+    await node.close();
+    expect(got).toEqual([]);
+    for (const s of targets) expect(errors.join('\n')).toContain(`Permissions Violation for Publish to "${s}"`);
+  });
+
+  it('cannot update ES_EVT (no retention change, no subjects added)', async () => {
+    const jsm = await jetstreamManager(sub);
+    const cfg = (await jsm.streams.info(EVENT_STREAM)).config;
+    expect(await violation(jsm.streams.update(EVENT_STREAM, { ...cfg, max_msgs: 1 }))).toBe(`Permissions Violation for Publish to "$JS.API.STREAM.UPDATE.${EVENT_STREAM}"`);
+  });
+
+  it.each(NODE_ONLY_STREAMS)('cannot read %s: no info, no message, no consumer', async (stream) => {
+    const jsm = await jetstreamManager(sub);
+    expect(await violation(jsm.streams.info(stream))).toBe(`Permissions Violation for Publish to "$JS.API.STREAM.INFO.${stream}"`);
+    expect(await violation(jsm.streams.getMessage(stream, { seq: 1 }))).toBe(`Permissions Violation for Publish to "$JS.API.STREAM.MSG.GET.${stream}"`);
+    expect(await violation(jsm.consumers.add(stream, { ack_policy: AckPolicy.None }))).toMatch(new RegExp(`^Permissions Violation for Publish to "\\$JS\\.API\\.CONSUMER\\.CREATE\\.${stream}`));
+  });
+
+  it('cannot read the sealing key of the credential facts through the KV API', async () => {
+    expect(await violation(new Kvm(sub).open('ES_SECRETS').then((kv) => kv.get('seal')))).toMatch(/^Permissions Violation for Publish to "\$JS\.API\.(STREAM\.(INFO|MSG\.GET)|DIRECT\.GET)\.KV_ES_SECRETS/);
+    expect(await violation(new Kvm(sub).open('ES_LEASES').then((kv) => kv.get('allocator')))).toMatch(/^Permissions Violation for Publish to "\$JS\.API\.(STREAM\.(INFO|MSG\.GET)|DIRECT\.GET)\.KV_ES_LEASES/);
+  });
+
+  it('cannot turn a push consumer of ES_EVT into a publisher of lifecycle facts or context commands', async () => {
+    // nats-server 2.9 does not check a consumer's deliver subject against its creator's permissions
+    // (nats-io/nats-server#8274): the server refuses a subject of the stream itself (a cycle), and a
+    // copy of a fact delivered on a command subject is not a command.
+    const jsm = await jetstreamManager(sub);
+    expect(await violation(jsm.consumers.add(EVENT_STREAM, { deliver_subject: 'es.v1.evt.user.x.password_changed', ack_policy: AckPolicy.None }))).toMatch(/cycle/);
+    await t.es.indices.create({ index: 'pushed' });
+    await t.es.bulk({ refresh: true, operations: [{ index: { _index: 'pushed' } }, { n: 1 }, { index: { _index: 'pushed' } }, { n: 2 }] });
+    const known = new Set(t.sys.services.contexts.list('scroll').map((c) => c.id));
+    const first = await t.es.search({ index: 'pushed', scroll: '1m', size: 1 });
+    const ctx = t.sys.services.contexts.list('scroll').find((c) => !known.has(c.id))!;
+    for (const cmd of ['clear', 'release', 'use']) {
+      const ci = await jsm.consumers.add(EVENT_STREAM, { deliver_subject: subjects.command(Aggregate.Scroll, ctx.id, cmd), ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.All });
+      await new Promise((r) => setTimeout(r, 200));
+      await jsm.consumers.delete(EVENT_STREAM, ci.name);
+    }
+    const next = await t.es.scroll({ scroll_id: first._scroll_id!, scroll: '1m' });
+    expect(next.hits.hits).toHaveLength(1);
   });
 });

@@ -14,9 +14,12 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { freePort, waitForJetStream } from '../../../actors/natsCluster';
 import { connectBus, type BusConnection } from '../../../streams/busConnection';
 import { runCli } from '../../support/cli';
+import { poll } from '../../support/poll';
 
 jest.setTimeout(120_000);
 let out: string;
+let url: string;
+let routePort: number;
 const procs: ChildProcess[] = [];
 
 afterAll(async () => {
@@ -41,7 +44,8 @@ it('writes N servers\' configs, certificates and credentials that form a secured
     procs.push(spawn('nats-server', ['-c', join(out, n, 'nats-server.conf')], { stdio: 'ignore' }));
   }
   expect((await stat(join(out, 'node', 'node.nk'))).mode & 0o777).toBe(0o600);
-  const url = /NATS_URL=(\S+) ES_SETTING/.exec(r.stdout)![1];
+  url = /NATS_URL=(\S+) ES_SETTING/.exec(r.stdout)![1];
+  routePort = ports[3];
   const ca = await readFile(join(out, 'node', 'ca.crt'), 'utf8');
   const node: BusConnection = { servers: url.split(','), nkeySeed: await readFile(join(out, 'node', 'node.nk'), 'utf8'), tls: { ca } };
   await waitForJetStream(url, 60_000, node);
@@ -50,6 +54,33 @@ it('writes N servers\' configs, certificates and credentials that form a secured
   const jsm = await jetstreamManager(nc);
   const si = await jsm.streams.add({ name: 'ES_EVT', subjects: ['es.v1.evt.>'], num_replicas: 3 });
   expect(si.config.num_replicas).toBe(3);
+  expect(si.cluster?.replicas?.length).toBe(2);
+  await nc.close();
+});
+
+it('lets no node in without the node\'s credentials: it refuses to start, naming the refusal', async () => {
+  const dataDir = join(out, 'stranger-node');
+  const env = { NATS_URL: url, ES_SETTING_NATS_TLS_CA: join(out, 'node', 'ca.crt'), DATA_DIR: dataDir, CONFIG_DIR: join(dataDir, 'config'), CONFIG: '/dev/null', HOST: '127.0.0.1', PORT: String(await freePort()), ELASTIC_PASSWORD: 'stranger-password-1' };
+  const noKey = await runCli('start', [], env, 90_000);
+  expect(noKey.code).not.toBe(0);
+  expect(noKey.stdout + noKey.stderr).toMatch(/Authorization Violation/);
+  // the subscriber's key is not a node's: it cannot even create the streams
+  const asSubscriber = await runCli('start', [], { ...env, ES_SETTING_NATS_NKEY__SEED__FILE: join(out, 'subscriber', 'subscriber.nk') }, 90_000);
+  expect(asSubscriber.code).not.toBe(0);
+  expect(asSubscriber.stdout + asSubscriber.stderr).toMatch(/Permissions Violation/);
+});
+
+it('lets no nats-server into the routes without the route certificate', async () => {
+  const [client, cluster, monitor] = await Promise.all([freePort(), freePort(), freePort()]);
+  const rogue = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(client), '-m', String(monitor), '-js', '-sd', join(out, 'rogue-js'), '-n', 'rogue', '--cluster_name', 'es-nats', '--cluster', `nats://127.0.0.1:${cluster}`, '--routes', `nats://127.0.0.1:${routePort}`], { stdio: 'ignore' });
+  procs.push(rogue);
+  const routez = async () => (await (await fetch(`http://127.0.0.1:${monitor}/routez`)).json()) as { num_routes: number };
+  await poll(async () => (await routez().catch(() => undefined)) !== undefined, 20_000, 'rogue monitor up', 100);
+  await new Promise((r) => setTimeout(r, 4_000)); // several connect attempts (the route retries every second)
+  expect((await routez()).num_routes).toBe(0);
+  // and the cluster still has its three members, the rogue not among them
+  const nc = await connectBus({ servers: url.split(','), nkeySeed: await readFile(join(out, 'node', 'node.nk'), 'utf8'), tls: { ca: await readFile(join(out, 'node', 'ca.crt'), 'utf8') } });
+  const si = await (await jetstreamManager(nc)).streams.info('ES_EVT');
   expect(si.cluster?.replicas?.length).toBe(2);
   await nc.close();
 });

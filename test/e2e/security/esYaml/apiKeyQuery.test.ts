@@ -170,6 +170,29 @@ describe('query api key aggregations (ES ApiKeyAggsIT)', () => {
     expect(a.expiry.buckets.map((b: any) => b.doc_count)).toEqual([2, 1]);
   });
 
+  it('range over a date field with epoch-millis bounds, typed_keys naming range and date_range, sorted by from', async () => {
+    const cut = Date.now() + 5 * 86_400_000;
+    const r = await manager.security.queryApiKeys({
+      size: 0,
+      typed_keys: true,
+      aggs: {
+        exp: { range: { field: 'expiration', ranges: [{ from: cut }, { to: cut, key: 'soon' }] } },
+        made: { date_range: { field: 'creation', format: 'yyyy', ranges: [{ from: 'now-1d' }] } },
+      },
+    });
+    const a = r.aggregations as Record<string, any>;
+    expect(a['range#exp'].buckets.map((b: any) => [b.key, b.doc_count])).toEqual([
+      ['soon', 2],
+      [`${new Date(cut).toISOString()}-*`, 1],
+    ]);
+    expect(a['range#exp'].buckets[1]).toMatchObject({ from: cut, from_as_string: new Date(cut).toISOString() });
+    expect(a['date_range#made'].buckets).toEqual([expect.objectContaining({ doc_count: 3, from_as_string: String(new Date(Date.now() - 86_400_000).getUTCFullYear()) })]);
+    // a keyword field has no ranges (ES: the field's value source type is not supported by the agg)
+    const e = (await manager.transport.request({ method: 'POST', path: '/_security/_query/api_key', body: { aggs: { n: { range: { field: 'name', ranges: [{ to: 1 }] } } } } }).catch((x: unknown) => x)) as errors.ResponseError;
+    expect(e.statusCode).toBe(400);
+    expect(e.body.error).toMatchObject({ type: 'illegal_argument_exception', reason: 'Field [name] of type [keyword] is not supported for aggregation [range]' });
+  });
+
   it('shows limited_by with with_limited_by, and accepts with_profile_uid', async () => {
     const r = await manager.security.queryApiKeys({ query: { ids: { values: [ids.user1] } }, with_limited_by: true, with_profile_uid: true });
     expect(r.api_keys[0].limited_by).toEqual([{ user_role: expect.objectContaining({ cluster: ['manage_own_api_key'] }) }]);
