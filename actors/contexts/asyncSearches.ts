@@ -28,6 +28,8 @@ export interface Progress {
   total: number;
   successful: number;
   failed: number;
+  /** The last partial reduce (actors/search/asyncSearchPartial.ts): what a GET shows while it runs. */
+  partial?: { reduces: number; total?: { value: number; relation: 'eq' | 'gte' }; aggregations?: Record<string, unknown> };
 }
 /** Runs a submitted search (the search service, injected from above): again after an adoption or a restart. */
 export type AsyncRunner = (s: Pick<AsyncSearchState, 'request' | 'owner' | 'indices'>, progress: Progress) => Promise<AsyncOutcome>;

@@ -8,6 +8,8 @@ import type { AsyncSearchState } from '../../streams/evolve';
 import { parseSearchCall, runSearch, searchCallOf } from './searchService';
 import { isSuperuser, mayUse } from './contextUse';
 import { checkContextQuota } from './contextQuota';
+import { ASYNC_BATCHED_REDUCE_SIZE, partialReducer, runningResponse } from './asyncSearchPartial';
+import { DEFAULT_MAX_BUCKETS } from '../wire/circuitBreaker';
 import type { PagingServices, SearchCall } from './services';
 
 /**
@@ -22,8 +24,12 @@ const DEFAULT_KEEP_ALIVE_MS = 5 * 86_400_000;
 const MIN_KEEP_ALIVE_MS = 1_000;
 /** ES's `search.max_async_search_response_size` default (10mb). */
 const DEFAULT_MAX_RESPONSE = 10 * 1024 * 1024;
-/** URL parameters of the async APIs themselves (not the search's). */
-const ASYNC_PARAMS = ['wait_for_completion_timeout', 'keep_on_completion', 'keep_alive', 'batched_reduce_size', 'ccs_minimize_roundtrips', 'pre_filter_shard_size', 'typed_keys'];
+/**
+ * URL parameters of the async APIs themselves (not the search's). `typed_keys` stays with the search:
+ * the stored response is rendered with it (ES applies it when rendering, also on GET; here the
+ * submit's choice holds for every GET).
+ */
+const ASYNC_PARAMS = ['wait_for_completion_timeout', 'keep_on_completion', 'keep_alive', 'batched_reduce_size', 'ccs_minimize_roundtrips', 'pre_filter_shard_size'];
 
 // ---- ids (ES AsyncExecutionId: base64url of writeString(docId) + writeString(taskId)) ----
 
@@ -109,14 +115,10 @@ const responseText = (body: unknown) =>
   body instanceof RawJson ? body.chunks.map((c) => (typeof c === 'string' ? c : c.toString('utf8'))).join('') : stringify(body);
 
 /** Runs a search and settles to what GET shows: its response, or its error (never rejects). */
-async function outcomeOf(s: PagingServices, call: SearchCall, progress: Progress): Promise<AsyncOutcome> {
+async function outcomeOf(s: PagingServices, call: SearchCall, progress: Progress, batch = ASYNC_BATCHED_REDUCE_SIZE): Promise<AsyncOutcome> {
   try {
     const parsed = parseSearchCall(call);
-    const onShard = (ok: boolean, total: number) => {
-      progress.total = total;
-      if (ok) progress.successful++;
-      else progress.failed++;
-    };
+    const onShard = partialReducer(parsed, batch, progress, s.ctx.settings.num('search.max_buckets', DEFAULT_MAX_BUCKETS));
     const res = await runSearch(s, { ...call, onShard }, parsed);
     const text = responseText(res.body);
     const max = Number(s.ctx.settings.get<unknown>('search.max_async_search_response_size', DEFAULT_MAX_RESPONSE)) || DEFAULT_MAX_RESPONSE;
@@ -174,15 +176,7 @@ function render(x: Shape, status: number): EsResponse {
   return { status, headers, body: new RawJson([x.fragment ? `${text.slice(0, -1)},${x.fragment}}` : text]) };
 }
 
-/** ES's response while a search runs: no hits yet, the shards answered so far. */
-function runningFragment(progress: Progress | undefined, startedAt: number): string {
-  const p = progress ?? { total: 0, successful: 0, failed: 0 };
-  return `"response":${JSON.stringify({
-    took: Date.now() - startedAt, timed_out: false, terminated_early: false, num_reduce_phases: 0,
-    _shards: { total: p.total, successful: p.successful, skipped: 0, failed: p.failed },
-    hits: { total: { value: 0, relation: 'gte' }, max_score: null, hits: [] },
-  })}`;
-}
+const runningFragment = runningResponse;
 
 // ---- the APIs ----
 
@@ -192,6 +186,9 @@ export async function submitAsyncSearch(s: PagingServices, reg: AsyncSearchRegis
   const waitMs = q.wait_for_completion_timeout !== undefined ? parseTimeValue(q.wait_for_completion_timeout, 'wait_for_completion_timeout') : DEFAULT_WAIT_MS;
   const keep = q.keep_on_completion === 'true' || q.keep_on_completion === '';
   const keepAliveMs = keepAliveParam(s, q.keep_alive, DEFAULT_KEEP_ALIVE_MS)!;
+  const batch = q.batched_reduce_size !== undefined ? Number(q.batched_reduce_size) : ASYNC_BATCHED_REDUCE_SIZE;
+  if (!/^-?\d+$/.test(q.batched_reduce_size ?? '5')) throw illegalArgument(`Failed to parse int parameter [batched_reduce_size] with value [${q.batched_reduce_size}]`);
+  if (batch < 2) throw illegalArgument('batchedReduceSize must be >= 2');
   for (const k of ASYNC_PARAMS) delete q[k];
   if (q.scroll !== undefined) throw validationFailed(['[scroll] queries are not supported']);
   const base = searchCallOf(req);
@@ -200,7 +197,7 @@ export async function submitAsyncSearch(s: PagingServices, reg: AsyncSearchRegis
   checkContextQuota(s, req, 'async_search');
   const startedAt = Date.now();
   const progress: Progress = { total: 0, successful: 0, failed: 0 };
-  const run = outcomeOf(s, { ...call, onShard: undefined }, progress);
+  const run = outcomeOf(s, { ...call, onShard: undefined }, progress, batch);
   let timer: NodeJS.Timeout | undefined;
   const finished = await Promise.race([run.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), Math.max(0, waitMs))))]);
   clearTimeout(timer);

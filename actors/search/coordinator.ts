@@ -73,8 +73,8 @@ export interface SearchOptions {
    * hits they return with their sources ready to send (actors/shard/hitRender.ts).
    */
   render?: HitRendering;
-  /** Called as each shard's query answer (or failure) arrives: an async search's progress. */
-  onShard?: (ok: boolean, total: number) => void;
+  /** Called as each shard's query answer (or failure) arrives: an async search's progress (and its partial reduces). */
+  onShard?: (ok: boolean, total: number, head?: QueryPageHead) => void;
 }
 
 /** The per-hit part of a response's rendering ({@link RenderExtra}'s `sortLength`, `docSortValues`). */
@@ -164,7 +164,7 @@ async function querySearch(s: SearchServices, req: SearchRequest, targets: Shard
   const answers = await Promise.all(
     targets.map((t) =>
       s.shards.query(t.ref, { req: shardRequest(req, t, single), searcher: t.searcher, fetch: single, ...(single && opts.render ? { render: renderSpec(t, opts.render) } : {}) }, { timeoutMs: opts.timeoutMs }).then(
-        (page): Answer => (opts.onShard?.(true, targets.length), { ok: true, page }),
+        (page): Answer => (opts.onShard?.(true, targets.length, page.head), { ok: true, page }),
         (error): Answer => (opts.onShard?.(false, targets.length), { ok: false, error }),
       ),
     ),

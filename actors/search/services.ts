@@ -7,6 +7,7 @@ import type { AsyncSearchRegistry } from '../contexts/asyncSearches';
 import type { IdCodec } from './ids';
 import type { EsRequest } from '../wire/rest';
 import type { Authentication } from '../wire/security';
+import type { QueryPageHead } from '../shard/pageCodec';
 
 /** Security hooks the search side needs (implemented by actors/security; absent when disabled). */
 export interface SecurityHooks {
@@ -88,7 +89,7 @@ export interface SearchCall {
   /** A node-internal search (reindex, update/delete-by-query scrolls): no per-user context quota. */
   readonly internal?: boolean;
   /** Told as each shard answers (async search shows partial progress with it). */
-  readonly onShard?: (ok: boolean, total: number) => void;
+  readonly onShard?: (ok: boolean, total: number, head?: QueryPageHead) => void;
 }
 
 export interface SearchStats {

@@ -20,8 +20,9 @@ export interface ChildNode {
  * The child side: starts the whole node (the console included, as `npm start`) with `settings` and
  * prints its URL; SIGTERM stops it.
  * @param settings node settings (the Settings constructor's values)
+ * @param natsUrl a nats-server to use instead of the node's own
  */
-export async function serveChild(dataDir: string, settings: Record<string, unknown>): Promise<void> {
+export async function serveChild(dataDir: string, settings: Record<string, unknown>, natsUrl?: string): Promise<void> {
   const { startSystem } = await import('../../actors/system');
   const { Settings } = await import('../../actors/config');
   const { startConsole } = await import('../../actors/console');
@@ -29,6 +30,7 @@ export async function serveChild(dataDir: string, settings: Record<string, unkno
   const sys = await startSystem({
     host: '127.0.0.1',
     port: 0,
+    ...(natsUrl ? { natsUrl } : {}),
     dataDir,
     configDir: join(dataDir, 'config'),
     settings: new Settings(settings),

@@ -127,6 +127,24 @@ describe('async searches whose node is killed', () => {
     }
   }, 180_000);
 
+  it('shows partial reduces of a running search through another node (batched_reduce_size=2)', async () => {
+    const r = await es(B).asyncSearch.submit({ index: INDEX, wait_for_completion_timeout: '0ms', keep_on_completion: true, batched_reduce_size: 2, ...heavy });
+    const seen: Array<{ num_reduce_phases?: number; hits: { total?: unknown; hits: unknown[] }; aggregations?: Record<string, { buckets: unknown[] }> }> = [];
+    for (let g = r; g.is_running; g = await es(C).asyncSearch.get({ id: r.id! })) seen.push(g.response as never);
+    const done = await es(C).asyncSearch.get({ id: r.id!, wait_for_completion_timeout: '60s' });
+    expect(done.is_partial).toBe(false);
+    const partials = seen.filter((x) => (x.num_reduce_phases ?? 0) > 0);
+    console.log(`saw ${seen.length} running answers through C, ${partials.length} with a partial reduce`);
+    for (const x of seen) expect(x.hits.hits).toEqual([]);
+    for (const x of partials) {
+      // two of the three shards reduced: fewer hits than the whole, some buckets already
+      expect((x.hits.total as { value: number }).value).toBeLessThan(DOCS);
+      expect((x.hits.total as { value: number }).value).toBeGreaterThan(0);
+      expect(x.aggregations!.k.buckets.length).toBeGreaterThan(0);
+    }
+    await es(B).asyncSearch.delete({ id: r.id! });
+  }, 120_000);
+
   it('extends and deletes through the adopters', async () => {
     const before = await es(B).asyncSearch.status({ id: running[0] });
     const ext = await es(C).asyncSearch.get({ id: running[0], keep_alive: '2h' });

@@ -44,6 +44,15 @@ describe('async search (10_basic.yml, 20_keep_alive.yml)', () => {
     expect((r.response.aggregations as Record<string, { value: number }>)['1'].value).toBe(3);
   });
 
+  it('names aggregations with their type under typed_keys, in the answer and the stored result', async () => {
+    const r = await t.es.asyncSearch.submit({ index: 'test-*', typed_keys: true, keep_on_completion: true, wait_for_completion_timeout: '10s', size: 0, aggs: { m: { max: { field: 'max' } }, k: { terms: { field: 'k' } } } });
+    expect(Object.keys(r.response.aggregations!).sort()).toEqual(['max#m', 'sterms#k']);
+    expect((r.response.aggregations as Record<string, { value: number }>)['max#m'].value).toBe(3);
+    const g = await t.es.asyncSearch.get({ id: r.id! });
+    expect(Object.keys(g.response.aggregations!).sort()).toEqual(['max#m', 'sterms#k']);
+    await t.es.asyncSearch.delete({ id: r.id! });
+  });
+
   it('keeps a finished search with keep_on_completion: get, status, delete, then 404', async () => {
     const r = await t.es.asyncSearch.submit({ index: 'test-*', wait_for_completion_timeout: '10s', keep_on_completion: true, query: { match_all: {} }, sort: ['max'] });
     expect(r.id).toMatch(/^[A-Za-z0-9_-]+=*$/);
@@ -86,6 +95,30 @@ describe('async search (10_basic.yml, 20_keep_alive.yml)', () => {
     expect(done.is_partial).toBe(false);
     expect(done.response.hits.hits.map((h) => h._id)).toEqual(['2999', '2998', '2997', '2996', '2995']);
     expect(done.response._shards).toEqual({ total: 3, successful: 3, skipped: 0, failed: 0 });
+    await t.es.asyncSearch.delete({ id });
+  });
+
+  it('shows the partial reduces of a running search (batched_reduce_size), and refuses one under 2', async () => {
+    const bad = await raw(t, 'POST', '/big/_async_search?batched_reduce_size=1', {});
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toMatchObject({ type: 'illegal_argument_exception', reason: 'batchedReduceSize must be >= 2' });
+    const body = { size: 0, track_total_hits: true, aggs: { k: { terms: { field: 'k.keyword', size: 200 } } }, query: { bool: { should: [{ wildcard: { k: '*1*' } }, { range: { n: { gte: 10 } } }] } } };
+    const res = await raw(t, 'POST', '/big/_async_search?wait_for_completion_timeout=0ms&keep_on_completion=true&batched_reduce_size=2', body);
+    const id = res.json.id as string;
+    // while it runs, whatever GET shows is a consistent partial answer (no hits; totals and buckets of the shards reduced so far)
+    const seen: Array<{ num_reduce_phases: number; hits: { total: { value: number }; hits: unknown[] }; aggregations?: { k: { buckets: unknown[] } } }> = [];
+    for (let g = res.json; g.is_running; g = (await raw(t, 'GET', `/_async_search/${id}`)).json) seen.push(g.response);
+    const done = await t.es.asyncSearch.get({ id, wait_for_completion_timeout: '10s' });
+    expect(done.is_partial).toBe(false);
+    const final = done.response.hits.total as { value: number };
+    for (const r of seen) {
+      expect(r.hits.hits).toEqual([]);
+      if (r.num_reduce_phases > 0) {
+        expect(r.hits.total.value).toBeLessThanOrEqual(final.value);
+        expect(r.aggregations!.k.buckets.length).toBeGreaterThan(0);
+      }
+    }
+    console.log(`saw ${seen.length} running answers, ${seen.filter((r) => r.num_reduce_phases > 0).length} with a partial reduce`);
     await t.es.asyncSearch.delete({ id });
   });
 
