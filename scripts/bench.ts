@@ -1,7 +1,7 @@
 /**
  * The performance figures of issues 2–6, 11, 12 and 14, measured side by side on this machine:
  *
- *   npm run bench [-- --only foundation,pit,scroll,security,events,search,cluster,contexts | issue2,…] [--docs N] [--quick]
+ *   npm run bench [-- --only foundation,pit,scroll,security,events,search,cluster,contexts,bus,segments | issue2,…] [--docs N] [--quick]
  *                    [--rounds R] [--out bench-results.json]
  *
  * Sections run in order, each a module of scripts/bench/ exporting `run(opts): Promise<Row[]>`;
@@ -23,7 +23,7 @@ import { killLoaders } from './bench/load';
 import { fmt, hasGc } from './bench/stats';
 import type { BenchOptions, Row, Section } from './bench/types';
 
-const USAGE = `usage: npm run bench [-- --only foundation,pit,scroll,security,events,search,cluster,contexts | issue2,… ] [--docs N] [--quick]
+const USAGE = `usage: npm run bench [-- --only foundation,pit,scroll,security,events,search,cluster,contexts,bus,segments | issue2,… ] [--docs N] [--quick]
                           [--rounds R] [--out bench-results.json]`;
 
 const SECTIONS: Array<{ name: string; issue: string; load: () => Promise<{ run: Section }> }> = [
@@ -36,6 +36,7 @@ const SECTIONS: Array<{ name: string; issue: string; load: () => Promise<{ run: 
   { name: 'contexts', issue: 'issue12', load: () => import('./bench/contexts') },
   { name: 'search', issue: 'issue14', load: () => import('./bench/textSearch') },
   { name: 'bus', issue: 'issue18', load: () => import('./bench/bus') },
+  { name: 'segments', issue: 'issue19', load: () => import('./bench/segments') },
 ];
 
 /** Heap figures need `global.gc`: run again under `node --expose-gc --import tsx` when missing. */
