@@ -74,7 +74,7 @@ async function main(): Promise<number> {
   const o = options();
   const script = fileURLToPath(import.meta.url);
   const settings = { 'xpack.security.enabled': false, 'indices.merge.deletes_retention': o.retention };
-  const env = { NODE_OPTIONS: `--max-old-space-size=${o['heap-mb']}`, LOG_LEVEL: 'warn' };
+  const env = { NODE_OPTIONS: `--max-old-space-size=${o['heap-mb']}`, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
   const start = (dataDir?: string) => startChildNode({ script, prefix: 'segments-scale-', env, args: [JSON.stringify(settings)], startTimeoutMs: 120_000, ...(dataDir ? { dataDir } : {}) });
   console.log(`segmentsScale: seed ${o.seed}, heap ${o['heap-mb']} MB, phases ${o.only.join(',')}; machine load ${load()}`);
   let child: ChildNode = await start();

@@ -165,8 +165,9 @@ export async function updatePhase(c: PhaseContext, d: number, updates: number, r
   const fmMs = Date.now() - tf;
   const after = await indexFigures(c, 'upd');
   const baseF = await indexFigures(c, 'upd-base');
-  c.check('forcemerge: docs.deleted 0', fm.status === 200 && after.deleted === 0 && after.docs === d && after.segments === c.shards,
-    `HTTP ${fm.status} in ${(fmMs / 1000).toFixed(1)} s; ${after.docs} docs, ${after.deleted} deleted, ${after.segments} segments`);
+  const failed = fm.status === 200 ? (JSON.parse(fm.text) as { _shards: { failed: number } })._shards.failed : -1;
+  c.check('forcemerge: docs.deleted 0', fm.status === 200 && !failed && after.deleted === 0 && after.docs === d && after.segments === c.shards,
+    `HTTP ${fm.status} (${failed} shards failed) in ${(fmMs / 1000).toFixed(1)} s; ${after.docs} docs, ${after.deleted} deleted, ${after.segments} segments`);
   const [diskUpd, diskBase] = [du(await indexDir(c, 'upd')), du(await indexDir(c, 'upd-base'))];
   c.check('forcemerge: store ≤ 3× the same docs loaded once', after.store <= 3 * baseF.store,
     `store ${mb(after.store)} vs ${mb(baseF.store)} = ${(after.store / baseF.store).toFixed(2)}× (copy dirs ${mb(diskUpd)} vs ${mb(diskBase)})`);

@@ -96,7 +96,7 @@ export async function larger(o: BenchOptions, heapMb = o.quick ? 128 : 512, time
     const before = st._all.primaries as { store: { size_in_bytes: number }; segments: { count: number } };
     const tm = Date.now();
     const fm = await call(c.url, 'POST', '/big/_forcemerge?max_num_segments=1');
-    if (fm.status !== 200) throw new Error(`_forcemerge: HTTP ${fm.status} ${fm.text.slice(0, 300)}`);
+    if (fm.status !== 200 || (JSON.parse(fm.text) as { _shards: { failed: number } })._shards.failed) throw new Error(`_forcemerge: HTTP ${fm.status} ${fm.text.slice(0, 300)}`);
     const mergeS = (Date.now() - tm) / 1000;
     rows.push(row(S, `_forcemerge to 1 segment of ${before.segments.count} (${(before.store.size_in_bytes / MB).toFixed(0)} MB), store bytes merged per second`, before.store.size_in_bytes / MB / mergeS, 'MB/s'));
     await json(c.url, 'POST', '/big/_flush');

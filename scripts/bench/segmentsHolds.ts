@@ -65,7 +65,7 @@ export async function holds(o: BenchOptions, n = o.quick ? 50_000 : 200_000): Pr
     }
     await json(c.url, 'POST', '/disk/_flush');
     const fm = await call(c.url, 'POST', '/disk/_forcemerge?max_num_segments=1');
-    if (fm.status !== 200) throw new Error(`_forcemerge: HTTP ${fm.status}`);
+    if (fm.status !== 200 || (JSON.parse(fm.text) as { _shards: { failed: number } })._shards.failed) throw new Error(`_forcemerge: HTTP ${fm.status} ${fm.text.slice(0, 300)}`);
     const scroll = async (index: string) => {
       const s = await scrollCheck(c.url, index, docs, n, (i) => docs.source(i));
       if (s.hits !== n || s.distinct !== n || s.mismatched.length) throw new Error(`[${index}] scroll: ${s.hits} hits, ${s.distinct} distinct of ${n}, ${s.mismatched.length} mismatched`);

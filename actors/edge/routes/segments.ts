@@ -17,6 +17,13 @@ import { visibleIndices } from '../views/visible';
 
 type Op = 'flush' | 'forcemerge' | 'segments';
 
+/**
+ * How long a flush or force merge may take on a copy. ES's `_forcemerge` answers once the merges
+ * are done, however long; the shard client's default wait (15 s, asked again once) answered a
+ * 2 GB force merge with a shard failure after 30 s while it went on, and sent it twice.
+ */
+const LONG_OP_MS: Partial<Record<Op, number>> = { flush: 3_600_000, forcemerge: 6 * 3_600_000 };
+
 /** Every copy of a shard and where it lives (the primary first). */
 function copies(s: SearchServices, idx: IndexState, n: number): Array<{ node: string; primary: boolean }> {
   const c = s.cluster.copyNodes(idx, n);
@@ -28,7 +35,7 @@ async function onEveryCopy<T>(s: SearchServices, indices: IndexState[], op: Op, 
     idx.shards.flatMap((sh, n) =>
       copies(s, idx, n).map(async (c) => {
         try {
-          const result = await s.shards.call<T>(sh.ref as ShardRef, op, body, { node: c.node });
+          const result = await s.shards.call<T>(sh.ref as ShardRef, op, body, { node: c.node, ...(LONG_OP_MS[op] ? { timeoutMs: LONG_OP_MS[op] } : {}) });
           return { idx, n, ...c, result };
         } catch (error) {
           return { idx, n, ...c, error };

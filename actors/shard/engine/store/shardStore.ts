@@ -367,6 +367,11 @@ export class ShardStore {
   private flushQueue: Promise<unknown> = Promise.resolve();
   /** A flush is writing (the shard actor does not start another one meanwhile). */
   flushing = false;
+  /**
+   * Segments being written (a flush's, a merge's) and not yet in the shard: a commit meanwhile must
+   * not take their `.seg.tmp`, or the `.seg` renamed into place, for garbage.
+   */
+  private readonly writing = new Set<string>();
 
   private async flushNow(): Promise<void> {
     const frozen = this.flush() as IndexBuffer | undefined;
@@ -375,6 +380,7 @@ export class ShardStore {
     if (frozen) {
       const reached = this.frozenApplied.get(frozen)!;
       this.flushing = true;
+      this.writing.add(frozen.name);
       try {
         const meta = await writeSegmentAsync(dir, frozen.name, { leaves: [{ leaf: frozen }] });
         await crashPoint('flush.published');
@@ -387,6 +393,7 @@ export class ShardStore {
         this.lastFlushed = reached;
       } finally {
         this.flushing = false;
+        this.writing.delete(frozen.name);
       }
     }
     await this.commitAsync();
@@ -472,14 +479,26 @@ export class ShardStore {
     for (const l of segs) l.merging = true;
     const name = `_${(this.nextSegment++).toString(36)}`;
     let meta: SegmentMeta;
+    this.writing.add(name);
     try {
       meta = await run({ dir, name, inputs, tombstoneFloor: floor });
+    } catch (e) {
+      this.writing.delete(name);
+      throw e;
     } finally {
       for (const l of segs) l.merging = false;
     }
     await crashPoint('merge.published');
-    if (this.closed || segs.some((l, i) => this.segments[at + i] !== l)) return false;
-    const merged = new SegmentLeaf(openSegment(segmentFile(dir, meta.name), this.cache()), this.o);
+    if (this.closed || segs.some((l, i) => this.segments[at + i] !== l)) {
+      this.writing.delete(name);
+      return false;
+    }
+    let merged: SegmentLeaf;
+    try {
+      merged = new SegmentLeaf(openSegment(segmentFile(dir, meta.name), this.cache()), this.o);
+    } finally {
+      this.writing.delete(name); // in the shard below, before the next await
+    }
     // deletions of kept docs (older ones above the floor, and any that arrived meanwhile), by seqNo
     const carried: Array<[number, number]> = [];
     segs.forEach((l) => {
@@ -563,6 +582,7 @@ export class ShardStore {
     const inUse = new Set<string>();
     for (const l of [...this.segments, ...this.retired]) if (l instanceof SegmentLeaf) inUse.add(`${l.name}.seg`);
     for (const w of this.delWritten.values()) inUse.add(w.file);
+    for (const n of this.writing) inUse.add(`${n}.seg`).add(`${n}.seg.tmp`);
     deleteUnreferenced(dir, inUse);
   }
 
