@@ -174,7 +174,9 @@ export async function runFuzz(o: RunOptions): Promise<RunReport> {
  * initializing). Concurrent cases may create the scratch indices any of them names; not bad input.
  */
 function racedCreation(r: Outcome): boolean {
-  return r.status === 503 && /"reason":"\[(fzx|edgefz)-\d\]\[\d+\] copy on node \[[^\]]+\] is recovering"/.test(r.answer ?? '') && !/"type":"(?!no_shard_available_action_exception|search_phase_execution_exception)[a-z_]+"/.test(r.answer ?? '');
+  // a failure of 500 or more decides the status of a search whose shards all failed (ES's rule too), so
+  // one starting copy makes the 503 whatever the other shards said (the whole body: the reasons come last)
+  return r.status === 503 && /"reason":"\[(fzx|edgefz)-\d\]\[\d+\] copy on node \[[^\]]+\] is recovering"/.test(r.body ?? r.answer ?? '');
 }
 
 function record(report: RunReport, r: Outcome, c: FuzzCase): void {
