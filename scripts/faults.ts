@@ -1,5 +1,7 @@
 /**
- * `npm run faults -- [--outages 5] [--down-seconds 5]`: the NATS-outage fault of issue 21, repeated.
+ * `npm run faults -- [--fault nats|store|all] [--outages 5] [--down-seconds 5] [--store-mb 40] [--cycles 2]`:
+ * the faults of issue 21, repeated. `store`: scripts/faultStore.ts (a store that fills up, again and
+ * again). `nats`: the NATS outage, repeated.
  * Starts a nats-server (nkey users, as a node's embedded one) and a node in a child process on it
  * (security on, temp directories), makes fixtures (an index, scrolls, PITs, an API key, a token),
  * then `--outages` times: kills the nats-server with SIGKILL, sends every kind of request
@@ -9,28 +11,61 @@
  * end: the node's log followers (stalls must be 0), the node alive. Exits 1 on any miss.
  * `test/int/reliability/failFast.test.ts` is its bounded version in CI (one outage).
  *
- *   npm run faults                    # 5 outages of 5 s
- *   npm run faults -- --outages 20 --down-seconds 2
+ *   npm run faults                    # both: 5 outages of 5 s, 2 store-full cycles of a 40 MB store
+ *   npm run faults -- --fault nats --outages 20 --down-seconds 2
+ *   npm run faults -- --fault store --store-mb 200 --cycles 3
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { num, parseOrExit, str } from './cli/args';
+import { num, parseOrExit, str, UsageError } from './cli/args';
 import { serveChild, startChildNode, stopChildNode } from './cli/childNode';
 import { faultFixtures, faultProbes, probeRound, send } from './faultProbes';
+import { storeFull } from './faultStore';
 
 const PASSWORD = 'faults-elastic-password-1';
 const auth = { authorization: `Basic ${Buffer.from(`elastic:${PASSWORD}`).toString('base64')}` };
-const USAGE = `usage: npm run faults -- [--outages N] [--down-seconds S]
-Kills the node's nats-server N times (default 5) for S seconds (default 5) and checks every kind of
-request answers 503 (or succeeds) within 2 s while it is down and is served again once it is back.`;
+const USAGE = `usage: npm run faults -- [--fault nats|store|all] [--outages N] [--down-seconds S] [--store-mb MB] [--cycles N]
+nats: kills the node's nats-server N times (default 5) for S seconds (default 5) and checks every kind
+of request answers 503 (or succeeds) within 2 s while it is down and is served again once it is back.
+store: fills a MB-sized JetStream store (default 40) N times (default 2) and checks every write
+reported failed is invisible, lifecycle facts still fit, and deleting the index frees the room.`;
+
+interface Options {
+  fault: string;
+  outages: number;
+  downSeconds: number;
+  storeMb: number;
+  cycles: number;
+}
 
 async function main(): Promise<number> {
-  const o = parseOrExit('faults', USAGE, process.argv.slice(2), { options: { outages: { type: 'string' }, 'down-seconds': { type: 'string' } } }, (p) => ({
-    outages: num(str(p, 'outages'), '--outages', 5),
-    downSeconds: num(str(p, 'down-seconds'), '--down-seconds', 5),
-  }));
+  const o = parseOrExit('faults', USAGE, process.argv.slice(2), {
+    options: { fault: { type: 'string' }, outages: { type: 'string' }, 'down-seconds': { type: 'string' }, 'store-mb': { type: 'string' }, cycles: { type: 'string' } },
+  }, (p): Options => {
+    const fault = str(p, 'fault') ?? 'all';
+    if (!['nats', 'store', 'all'].includes(fault)) throw new UsageError(`--fault must be nats, store or all, got [${fault}]`);
+    return {
+      fault,
+      outages: num(str(p, 'outages'), '--outages', 5),
+      downSeconds: num(str(p, 'down-seconds'), '--down-seconds', 5),
+      storeMb: num(str(p, 'store-mb'), '--store-mb', 40),
+      cycles: num(str(p, 'cycles'), '--cycles', 2),
+    };
+  });
+  const misses: string[] = [];
+  if (o.fault !== 'store') misses.push(...(await natsOutages(o)));
+  if (o.fault !== 'nats') {
+    console.log(`store full: a ${o.storeMb} MB JetStream store, ${o.cycles} cycles`);
+    misses.push(...(await storeFull({ script: fileURLToPath(import.meta.url), storeMb: o.storeMb, cycles: o.cycles, auth })));
+  }
+  for (const m of misses) console.log(`  MISS ${m}`);
+  console.log(misses.length ? `FAIL: ${misses.length} misses` : 'PASS: every fault answered as ES does, nothing acknowledged lost, nothing failed visible');
+  return misses.length ? 1 : 0;
+}
+
+async function natsOutages(o: Options): Promise<string[]> {
   const { startEmbeddedNats } = await import('../actors/embeddedNats');
   const natsDir = mkdtempSync(join(tmpdir(), 'faults-nats-'));
   let nats = await startEmbeddedNats(natsDir);
@@ -81,16 +116,15 @@ async function main(): Promise<number> {
       rmSync(natsDir, { recursive: true, force: true });
     } else console.log(`node log kept: ${child.logFile}`);
   }
-  for (const m of misses) console.log(`  MISS ${m}`);
-  console.log(misses.length ? `FAIL: ${misses.length} misses` : 'PASS: every request kind answered within 2 s with NATS down and served again once it was back');
-  return misses.length ? 1 : 0;
+  return misses;
 }
 
 if (process.argv[2] === '--serve') {
   await serveChild(process.argv[3], {
     'xpack.security.enabled': true,
     'bootstrap.password': PASSWORD,
-    'nats.nkey_seed_file': process.env.FAULTS_NKEY_FILE,
+    ...(process.env.FAULTS_NKEY_FILE ? { 'nats.nkey_seed_file': process.env.FAULTS_NKEY_FILE } : {}),
+    ...(process.env.FAULTS_STORE ? { 'nats.max_file_store': process.env.FAULTS_STORE, 'snapshot.interval_ms': 3_600_000 } : {}),
   }, process.env.FAULTS_NATS_URL);
 } else {
   process.exit(await main());
