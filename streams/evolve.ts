@@ -200,6 +200,27 @@ export function applyContext(s: ContextState | undefined, e: FactLike): ContextS
   return s;
 }
 
+/**
+ * One copy of the strings every open context repeats (index names and UUIDs, node ids, owners):
+ * each fold parses its own from JSON, and 10,000 open contexts would hold 10,000 copies of each.
+ */
+const interned = new Map<string, string>();
+function intern(s: string): string {
+  const have = interned.get(s);
+  if (have !== undefined) return have;
+  if (interned.size >= 4096) interned.clear(); // names churn (indices made and deleted): stay small
+  interned.set(s, s);
+  return s;
+}
+function internPinned(p: PinnedShardFact): PinnedShardFact {
+  p.index = intern(p.index);
+  p.indexUuid = intern(p.indexUuid);
+  return p;
+}
+function internOwner(o: Owner): Owner {
+  return { ...o, username: intern(o.username), realm: intern(o.realm) };
+}
+
 function openedContext(kind: ContextKind, e: FactLike): ContextState {
   const at = Date.parse(e.time);
   const d = e.data as {
@@ -213,16 +234,17 @@ function openedContext(kind: ContextKind, e: FactLike): ContextState {
     request?: ScrollRequestFact;
     total?: ContextState['total'];
   };
+  const node = d.node ?? e.node;
   return {
     kind,
     id: e.aggregateId,
     seq: e.seq,
     status: 'open',
-    indices: d.indices ?? [],
+    indices: (d.indices ?? []).map(intern),
     shards: d.shards ?? d.pinned?.length ?? 0,
-    pinned: d.pinned ?? [],
-    ...(d.owner ? { owner: d.owner } : {}),
-    ...((d.node ?? e.node) ? { node: d.node ?? e.node } : {}),
+    pinned: (d.pinned ?? []).map(internPinned),
+    ...(d.owner ? { owner: internOwner(d.owner) } : {}),
+    ...(node ? { node: intern(node) } : {}),
     ...(d.slice ? { slice: d.slice } : {}),
     ...(d.request ? { request: d.request } : {}),
     ...(d.total ? { total: d.total } : {}),

@@ -1,4 +1,5 @@
-import { createActor, type AnyActorRef } from 'xstate';
+import type { AnyActorRef } from 'xstate';
+import { ActorHost } from './actorHost';
 import { v5 as uuidv5 } from 'uuid';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { KV } from '@nats-io/kv';
@@ -79,6 +80,8 @@ export interface AsyncSearchDeps {
 export class AsyncSearchRegistry {
   private readonly states = new Map<string, AsyncSearchState>();
   private readonly live = new Map<string, Live>();
+  /** One actor system for every context actor of this registry (actorHost.ts). */
+  private readonly host = new ActorHost();
   private readonly seqs = new Map<string, number>();
   private readonly ended: string[] = [];
   private sub?: Subscription;
@@ -122,7 +125,7 @@ export class AsyncSearchRegistry {
   stop(): void {
     clearInterval(this.timer);
     this.sub?.unsubscribe();
-    for (const l of this.live.values()) l.actor.stop();
+    for (const l of this.live.values()) this.host.stop(l.actor);
     this.live.clear();
   }
 
@@ -133,7 +136,7 @@ export class AsyncSearchRegistry {
     this.put(next);
     // another node adopted one of ours (we were taken for dead): it is theirs now
     if (next.node && next.node !== this.d.nodeId && this.live.has(next.id)) {
-      this.live.get(next.id)!.actor.stop();
+      this.host.stop(this.live.get(next.id)!.actor);
       this.live.delete(next.id);
     }
   }
@@ -268,7 +271,7 @@ export class AsyncSearchRegistry {
   private spawn(id: string, keepAliveMs: number, resume: { expiresInMs: number; completed: boolean } | undefined, submitted?: Record<string, unknown>, correlationId?: string, at?: number): Live {
     let finish!: () => void;
     const done = new Promise<void>((r) => (finish = r));
-    const actor = createActor(asyncSearchMachine, { input: { id, keepAliveMs, ...(resume ? { resume } : {}) } });
+    const actor = this.host.create(asyncSearchMachine, { input: { id, keepAliveMs, ...(resume ? { resume } : {}) } });
     const l: Live = { id, actor, running: !resume?.completed, progress: { total: 0, successful: 0, failed: 0 }, done, finish, appended: Promise.resolve() };
     if (resume && resume.expiresInMs <= 0) l.overdueAt = this.now() + resume.expiresInMs;
     actor.on('*', (f: { type: string } & Record<string, unknown>) => {

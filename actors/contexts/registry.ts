@@ -1,4 +1,5 @@
-import { createActor, type AnyActorRef } from 'xstate';
+import type { AnyActorRef } from 'xstate';
+import { ActorHost } from './actorHost';
 import { v4 as uuidv4, v5 as uuidv5 } from 'uuid';
 import { makeEnvelope, type Bus, type Envelope } from '../../streams';
 import type { Owner } from '../../streams';
@@ -79,6 +80,8 @@ const MAX_TOMBSTONES = 100_000;
  */
 export class ContextRegistry {
   private readonly live = new Map<string, ContextRecord>();
+  /** One actor system for every context actor of this registry (actorHost.ts). */
+  private readonly host = new ActorHost();
   private readonly tombstones = new Map<string, Tombstone>();
   private tombOrder: string[] = [];
   private tombHead = 0;
@@ -173,7 +176,7 @@ export class ContextRegistry {
     if (!rec) return;
     this.live.delete(id);
     this.seqs.delete(id);
-    rec.actor.stop();
+    this.host.stop(rec.actor);
   }
 
   /** Keeps the tombstone of a context the log says has ended (start-up), so a 404 can say why. */
@@ -209,11 +212,14 @@ export class ContextRegistry {
   private spawn(rec: ContextRecord, resumeInMs: number | undefined, openedData: Record<string, unknown> | undefined, correlationId?: string) {
     const machine = rec.kind === 'scroll' ? scrollContextMachine : pointInTimeMachine;
     // The record is the machine's usage: searches update it, the keep-alive timer reads it.
-    const actor = createActor(machine as typeof scrollContextMachine, { input: { contextId: rec.id, keepAliveMs: rec.keepAliveMs, resumeInMs, usage: rec, now: this.now } });
+    const actor = this.host.create(machine as typeof scrollContextMachine, { input: { contextId: rec.id, keepAliveMs: rec.keepAliveMs, resumeInMs, usage: rec, now: this.now } });
     rec.actor = actor;
+    let opening = openedData; // held until the opened fact is out, then let go (heap per open context)
     actor.on('*', (fact: { type: string } & Record<string, unknown>) => {
       const { type, ...data } = fact;
-      this.append(rec, type, type.endsWith('.opened') ? { ...data, ...openedData } : data, this.cause);
+      const opened = type.endsWith('.opened');
+      this.append(rec, type, opened ? { ...data, ...opening } : data, this.cause);
+      if (opened) opening = undefined;
     });
     actor.subscribe((snap) => {
       if (snap.status === 'done') this.finish(rec, snap.value as string);
@@ -399,7 +405,7 @@ export class ContextRegistry {
 
   /** Stops every actor without facts (node shutdown: contexts are revived from the log on start). */
   stopAll(): void {
-    for (const rec of this.live.values()) rec.actor.stop();
+    for (const rec of this.live.values()) this.host.stop(rec.actor);
     this.live.clear();
   }
 }
