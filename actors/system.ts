@@ -224,6 +224,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     });
     cluster.remoteCopyStarted = (id, uuid, n) => membership.record(id)?.copies[`${uuid}/${n}`] === 'started';
     cluster.durableOf = (id, uuid, n) => membership.record(id)?.durable?.[`${uuid}/${n}`];
+    cluster.nodeStartedAt = (id) => membership.record(id)?.startedAt;
     membership.onChange(() => cluster.notify());
     let published = '';
     cluster.onChange(() => {

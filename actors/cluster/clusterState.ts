@@ -700,10 +700,14 @@ export class ClusterState {
     const me = this.ctx.node.id;
     const nodes = this.copyNodes(idx, n).map((c) => c.node).filter((node) => node !== me && this.copyStarted(node, idx.uuid, n));
     for (const node of nodes) {
-      // a source that dies while it puts its files never answers: stop waiting once its copy is no longer started
+      // a source that dies while it puts its files never answers (a restarted one does not get the request
+      // again): stop waiting once its copy is no longer started or the node started again
+      const since = this.nodeStartedAt(node);
       let watch: NodeJS.Timeout | undefined;
       const gone = new Promise<never>((_, reject) => {
-        watch = setInterval(() => !this.copyStarted(node, idx.uuid, n) && reject(new Error(`node [${node}] left or its copy stopped`)), 1000);
+        watch = setInterval(() => {
+          if (!this.copyStarted(node, idx.uuid, n) || this.nodeStartedAt(node) !== since) reject(new Error(`node [${node}] left, restarted or its copy stopped`));
+        }, 500);
       });
       try {
         const m = await Promise.race([this.ctx.nc.request(subjects.shardCopy(idx.uuid, n, node, 'recovery'), enc.encode('{}'), { timeout: 30 * 60_000 }), gone]);
@@ -718,6 +722,9 @@ export class ClusterState {
     }
     return undefined;
   }
+
+  /** Set by the system: when a node's process started (from its membership record; undefined once it left). */
+  nodeStartedAt: (node: string) => number | undefined = () => undefined;
 
   /** Set by the system: the log sequence a node's copy has committed (from its membership record). */
   durableOf: (node: string, uuid: string, n: number) => number | undefined = () => undefined;

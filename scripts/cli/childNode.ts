@@ -48,6 +48,10 @@ export interface ChildOptions {
   script: string;
   /** Prefix of the temp DATA_DIR. */
   prefix: string;
+  /** An existing DATA_DIR to start on instead of a new one (a restart). */
+  dataDir?: string;
+  /** More arguments after `--serve <dataDir>`. */
+  args?: string[];
   /** Extra environment (e.g. NODE_OPTIONS=--max-old-space-size=512). */
   env?: NodeJS.ProcessEnv;
   startTimeoutMs?: number;
@@ -55,13 +59,13 @@ export interface ChildOptions {
 
 /** The parent side: spawns the child, its stderr (the node's log) to `<dataDir>/node.log`. */
 export async function startChildNode(o: ChildOptions): Promise<ChildNode> {
-  const dataDir = mkdtempSync(join(tmpdir(), o.prefix));
+  const dataDir = o.dataDir ?? mkdtempSync(join(tmpdir(), o.prefix));
   const logFile = join(dataDir, 'node.log');
-  const proc = spawn(process.execPath, ['--import', 'tsx', o.script, '--serve', dataDir], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', o.script, '--serve', dataDir, ...(o.args ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...(o.env ?? {}) },
   });
-  const log = createWriteStream(logFile);
+  const log = createWriteStream(logFile, { flags: 'a' });
   proc.stderr!.pipe(log);
   let exited = false;
   proc.once('exit', () => (exited = true));

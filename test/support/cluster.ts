@@ -31,16 +31,18 @@ export interface ClusterNode {
   stop(): Promise<void>;
   /** SIGKILL (process nodes only). */
   kill(): Promise<void>;
-  /** Starts again on the same data dir and port. */
-  start(): Promise<void>;
+  /** The last output of a process node (stdout and stderr). */
+  out(): string;
+  /** Starts again on the same data dir and port (process nodes: with `env` added, none kept from an earlier start). */
+  start(env?: Record<string, string>): Promise<void>;
 }
 
 export interface TestCluster {
   nats: NatsCluster;
   dir: string;
   nodes: ClusterNode[];
-  /** Adds a node (empty data dir). */
-  addNode(opts?: { process?: boolean }): Promise<ClusterNode>;
+  /** Adds a node (empty data dir); a process node with `env` added to its environment. */
+  addNode(opts?: { process?: boolean; env?: Record<string, string> }): Promise<ClusterNode>;
   stop(): Promise<void>;
 }
 
@@ -64,7 +66,7 @@ const BASE_SETTINGS = {
 };
 
 /** `ES_SETTING_<KEY>` form of a setting (`.` as `_`, `_` as `__`). */
-const envKey = (k: string) => `ES_SETTING_${k.replace(/_/g, '__').replace(/\./g, '_').toUpperCase()}`;
+export const envKey = (k: string) => `ES_SETTING_${k.replace(/_/g, '__').replace(/\./g, '_').toUpperCase()}`;
 
 async function untilUp(url: string, proc: ChildProcess | undefined, out: () => string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -88,7 +90,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
   const auth = opts.security ? { username: 'elastic', password: CLUSTER_PASSWORD } : undefined;
   const nodes: ClusterNode[] = [];
 
-  const makeNode = async (i: number, asProcess: boolean): Promise<ClusterNode> => {
+  const makeNode = async (i: number, asProcess: boolean, firstEnv: Record<string, string> = {}): Promise<ClusterNode> => {
     // Each node prefers its own NATS server (as nodes on several machines would).
     const servers = nats.servers;
     const natsUrl = opts.pinNats
@@ -103,10 +105,12 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
       url: `http://127.0.0.1:${port}`,
       dataDir,
       es: new Client8({ node: `http://127.0.0.1:${port}`, ...(auth ? { auth } : {}) }),
-      async start() {
+      out: () => out,
+      async start(extra: Record<string, string> = {}) {
         if (asProcess) {
           out = '';
           const env: Record<string, string> = {
+            ...extra,
             NATS_URL: natsUrl, DATA_DIR: dataDir, CONFIG: '/dev/null', CONFIG_DIR: join(dataDir, 'config'),
             HOST: '127.0.0.1', PORT: String(port), ELASTIC_PASSWORD: CLUSTER_PASSWORD, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
           };
@@ -154,7 +158,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
         await gone;
       },
     };
-    await n.start();
+    await n.start(firstEnv);
     return n;
   };
 
@@ -177,7 +181,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
     dir,
     nodes,
     async addNode(o = {}) {
-      const n = await makeNode(nodes.length, o.process ?? opts.process ?? false);
+      const n = await makeNode(nodes.length, o.process ?? opts.process ?? false, o.env);
       nodes.push(n);
       return n;
     },
