@@ -150,6 +150,19 @@ describe('index close and open', () => {
     await t.es.delete({ index: 'shut', id: '2', refresh: true });
   });
 
+  it('fails a reindex into a closed index item by item, as its bulk does (400, index_closed_exception)', async () => {
+    await raw(t, 'POST', '/shut/_close');
+    const r = await raw(t, 'POST', '/_reindex', { source: { index: 'dates' }, dest: { index: 'shut' } });
+    expect(r.status).toBe(400);
+    expect(r.json).toMatchObject({ total: 2, created: 0, updated: 0 });
+    expect(r.json.failures.map((f: { index: string; status: number; cause: { type: string } }) => [f.index, f.status, f.cause.type])).toEqual([
+      ['shut', 400, 'index_closed_exception'],
+      ['shut', 400, 'index_closed_exception'],
+    ]);
+    await raw(t, 'POST', '/shut/_open');
+    expect((await t.es.count({ index: 'shut' })).count).toBe(1);
+  });
+
   it('refuses to close through a wildcard (action.destructive_requires_name)', async () => {
     const r = await raw(t, 'POST', '/sh*/_close');
     expect(r.status).toBe(400);
