@@ -50,7 +50,7 @@ describe('issue 22 table rows', () => {
   it('_cat/indices?health=invalid is a 400', async () => {
     const r = await raw(t, 'GET', '/_cat/indices?health=invalid-health-value');
     expect(r.status).toBe(400);
-    expect(r.json.error.type).toBe('illegal_argument_exception');
+    expect(r.json.error).toMatchObject({ type: 'illegal_argument_exception', reason: 'unknown cluster health status [invalid-health-value]' });
   });
 
   it('_update with if_seq_no on a missing document is 404 document_missing_exception', async () => {
