@@ -3,6 +3,7 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import type { EsRequest } from '../wire/rest';
 import type { Authentication } from '../wire/security';
+import { effectiveRoles } from './authorization';
 
 /**
  * The security audit log, for run-as only (ES LoggingAuditTrail, the `logfile` output): with
@@ -56,7 +57,7 @@ export class AuditTrail {
       'user.realm': auth.authenticationRealm.name,
       'user.run_as.name': auth.user.username,
       ...(e.lookupRealm !== undefined ? { 'user.run_as.realm': e.lookupRealm } : {}),
-      'user.roles': by.apiKey ? [] : by.user.roles,
+      'user.roles': effectiveRoles(by.permission), // ES: the authenticating subject's resolved roles
       ...(by.apiKey ? { 'apikey.id': by.apiKey.id, ...(by.apiKey.name !== null ? { 'apikey.name': by.apiKey.name } : {}) } : {}),
       ...this.tail(req, requestId, e),
     });
@@ -76,7 +77,7 @@ export class AuditTrail {
       ...(by.apiKey
         ? { 'apikey.id': by.apiKey.id, ...(by.apiKey.name !== null ? { 'apikey.name': by.apiKey.name } : {}) }
         : { 'user.realm': auth.lookupRealm.name, 'user.run_by.name': by.user.username, 'user.run_by.realm': auth.authenticationRealm.name }),
-      'user.roles': auth.user.roles,
+      'user.roles': effectiveRoles(auth.permission), // ES: the user's resolved roles
       'authentication.type': auth.authenticationType.toUpperCase(),
       ...this.tail(req, requestId, e),
     });

@@ -16,7 +16,8 @@ const asAuth = (auth: Authentication | undefined): Authentication => auth!;
 /** ES SearchScrollAction.NAME. */
 const SCROLL = 'indices:data/read/scroll';
 
-function effectiveRoles(p: Permission): string[] {
+/** The roles a permission was built from (assigned roles that were not found are not among them). */
+export function effectiveRoles(p: Permission): string[] {
   return p.kind === 'role' ? p.roleNames : [];
 }
 
