@@ -347,7 +347,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     const services: PagingServices = {
       ctx,
       cluster,
-      shards: new ShardClient(nc, { onStoreFull: () => flood.noteFull(), onWritten: (b) => flood.noteWritten(b) }),
+      shards: new ShardClient(nc, { onStoreFull: () => flood.noteFull(), onWritten: (b) => flood.noteWritten(b), indexExists: (uuid) => cluster.getByUuid(uuid) !== undefined }),
       flood,
       security: security.enabled ? { ...security, authorize: (a, act, idx) => security.gate.authorize(a, act, idx) } : undefined,
       stats: newSearchStats(),

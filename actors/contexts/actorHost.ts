@@ -8,17 +8,30 @@
  * stops), `done` snapshots still reach the actor's own observers, and the root ignores the done and
  * error events XState relays to a parent.
  *
+ * A system is shared by {@link ACTORS_PER_SYSTEM} actors at most, then a new root takes over: XState
+ * stops an actor by scanning every timer of its system (`scheduler.cancelAll`), so one system for
+ * 10,000 open contexts made each close cost 10,000 steps. A root whose actors all ended is garbage.
+ *
  *   const host = new ActorHost();
  *   const actor = host.create(pointInTimeMachine, { input }).start();
  *   host.stop(actor);
  */
 import { createActor, createMachine, type Actor, type ActorOptions, type AnyActorLogic, type AnyActorRef } from 'xstate';
 
-export class ActorHost {
-  private readonly root = createActor(createMachine({ id: 'contexts' })).start();
+/** Actors per shared system: its fixed cost (~1.2 KB) spread thin, the scan on stop kept short. */
+export const ACTORS_PER_SYSTEM = 64;
+const rootMachine = createMachine({ id: 'contexts' });
 
-  /** An actor of `logic` in the shared system (not started). */
+export class ActorHost {
+  private root = createActor(rootMachine).start();
+  private made = 0;
+
+  /** An actor of `logic` in a shared system (not started). */
   create<T extends AnyActorLogic>(logic: T, options: ActorOptions<T>): Actor<T> {
+    if (this.made++ === ACTORS_PER_SYSTEM) {
+      this.made = 1;
+      this.root = createActor(rootMachine).start();
+    }
     return createActor(logic, { ...options, parent: this.root } as ActorOptions<T>);
   }
 

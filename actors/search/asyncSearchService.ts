@@ -227,8 +227,20 @@ async function owned(s: PagingServices, reg: AsyncSearchRegistry, req: EsRequest
   const id = parseAsyncId(esId);
   const st = id ? await reg.state(id) : undefined;
   if (!id || !st || (st.status !== 'running' && st.status !== 'completed') || st.expiresAt <= Date.now()) throw notFound(esId);
-  if (!mayUse(s, req, st.owner) && !(statusOfAll && isSuperuser(req))) throw notFound(esId);
+  if (!mayUse(s, req, st.owner) && !(statusOfAll && (await mayMonitor(s, req)))) throw notFound(esId);
   return { id, esId };
+}
+
+/** ES TransportGetAsyncStatusAction: the status of anyone's search for a holder of `cluster:monitor/async_search/status` (`monitor`). */
+async function mayMonitor(s: PagingServices, req: EsRequest): Promise<boolean> {
+  if (isSuperuser(req)) return true;
+  if (!s.security) return false;
+  try {
+    await s.security.authorize(req.auth, 'cluster:monitor/async_search/status');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** GET /_async_search/<id> and GET /_async_search/status/<id>. */

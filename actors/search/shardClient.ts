@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { TimeoutError, type NatsConnection } from '@nats-io/transport-node';
 import { Connectivity, PRIMARY_OPS, subjects, type ShardOp } from '../../streams';
-import { EsError, errorFromWire } from '../wire/esErrors';
+import { EsError, errorFromWire, indexNotFound } from '../wire/esErrors';
 import { Slicer } from '../../streams';
 import { parseJson, stringify } from '../wire/json';
 import { encodeBatch } from '../shard/opCodec';
@@ -53,6 +53,12 @@ export interface ShardClientOptions {
   onStoreFull?: () => void;
   /** Bytes of a write request that was applied (the log grew by about as much). */
   onWritten?: (bytes: number) => void;
+  /**
+   * Whether the index (by uuid) is still in this node's cluster state: a request waiting for a copy
+   * of an index deleted meanwhile fails at once with ES's 404 (TransportReplicationAction re-resolves
+   * the index on every cluster state change), instead of waiting for copies that never come.
+   */
+  indexExists?: (uuid: string) => boolean;
 }
 
 /** A shard that did not answer within the request's own `timeout` (the search reports `timed_out`). */
@@ -106,11 +112,13 @@ export class ShardClient {
   /** Parts of requests larger than a message, served to the copy that asks for them. */
   private readonly parts: ChunkedResponder;
   private readonly onWritten?: (bytes: number) => void;
+  private readonly indexExists?: (uuid: string) => boolean;
 
   constructor(private readonly nc: NatsConnection, opts: ShardClientOptions | number = {}) {
     const o = typeof opts === 'number' ? { timeoutMs: opts } : opts;
     this.onStoreFull = o.onStoreFull;
     this.onWritten = o.onWritten;
+    this.indexExists = o.indexExists;
     this.timeoutMs = o.timeoutMs ?? DEFAULT_SHARD_TIMEOUT_MS;
     this.writeWaitMs = o.writeWaitMs ?? 60_000;
     this.readWaitMs = o.readWaitMs ?? 5_000;
@@ -178,6 +186,7 @@ export class ShardClient {
       try {
         return await this.once(ref, subject, payload, timeout);
       } catch (e) {
+        if ((e instanceof NoCopy || isTimeout(e)) && this.indexExists && !this.indexExists(ref.indexUuid)) throw indexNotFound(ref.index);
         if (e instanceof NoCopy) {
           if (Date.now() + delay < deadline) {
             await sleep(delay);

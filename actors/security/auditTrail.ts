@@ -3,16 +3,19 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import type { EsRequest } from '../wire/rest';
 import type { Authentication } from '../wire/security';
+import { effectiveRoles } from './authorization';
 
 /**
- * The security audit log, for run-as only (ES LoggingAuditTrail.runAsGranted / runAsDenied, the
- * `logfile` output): with `xpack.security.audit.enabled: true` every request that sends
- * `es-security-runas-user` appends one JSON line to `<data dir>/logs/<cluster.name>_audit.json`,
- * with ES's field names: `user.name`/`user.realm` for who authenticated, `user.run_as.name`/
- * `user.run_as.realm` for the user run as (no realm when there is no such user), `user.roles` (the
- * authenticating user's), `action`, `indices`, `request.id`, `opaque_id`. No credential, header
- * value other than these names, or request body is written. The other audit events (access,
- * authentication, security config changes) are not audited.
+ * The security audit log, for run-as only (ES LoggingAuditTrail, the `logfile` output): with
+ * `xpack.security.audit.enabled: true` a request that sends `es-security-runas-user` appends to
+ * `<data dir>/logs/<cluster.name>_audit.json`, one JSON line each, with ES's field names: one
+ * `run_as_granted` / `run_as_denied` (`user.name`/`user.realm` who authenticated, `user.run_as.name`/
+ * `user.run_as.realm` the user run as, no realm when there is no such user, `user.roles` the
+ * authenticating user's), then for each action authorized as the user an `access_granted` /
+ * `access_denied` (`user.*` the user, `user.run_by.*` who authenticated); all with `action`,
+ * `indices`, one `request.id` per request, `opaque_id`. No credential, header value other than these
+ * names, or request body is written. Requests without run-as, authentication and security config
+ * changes are not audited.
  */
 
 export interface RunAsAuditEvent {
@@ -39,30 +42,64 @@ export class AuditTrail {
     return join(this.opts.dataDir, 'logs', `${this.opts.clusterName}_audit.json`);
   }
 
-  /** One `run_as_granted` / `run_as_denied` line for a run-as authentication (`auth.runAs` set). */
-  runAs(auth: Authentication, req: EsRequest, e: RunAsAuditEvent): void {
+  /** One request's id, shared by its lines (ES's `request.id`). */
+  requestId(): string {
+    return randomBytes(16).toString('base64url');
+  }
+
+  /** One `run_as_granted` / `run_as_denied` line (ES withRunAsSubject: `user.*` who authenticated, `user.run_as.*` the user). */
+  runAs(auth: Authentication, req: EsRequest, requestId: string, e: RunAsAuditEvent): void {
     if (!this.opts.enabled || !auth.runAs) return;
     const by = auth.runAs;
-    const line: Record<string, unknown> = {
-      type: 'audit',
-      '@timestamp': new Date(this.opts.now?.() ?? Date.now()).toISOString(),
-      'node.id': this.opts.nodeId,
-      'event.type': 'transport',
-      'event.action': e.granted ? 'run_as_granted' : 'run_as_denied',
+    this.write({
+      ...this.head(e.granted ? 'run_as_granted' : 'run_as_denied'),
       'user.name': by.user.username,
       'user.realm': auth.authenticationRealm.name,
       'user.run_as.name': auth.user.username,
       ...(e.lookupRealm !== undefined ? { 'user.run_as.realm': e.lookupRealm } : {}),
-      'user.roles': by.apiKey ? [] : by.user.roles,
+      'user.roles': effectiveRoles(by.permission), // ES: the authenticating subject's resolved roles
       ...(by.apiKey ? { 'apikey.id': by.apiKey.id, ...(by.apiKey.name !== null ? { 'apikey.name': by.apiKey.name } : {}) } : {}),
+      ...this.tail(req, requestId, e),
+    });
+  }
+
+  /**
+   * One `access_granted` / `access_denied` line for an action authorized as the run-as user (ES
+   * withAuthentication: `user.*` the user and its lookup realm, `user.run_by.*` who authenticated; an
+   * API key that ran as the user is named by `apikey.*` instead, as ES does).
+   */
+  access(auth: Authentication, req: EsRequest, requestId: string, e: { granted: boolean; action: string; indices?: string[] }): void {
+    if (!this.opts.enabled || !auth.runAs) return;
+    const by = auth.runAs;
+    this.write({
+      ...this.head(e.granted ? 'access_granted' : 'access_denied'),
+      'user.name': auth.user.username,
+      ...(by.apiKey
+        ? { 'apikey.id': by.apiKey.id, ...(by.apiKey.name !== null ? { 'apikey.name': by.apiKey.name } : {}) }
+        : { 'user.realm': auth.lookupRealm.name, 'user.run_by.name': by.user.username, 'user.run_by.realm': auth.authenticationRealm.name }),
+      'user.roles': effectiveRoles(auth.permission), // ES: the user's resolved roles
+      'authentication.type': auth.authenticationType.toUpperCase(),
+      ...this.tail(req, requestId, e),
+    });
+  }
+
+  private head(action: string): Record<string, unknown> {
+    return { type: 'audit', '@timestamp': new Date(this.opts.now?.() ?? Date.now()).toISOString(), 'node.id': this.opts.nodeId, 'event.type': 'transport', 'event.action': action };
+  }
+
+  private tail(req: EsRequest, requestId: string, e: { action: string; indices?: string[] }): Record<string, unknown> {
+    return {
       'origin.type': 'rest',
       'url.path': req.path,
       'request.method': req.method,
-      'request.id': randomBytes(16).toString('base64url'),
+      'request.id': requestId,
       action: e.action,
       ...(e.indices ? { indices: e.indices } : {}),
       ...(req.opaqueId !== undefined ? { opaque_id: req.opaqueId } : {}),
     };
+  }
+
+  private write(line: Record<string, unknown>): void {
     this.stream().write(`${JSON.stringify(line)}\n`);
   }
 

@@ -16,7 +16,8 @@ const asAuth = (auth: Authentication | undefined): Authentication => auth!;
 /** ES SearchScrollAction.NAME. */
 const SCROLL = 'indices:data/read/scroll';
 
-function effectiveRoles(p: Permission): string[] {
+/** The roles a permission was built from (assigned roles that were not found are not among them). */
+export function effectiveRoles(p: Permission): string[] {
   return p.kind === 'role' ? p.roleNames : [];
 }
 
@@ -86,7 +87,22 @@ export function authorize(auth: Authentication | undefined, action: string, indi
   if (a.runAs) {
     a.runAs.audit?.(action, indices);
     if (a.runAs.denied) throw runAsDenied(a, action); // ES authorizes run-as first, for every action
+    const access = a.runAs.auditAccess;
+    if (access) {
+      try {
+        check(a, action, indices, ownRequest);
+      } catch (e) {
+        access(action, indices, false);
+        throw e;
+      }
+      access(action, indices, true);
+      return;
+    }
   }
+  check(a, action, indices, ownRequest);
+}
+
+function check(a: Authentication, action: string, indices: string[] | undefined, ownRequest: boolean): void {
   const p = a.permission;
   if (isClusterAction(action) || !action.startsWith('indices:')) {
     if (!checkCluster(p, action, ownRequest)) throw actionDenied(a, action, undefined, ownRequest);

@@ -61,10 +61,12 @@ export function applyRunAs(auth: Authentication, req: EsRequest, authz: Authz | 
   if (trail?.enabled) {
     // the audit line names the action authorized first: the gate's, or the one a handler authorizes itself
     const lookupRealm = found?.realm.name;
+    const requestId = trail.requestId();
     ra.runAs!.audit = (action, indices) => {
       delete ra.runAs!.audit;
-      trail.runAs(ra, req, { granted: !denied, action, ...(indices ? { indices } : {}), ...(lookupRealm !== undefined ? { lookupRealm } : {}) });
+      trail.runAs(ra, req, requestId, { granted: !denied, action, ...(indices ? { indices } : {}), ...(lookupRealm !== undefined ? { lookupRealm } : {}) });
     };
+    if (!denied) ra.runAs!.auditAccess = (action, indices, granted) => trail.access(ra, req, requestId, { granted, action, ...(indices ? { indices } : {}) });
     if (authz?.kind !== 'handler' && (denied || authz === undefined || authz.kind === 'none')) ra.runAs!.audit(authz?.kind === 'cluster' || authz?.kind === 'indices' ? authz.action : actionOf(req), authz?.kind === 'indices' ? authz.indices(req) : undefined);
   }
   if (!denied) return ra;

@@ -79,10 +79,16 @@ export class SegmentMaintenance {
     this.timer.unref();
   }
 
+  /** Stops the timer, waits for flushes under way, stops the merges (a merge cut short leaves its inputs). */
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
+    await Promise.all(this.flushes);
     await this.scheduler.close();
+    await Promise.all(this.merging.values());
   }
+  private stopped = false;
+  private readonly flushes = new Set<Promise<void>>();
 
   add(c: MaintainedCopy): void {
     this.copies.add(c);
@@ -102,6 +108,7 @@ export class SegmentMaintenance {
 
   /** After a copy applied writes: flush the largest buffers while the node is over its budget. */
   afterWrite(): void {
+    if (this.stopped) return;
     // a buffer's heap is a few times its source text (postings, columns, parsed values)
     const held = (c: MaintainedCopy) => c.store.bufferChars() * 2 * 3;
     let total = 0;
@@ -113,6 +120,7 @@ export class SegmentMaintenance {
   }
 
   private tick(): void {
+    if (this.stopped) return;
     const idle = this.inactiveMs();
     const now = Date.now();
     for (const c of this.copies) {
@@ -121,7 +129,13 @@ export class SegmentMaintenance {
   }
 
   /** Writes a copy's buffer to disk and commits, then merges what the policy asks for. */
-  async flush(c: MaintainedCopy): Promise<void> {
+  flush(c: MaintainedCopy): Promise<void> {
+    const p = this.flushAndMerge(c);
+    this.flushes.add(p);
+    return p.finally(() => this.flushes.delete(p));
+  }
+
+  private async flushAndMerge(c: MaintainedCopy): Promise<void> {
     const t0 = Date.now();
     try {
       await c.store.flushAsync();
@@ -151,6 +165,7 @@ export class SegmentMaintenance {
 
   /** Runs the merges the policy finds, one at a time for this copy (a later call joins the running chain). */
   scheduleMerges(c: MaintainedCopy): Promise<void> {
+    if (this.stopped) return Promise.resolve(); // the next start merges what is left
     const running = this.merging.get(c);
     if (running) return running;
     const p = (async () => {
@@ -160,7 +175,10 @@ export class SegmentMaintenance {
         for (const run of runs) await this.runOne(c, run);
       }
     })()
-      .catch((e) => this.log.error({ err: e, shard: c.label }, 'merge failed; the segments it read are intact'))
+      .catch((e) => {
+        if (this.stopped) this.log.debug({ err: e, shard: c.label }, 'merge stopped with the node; the segments it read are intact');
+        else this.log.error({ err: e, shard: c.label }, 'merge failed; the segments it read are intact');
+      })
       .finally(() => this.merging.delete(c));
     this.merging.set(c, p);
     return p;

@@ -13,13 +13,13 @@
  * section count). Each body is checked before it is decoded; a file without its end section is
  * truncated. Files are written to a temp name, fsynced, renamed and the directory fsynced.
  */
-import { closeSync, fsyncSync, openSync } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { ByteReader, ChunkWriter, SnapshotFormatError } from './engine/base/binary';
 import { decodeStore, encodeStoreSteps } from './engine/store/storeCodec';
 import type { FrozenStore, LoadedStore, ShardStore } from './engine/store/shardStore';
+import { syncDir } from './engine/store/commitPoint';
 import type { MappingImage } from './engine/index/mapping';
 
 export { SnapshotFormatError } from './engine/base/binary';
@@ -165,7 +165,7 @@ export class SnapshotWriter {
       await this.fh.close();
       const path = join(this.dir, fileName(this.seq));
       await rename(this.tmp, path);
-      fsyncDir(this.dir);
+      syncDir(this.dir);
       return { path, bytes: this.bytes };
     } catch (e) {
       await this.abort();
@@ -202,18 +202,6 @@ export class SnapshotWriter {
   }
 }
 
-function fsyncDir(dir: string): void {
-  try {
-    const fd = openSync(dir, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // some filesystems refuse fsync on a directory; the rename is still atomic
-  }
-}
 
 /** What reading a snapshot file yields, in file order. */
 export type SnapshotSection =

@@ -60,6 +60,8 @@ export interface RunAsSubject {
   denied: boolean;
   /** Writes the run-as audit line, once, for the first action authorized (set when the audit log is on). */
   audit?: (action: string, indices?: string[]) => void;
+  /** Writes an access_granted / access_denied line for each action authorized as the user (audit log on). */
+  auditAccess?: (action: string, indices: string[] | undefined, granted: boolean) => void;
 }
 
 /** The owner of a context or credential (ES `canAccessResourcesOf` compares these). */

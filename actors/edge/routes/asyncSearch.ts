@@ -7,7 +7,7 @@ import { deleteAsyncSearch, getAsyncSearch, submitAsyncSearch } from '../../sear
  * `_async_search` (ES's async search plugin): submit, get, status, delete; the service is
  * actors/search/asyncSearchService.ts, the actors and stored results actors/contexts/asyncSearches.ts.
  * Submit authorizes the indices as a search does; get, status and delete are the owner's only
- * (another user's id is ES's 404), status of any search also for superusers.
+ * (another user's id is ES's 404), status of any search also for holders of `monitor`.
  */
 export function asyncSearchRoutes(r: Router, s: PagingServices, reg: AsyncSearchRegistry): void {
   r.add('POST', '/_async_search', (req) => submitAsyncSearch(s, reg, req), { kind: 'handler' });

@@ -50,7 +50,7 @@ describe('issue 22 table rows', () => {
   it('_cat/indices?health=invalid is a 400', async () => {
     const r = await raw(t, 'GET', '/_cat/indices?health=invalid-health-value');
     expect(r.status).toBe(400);
-    expect(r.json.error.type).toBe('illegal_argument_exception');
+    expect(r.json.error).toMatchObject({ type: 'illegal_argument_exception', reason: 'unknown cluster health status [invalid-health-value]' });
   });
 
   it('_update with if_seq_no on a missing document is 404 document_missing_exception', async () => {
@@ -148,6 +148,19 @@ describe('index close and open', () => {
     expect((await t.es.get({ index: 'shut', id: '1' }))._source).toEqual({ a: 1 });
     expect((await t.es.index({ index: 'shut', id: '2', document: { a: 2 }, refresh: true })).result).toBe('created');
     await t.es.delete({ index: 'shut', id: '2', refresh: true });
+  });
+
+  it('fails a reindex into a closed index item by item, as its bulk does (400, index_closed_exception)', async () => {
+    await raw(t, 'POST', '/shut/_close');
+    const r = await raw(t, 'POST', '/_reindex', { source: { index: 'dates' }, dest: { index: 'shut' } });
+    expect(r.status).toBe(400);
+    expect(r.json).toMatchObject({ total: 2, created: 0, updated: 0 });
+    expect(r.json.failures.map((f: { index: string; status: number; cause: { type: string } }) => [f.index, f.status, f.cause.type])).toEqual([
+      ['shut', 400, 'index_closed_exception'],
+      ['shut', 400, 'index_closed_exception'],
+    ]);
+    await raw(t, 'POST', '/shut/_open');
+    expect((await t.es.count({ index: 'shut' })).count).toBe(1);
   });
 
   it('refuses to close through a wildcard (action.destructive_requires_name)', async () => {

@@ -174,6 +174,21 @@ describe('async search (10_basic.yml, 20_keep_alive.yml)', () => {
     await t.es.closePointInTime({ id: pit.id });
   });
 
+  it('answers a search submitted just before a restart, finished then or run again after it', async () => {
+    const body = { size: 3, sort: [{ n: 'desc' }], track_total_hits: true, aggs: { k: { terms: { field: 'k.keyword', size: 200 } } } };
+    const r = await raw(t, 'POST', '/big/_async_search?wait_for_completion_timeout=0ms&keep_on_completion=true', body);
+    const id = r.json.id as string;
+    await t.restart();
+    const g = await t.es.asyncSearch.get({ id, wait_for_completion_timeout: '30s' });
+    expect(g).toMatchObject({ id, is_running: false, is_partial: false, expiration_time_in_millis: r.json.expiration_time_in_millis });
+    expect(g.response.hits.total).toEqual({ value: DOCS, relation: 'eq' });
+    expect(g.response.hits.hits.map((h) => h._id)).toEqual(['2999', '2998', '2997']);
+    expect((g.response.aggregations as Record<string, { buckets: unknown[] }>).k.buckets).toHaveLength(97);
+    const types = await factTypesOf(t.sys.ctx.nc, uuidOf(id));
+    expect(types.filter((x) => x === 'asyncsearch.completed')).toHaveLength(1);
+    await t.es.asyncSearch.delete({ id });
+  });
+
   it('keeps a stored result and its expiry across a restart', async () => {
     const r = await t.es.asyncSearch.submit({ index: 'test-*', keep_on_completion: true, wait_for_completion_timeout: '5s', sort: ['max'] });
     await t.restart();

@@ -128,12 +128,12 @@ describe('run as from tokens, API keys and service accounts', () => {
 });
 
 describe('the run-as audit log (xpack.security.audit.enabled)', () => {
-  /** The audit lines of one request (by its X-Opaque-Id), once written. */
-  const linesOf = async (opaqueId: string): Promise<Array<Record<string, unknown>>> => {
+  /** The audit lines of one request (by its X-Opaque-Id), once `n` are written. */
+  const linesOf = async (opaqueId: string, n = 1): Promise<Array<Record<string, unknown>>> => {
     for (let i = 0; i < 100; i++) {
       const text = await readFile(join(h.dataDir, 'logs', 'test_audit.json'), 'utf8').catch(() => '');
       const mine = text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.opaque_id === opaqueId);
-      if (mine.length) return mine;
+      if (mine.length >= n) return mine;
       await new Promise((r) => setTimeout(r, 50));
     }
     return [];
@@ -148,7 +148,23 @@ describe('the run-as audit log (xpack.security.audit.enabled)', () => {
     expect(l['request.id']).toEqual(expect.any(String));
     const search = await call(h.url, 'GET', '/_test/b1/_search', { auth: basicOf('admin', 'admin-password'), headers: { 'es-security-runas-user': 'bob', 'x-opaque-id': 'audit-2' } });
     expect(search.status).toBe(200);
-    expect(await linesOf('audit-2')).toEqual([expect.objectContaining({ 'event.action': 'run_as_granted', action: 'indices:data/read/search', indices: ['b1'] })]);
+    const two = await linesOf('audit-2', 2);
+    expect(two).toEqual([
+      expect.objectContaining({ 'event.action': 'run_as_granted', action: 'indices:data/read/search', indices: ['b1'] }),
+      // the action itself, authorized as bob: ES's access event names the user, and who ran as it
+      expect.objectContaining({
+        'event.action': 'access_granted', 'user.name': 'bob', 'user.realm': 'default_native', 'user.run_by.name': 'admin', 'user.run_by.realm': 'default_native',
+        'user.roles': ['reader_b'], 'authentication.type': 'REALM', // missing_role was not found: not a role of the user's action: 'indices:data/read/search', indices: ['b1'],
+      }),
+    ]);
+    expect(two[0]['request.id']).toBe(two[1]['request.id']);
+    // an action the user may not run: granted run-as, denied access
+    const denied = await call(h.url, 'GET', '/_test/a1/_search', { auth: basicOf('admin', 'admin-password'), headers: { 'es-security-runas-user': 'bob', 'x-opaque-id': 'audit-2b' } });
+    expect(denied.status).toBe(403);
+    expect((await linesOf('audit-2b', 2)).map((l) => [l['event.action'], l['user.name'], l.indices])).toEqual([
+      ['run_as_granted', 'admin', ['a1']],
+      ['access_denied', 'bob', ['a1']],
+    ]);
   });
 
   it('writes run_as_denied for a user the role does not name, without a realm for one that does not exist', async () => {

@@ -154,4 +154,24 @@ describe('events and replay CLIs on a real nats-server', () => {
     expect(r.stdout).toMatch(new RegExp(`scroll ${id} #2 scroll.expired: machine emitted nothing`));
     expect(r.stderr).toContain('1 divergence(s)');
   });
+
+  it('replay --at shows an async search running, completed with its status, then deleted; never its request or ES id', async () => {
+    const id = uuid();
+    const T = T0 + 3_600_000;
+    const request = { params: { index: 'logs' }, query: {}, body: '{"query":{"match":{"msg":"needle-in-request"}}}' };
+    const submitted = { keepAliveMs: 60_000, esId: 'FmVzLWlkLW9mLXRoZS1zZWFyY2g=', node: 'n1', owner: { username: 'bob', realm: 'native1' }, indices: ['logs'], request, submittedAt: T };
+    await bus.append(makeEnvelope({ type: 'asyncsearch.submitted', aggregateId: id, seq: 1, data: submitted, time: T }));
+    await bus.append(makeEnvelope({ type: 'asyncsearch.completed', aggregateId: id, seq: 2, data: { status: 200, partial: false, shards: { total: 2, successful: 2, skipped: 0, failed: 0 } }, time: T + 2_000 }));
+    await bus.append(makeEnvelope({ type: 'asyncsearch.deleted', aggregateId: id, seq: 3, data: { by: 'bob' }, time: T + 5_000 }));
+    const at = async (ms: number) => {
+      const r = await runCli('replay', ['--aggregate', 'asyncsearch', '--at', new Date(T + ms).toISOString(), '--json'], env());
+      expect(r.stdout).not.toContain('needle-in-request');
+      expect(r.stdout).not.toContain(submitted.esId);
+      return (JSON.parse(r.stdout) as { states: Row[] }).states.find((x) => x.id === id);
+    };
+    expect(await at(1_000)).toMatchObject({ aggregate: 'asyncsearch', status: 'running', fields: { indices: 'logs', owner: 'bob@native1', node: 'n1', keep_alive: '1m' } });
+    expect(await at(3_000)).toMatchObject({ status: 'completed', fields: { completion_status: 200, partial: false } });
+    expect(await at(6_000)).toMatchObject({ status: 'deleted', fields: { by: 'bob', completion_status: 200 } });
+    expect(await at(-1)).toBeUndefined();
+  });
 });

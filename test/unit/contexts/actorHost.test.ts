@@ -1,5 +1,5 @@
 import { createMachine, emit } from 'xstate';
-import { ActorHost } from '../../../actors/contexts/actorHost';
+import { ACTORS_PER_SYSTEM, ActorHost } from '../../../actors/contexts/actorHost';
 import { pointInTimeMachine } from '../../../machines/pointInTime.machine';
 
 const ticker = createMachine({
@@ -26,6 +26,13 @@ describe('ActorHost: many actors in one XState system', () => {
     await sleep(80);
     expect(fired.sort()).toEqual(['a', 'b']);
     await expect(done).resolves.toBe('done');
+  });
+
+  it('starts a new system after ACTORS_PER_SYSTEM actors (a stop scans only its own system)', () => {
+    const host = new ActorHost();
+    const actors = Array.from({ length: ACTORS_PER_SYSTEM + 1 }, () => host.create(ticker, {}));
+    expect(new Set(actors.map((a) => a.system)).size).toBe(2);
+    expect(actors[ACTORS_PER_SYSTEM - 1].system).toBe(actors[0].system);
   });
 
   it('stops an actor: its pending timer never fires, the others run on', async () => {

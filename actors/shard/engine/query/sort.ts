@@ -249,7 +249,13 @@ function splitPair(nanos: bigint): NumVal {
 }
 
 /** Full comparator of a sort (ties broken by doc id ascending, like Lucene). */
-export function fullComparator(keys: SortKey[]): (a: number, b: number) => number {
+export function fullComparator(all: SortKey[]): (a: number, b: number) => number {
+  // A trailing ascending `_doc` / `_shard_doc` (the PIT's implicit tiebreaker) orders as the doc id
+  // tiebreak below does: it adds nothing to compare (its values are still written per hit).
+  let n = all.length;
+  while (n > 0 && (all[n - 1].kind === 'doc' || all[n - 1].kind === 'shardDoc') && !all[n - 1].desc) n--;
+  const keys = n === all.length ? all : all.slice(0, n);
+  if (keys.length === 0) return (a, b) => a - b;
   if (keys.length === 1) {
     const k = keys[0];
     return (a, b) => k.cmp(a, b) || a - b;

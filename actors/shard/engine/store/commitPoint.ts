@@ -8,6 +8,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SegmentMeta } from '../segments';
+import { syncDirSync } from '../segments/fileWriter';
 
 export interface CommittedSegment {
   meta: SegmentMeta;
@@ -38,14 +39,10 @@ const COMMIT = /^commit_(\d+)\.json$/;
 /** Commits kept: the newest only (Lucene's KeepOnlyLastCommitDeletionPolicy); its write is atomic. */
 const KEEP = 1;
 
+/** fsyncs a directory (a rename in it is durable), where the file system lets one. */
 export function syncDir(dir: string): void {
   try {
-    const fd = openSync(dir, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    syncDirSync(dir);
   } catch {
     // some file systems refuse a directory fsync: the rename is still atomic
   }

@@ -249,6 +249,12 @@ describe('users/40_query.yml and the role query', () => {
     expect(r.roles.map((x) => x.name)).toEqual(['q_role_1', 'q_role_2']);
     expect(r.roles[0]).toMatchObject({ name: 'q_role_1', description: 'Read only on logs', indices: [{ names: ['logs-*'], privileges: ['read'] }], metadata: { team: 'ops' }, _sort: ['q_role_1'] });
     expect((await admin.security.queryRole({ query: { term: { 'metadata.team': 'dev' } } })).roles.map((x) => x.name)).toEqual(['q_role_2']);
+    // paging over native roles by name with search_after, as over users
+    const names = (await admin.security.queryRole({ sort: ['name'], size: 1000 })).roles.map((x) => x.name);
+    const p1 = await admin.security.queryRole({ sort: ['name'], size: 2 });
+    const p2 = await admin.security.queryRole({ sort: ['name'], size: 2, search_after: p1.roles[1]._sort as string[] });
+    expect([...p1.roles, ...p2.roles].map((x) => x.name)).toEqual(names.slice(0, 4));
+    expect(p2.total).toBe(names.length);
     const e = (await user1.security.queryRole({}).catch((x: unknown) => x)) as errors.ResponseError;
     expect(e.statusCode).toBe(403);
     expect(e.body.error.reason).toMatch(/^action \[cluster:admin\/xpack\/security\/role\/query\] is unauthorized for user \[api_key_user_1\]/);
