@@ -43,6 +43,11 @@ export interface AllocationInput {
   /** When each node that left was last seen (ms). */
   leftAt: ReadonlyMap<string, number>;
   now: number;
+  /**
+   * Whether a shard's document log was trimmed behind its copies' commits: its documents then live
+   * only in those copies' segments, and a new empty copy cannot be rebuilt from the log.
+   */
+  trimmed?: (uuid: string, n: number) => boolean;
 }
 
 const same = (a: ShardAllocation, b: ShardAllocation | undefined) =>
@@ -99,7 +104,14 @@ export function decideAllocation(input: AllocationInput): { changes: Map<string,
       }
       // A move whose source or target left is over (the dead one's copy was dropped above).
       if (a.relocating && (!alive.has(a.relocating.to) || !alive.has(a.relocating.from))) delete a.relocating;
-      if (!a.primary && live.length) {
+      // A trimmed shard whose primary left and that has no started replica keeps its primary on the
+      // node that holds its segments, as ES leaves a primary unassigned rather than start an empty
+      // one: red until that node (or a replica) is back; a full-cluster restart brings nodes up one
+      // by one, and an empty copy elsewhere would have no source to recover from.
+      const trimmed = input.trimmed?.(idx.uuid, n) ?? false;
+      const waitFor = !a.primary && cur?.primary && trimmed && !a.replicas.some((r) => input.started(r, idx.uuid, n)) ? cur.primary : undefined;
+      if (waitFor) a.primary = waitFor;
+      else if (!a.primary && live.length) {
         const startedReplica = a.replicas.find((r) => input.started(r, idx.uuid, n)) ?? a.replicas[0];
         if (startedReplica) {
           a.primary = startedReplica;
@@ -120,7 +132,7 @@ export function decideAllocation(input: AllocationInput): { changes: Map<string,
         delete a.relocating;
       }
       const want = Math.min(idx.replicas, Math.max(0, live.length - 1));
-      while (a.primary && a.replicas.length + delayed < want) {
+      while (a.primary && alive.has(a.primary) && a.replicas.length + delayed < want) {
         const node = leastLoaded(new Set([a.primary, ...a.replicas]));
         if (!node) break;
         a.replicas.push(node);
@@ -132,7 +144,7 @@ export function decideAllocation(input: AllocationInput): { changes: Map<string,
         a.replicas = a.replicas.filter((r) => r !== drop);
         bump(drop, -1);
       }
-      if (!a.primary || a.replicas.length + delayed < want || a.relocating || delayed) settled = false;
+      if (!a.primary || waitFor || a.replicas.length + delayed < want || a.relocating || delayed) settled = false;
       if (a.primary && !input.started(a.primary, idx.uuid, n)) settled = false;
       for (const r of a.replicas) if (!input.started(r, idx.uuid, n)) settled = false;
       out.push(a);

@@ -111,11 +111,13 @@ export class Allocator {
       started: (node, uuid, n) => this.cluster.copyStarted(node, uuid, n),
       leftAt: this.membership.leftAt,
       now: Date.now(),
+      trimmed: (uuid, n) => this.cluster.shardTrimmed(uuid, n),
     };
   }
 
   private async run(): Promise<void> {
     // One index per fact; each attempt decides again on the state it is appended after.
+    await this.cluster.refreshTrims().catch(() => undefined);
     for (let i = 0; i < 1000 && !this.stopped && this.lease.held; i++) {
       let nextCheckAt: number | undefined;
       const seq = await this.cluster.writeMeta(() => {

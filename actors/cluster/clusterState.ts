@@ -674,6 +674,19 @@ export class ClusterState {
     return copy;
   }
 
+  /** Whether a shard's log was trimmed, as last read ({@link refreshTrims}) or done here. */
+  shardTrimmed(uuid: string, n: number): boolean {
+    const key = copyKey(uuid, n);
+    return (this.knownTrims.get(key) ?? 0) > 0 || (this.startTrims.get(key) ?? 0) > 0 || this.trimmed.has(key);
+  }
+
+  /** Reads the trim points again (the allocator, before it decides: other primaries trim too). */
+  async refreshTrims(): Promise<void> {
+    const trims = await this.trimPoints();
+    this.knownTrims = trims;
+  }
+  private knownTrims = new Map<string, number>();
+
   /** Trim points recorded in the cluster's KV: `meta`, and `<uuid>/<n>` per shard. */
   private async trimPoints(): Promise<Map<string, number>> {
     const out = new Map<string, number>();

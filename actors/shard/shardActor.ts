@@ -415,7 +415,7 @@ export class ShardActor implements LocalCopy {
       await new Promise((res) => setTimeout(res, Math.min(RECOVERY_RETRY_MAX_MS, 500 * 2 ** attempt)));
     }
     const t0 = Date.now();
-    this.store.close();
+    await this.store.closeWhenIdle(); // its flushes and merges must not write into the directory the fetch fills
     await fetchSegments(await r.objects(), offer, r.dir, r.logId);
     this.store = this.deps.newStore(false);
     this.applied = this.store.committedPoint().applied;
@@ -428,12 +428,15 @@ export class ShardActor implements LocalCopy {
     this.state = 'failed';
     this.syncPrimarySub();
     this.deps.onStateChange();
-    if (this.rebuilds++ < 1) {
-      this.store = this.deps.newStore(true);
-      this.applied = 0;
-      this.seen = 0;
-      void this.recover();
-    }
+    if (this.rebuilds++ < 1) void this.rebuild();
+  }
+
+  private async rebuild(): Promise<void> {
+    await this.store.closeWhenIdle(); // nothing of the old store may still write into the wiped directory
+    this.store = this.deps.newStore(true);
+    this.applied = 0;
+    this.seen = 0;
+    await this.recover();
   }
   private rebuilds = 0;
 

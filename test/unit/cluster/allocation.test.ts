@@ -61,4 +61,32 @@ describe('decideAllocation', () => {
     expect(r.changes.get('u')![0].replicas).toEqual([]);
     expect(r.nextCheckAt).toBe(61_000);
   });
+
+  describe('a shard whose log was trimmed (its documents only in segments)', () => {
+    const allocation: ShardAllocation[] = [{ primary: 'c', replicas: ['d'], term: 1 }];
+    const idx = (): IndexToAllocate => ({ uuid: 'u', shards: 1, replicas: 1, delayMs: 60_000, allocation });
+    const decide = (trimmed: boolean, started: (node: string) => boolean) =>
+      decideAllocation({ indices: [idx()], live: ['a', 'b'], started: (node) => started(node), leftAt: new Map([['c', 0], ['d', 0]]), now: 1, trimmed: () => trimmed });
+
+    it('keeps its primary on the node that left while no started replica can take over (red, not an empty copy)', () => {
+      const a = decide(true, () => false).changes.get('u')?.[0] ?? allocation[0];
+      // no new empty primary on a or b, no replica there recovering from nobody
+      expect(a.primary).toBe('c');
+      expect(a.term).toBe(1);
+      expect(a.replicas.filter((r) => r === 'a' || r === 'b')).toEqual([]);
+    });
+
+    it('still promotes a started replica at once', () => {
+      const live = { indices: [{ ...idx(), allocation: [{ primary: 'c', replicas: ['a'], term: 1 }] }], live: ['a', 'b'], started: (node: string) => node === 'a', leftAt: new Map([['c', 0]]), now: 1, trimmed: () => true };
+      const a = decideAllocation(live).changes.get('u')![0];
+      expect(a.primary).toBe('a');
+      expect(a.term).toBe(2);
+    });
+
+    it('without a trimmed log, puts a new primary on a live node (rebuilt from the log)', () => {
+      const a = decide(false, () => false).changes.get('u')![0];
+      expect(['a', 'b']).toContain(a.primary);
+      expect(a.term).toBe(2);
+    });
+  });
 });

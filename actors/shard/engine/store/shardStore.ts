@@ -458,7 +458,16 @@ export class ShardStore {
    * that arrive while it runs are carried over. `run` writes the segment (a worker, or in slices on
    * the main thread). Resolves false when the run is no longer in the shard.
    */
-  async merge(names: string[], run: MergeRunner = mergeInProcess): Promise<boolean> {
+  merge(names: string[], run: MergeRunner = mergeInProcess): Promise<boolean> {
+    const p = this.mergeNow(names, run);
+    this.merges.add(p);
+    p.then(() => this.merges.delete(p), () => this.merges.delete(p));
+    return p;
+  }
+  /** Merges under way (closeWhenIdle waits for them). */
+  private readonly merges = new Set<Promise<boolean>>();
+
+  private async mergeNow(names: string[], run: MergeRunner): Promise<boolean> {
     const dir = this.o.dir;
     if (!dir || this.closed) return false;
     const at = this.segments.findIndex((l) => l.name === names[0]);
@@ -661,6 +670,20 @@ export class ShardStore {
   }
 
   /** Closes the segment files (the store is not used after). */
+  /**
+   * Closes once the flush and merges under way have finished with the directory (a store about to
+   * be replaced on the same directory: a peer recovery empties it, a rebuild wipes it; a flush or a
+   * merge still writing there would rename its file in after, or commit segments that are gone).
+   * Nothing new starts meanwhile; what finishes is not committed.
+   */
+  async closeWhenIdle(): Promise<void> {
+    this.closed = true;
+    await this.flushQueue;
+    await Promise.allSettled([...this.merges]);
+    await this.commitQueue;
+    this.close();
+  }
+
   close(): void {
     this.closed = true;
     for (const l of [...this.segments, ...this.retired]) if (l instanceof SegmentLeaf) l.data.close();
