@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, statSync, statfsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { BusConnection } from '../streams/busConnection';
 import { SUBSCRIBER_INBOX_PREFIX, type BusRole, type KeyRole } from '../streams/busPermissions';
@@ -149,6 +149,33 @@ async function reclaimStore(abs: string, conf: string): Promise<void> {
 }
 
 /**
+ * The embedded server's JetStream store limit, fixed at the first start (75% of the disk free then,
+ * nats-server's own default) and kept in `<dir>/max_file_store`. Left to nats-server, the limit is
+ * computed again at every start: once the disk had less room (segments written meanwhile, other
+ * files), the server refused to restore ES_DATA, whose `max_bytes` was set under the old limit
+ * ("insufficient storage resources"), the node created an empty one, and every copy's commits,
+ * tied to the old log, were discarded: a restart lost the documents.
+ */
+function pinnedStoreSize(abs: string): number | undefined {
+  const file = join(abs, 'max_file_store');
+  try {
+    const kept = Number(readFileSync(file, 'utf8').trim());
+    if (Number.isFinite(kept) && kept > 0) return kept;
+  } catch {
+    /* first start */
+  }
+  try {
+    const fs = statfsSync(join(abs, 'jetstream'));
+    const bytes = Math.floor((fs.bavail * fs.bsize * 3) / 4);
+    if (!(bytes > 0)) return undefined;
+    writeFileSync(file, `${bytes}\n`);
+    return bytes;
+  } catch {
+    return undefined; // nats-server's own default
+  }
+}
+
+/**
  * Starts a loopback nats-server child with JetStream stored under `dir`; resolves when it listens.
  * Only the node and subscriber users get in (nkeys generated under `dir/auth` at the first start).
  * The child runs in its own process group (`detached`), so a signal to the node's group (Ctrl-C,
@@ -169,6 +196,7 @@ export async function startEmbeddedNats(dir: string, opts: { port?: number; bin?
       maxPayload: MAX_PAYLOAD,
       logFile: join(abs, 'nats-server.log'),
       storeDir: join(abs, 'jetstream'),
+      maxFileStore: pinnedStoreSize(abs),
       portsFileDir: abs,
       users: roleUsers(keys),
       // Client TLS (the benchmarks compare it with plain connections); a node's own server is loopback-only.

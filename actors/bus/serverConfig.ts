@@ -20,6 +20,8 @@ export interface ServerConfigOptions {
   listen: string;
   maxPayload: number;
   storeDir: string;
+  /** JetStream's store limit in bytes (nats-server's default: 75% of the disk free at each start). */
+  maxFileStore?: number;
   logFile?: string;
   portsFileDir?: string;
   /** Users allowed in; none at all leaves the server open to anonymous clients (never done by this project). */
@@ -60,6 +62,7 @@ export function renderServerConfig(o: ServerConfigOptions): string {
     ...(o.portsFileDir ? [`ports_file_dir: ${q(o.portsFileDir)}`] : []),
     'jetstream {',
     `  store_dir: ${q(o.storeDir)}`,
+    ...(o.maxFileStore ? [`  max_file_store: ${Math.floor(o.maxFileStore)}`] : []),
     '}',
     'authorization {',
     '  users = [',
