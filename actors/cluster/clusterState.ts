@@ -669,6 +669,10 @@ export class ClusterState {
       onCommit: (c) => void this.trim(c),
       ...(this.ctx.breakers ? { searchScope: () => this.ctx.breakers!.searchScope() } : {}),
     });
+    if (copy.store.setAside) {
+      this.ctx.log.error({ shard: copy.label, movedTo: copy.store.setAside, log: this.logId },
+        'this copy\'s segments were committed while following another document log (ES_DATA was re-created): kept aside, the copy starts empty');
+    }
     copy.applied = copy.store.committedPoint().applied;
     this.copies.set(copyKey(idx.uuid, n), copy);
     return copy;

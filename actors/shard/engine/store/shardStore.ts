@@ -7,7 +7,7 @@ import type { IndexMapping } from '../index/mapping';
 import type { ShardSettings } from '../index/storeView';
 import { IndexBuffer, parseSource, type BufferOptions, type Tombstone } from '../index/indexBuffer';
 import type { QueryOptions } from '../query/search';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Leaf } from './leaf';
 import { SegmentLeaf } from './segmentLeaf';
@@ -602,6 +602,12 @@ export class ShardStore {
   private committedNames: string[] = [];
   private lastCommit?: CommitPoint;
 
+  /**
+   * Where the directory's files went when its commit belonged to another document log (opening
+   * moved them aside and started empty); the node says so loudly.
+   */
+  setAside?: string;
+
   /** The newest commit point (peer recovery sends its files), undefined before the first. */
   commitSnapshot(): CommitPoint | undefined {
     return this.lastCommit ? structuredClone(this.lastCommit) : undefined;
@@ -617,8 +623,10 @@ export class ShardStore {
     mkdirSync(dir, { recursive: true });
     let c = readCommit(dir);
     if (c && this.o.logId && c.logId && c.logId !== this.o.logId) {
-      // written while following another document log (the stream was re-created): not this shard's
-      rmSync(dir, { recursive: true, force: true });
+      // written while following another document log (the stream was re-created): not this log's
+      // shard. Its files are the only copy of what that log held, so they are set aside, never deleted.
+      this.setAside = `${dir}.stale-${Date.now()}`;
+      renameSync(dir, this.setAside);
       mkdirSync(dir, { recursive: true });
       c = undefined;
     }

@@ -63,6 +63,27 @@ const REQS: ShardQueryRequest[] = [
 const answers = (s: ShardStore, at: SearcherRef = s.acquireSearcher()) => REQS.map((q) => s.query(at, q));
 
 describe('a shard store in a directory', () => {
+  it('sets aside (never deletes) a directory committed while following another document log', async () => {
+    const dir = tmp();
+    const withLog = (logId: string) => new ShardStore({ index: 'idx', shardId: 0, mapping: new IndexMapping(MAPPINGS), settings, dir, cache, retentionMs: 0, logId });
+    const first = withLog('log-a');
+    apply(first, history(7, 50));
+    await first.flushAsync();
+    first.refresh();
+    const docs = first.stats().docs;
+    first.close();
+    const other = withLog('log-b');
+    expect(other.stats().docs).toBe(0);
+    expect(other.setAside).toMatch(/\.stale-\d+$/);
+    other.close();
+    // the files are where it says, whole: a store following the first log opens them again
+    const back = new ShardStore({ index: 'idx', shardId: 0, mapping: new IndexMapping(MAPPINGS), settings, dir: other.setAside!, cache, retentionMs: 0, logId: 'log-a' });
+    expect(back.stats().docs).toBe(docs);
+    expect(docs).toBeGreaterThan(0);
+    back.close();
+    dirs.push(other.setAside!);
+  });
+
   it('answers from segment files as from memory, and again after reopening', async () => {
     const dir = tmp();
     const disk = storeIn(dir);
