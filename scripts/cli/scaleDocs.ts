@@ -9,6 +9,7 @@
  * About 1 doc in 7 has the word `zebra` (or `Zebra`) in `body`; no other word analyzes to it, so
  * a `match` on it counts exactly {@link hasZebra} docs.
  */
+import { rng } from '../../test/support/rng';
 
 const WORDS = (
   'alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo ' +
@@ -31,17 +32,6 @@ function docSeed(seed: number, i: number, v: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-/** mulberry32 (test/support/rng.ts), inlined: a doc is generated in a few µs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface ScaleDocs {
   readonly seed: number;
@@ -67,7 +57,7 @@ export function scaleDocs(seed: number, docBytes = 1024): ScaleDocs {
     hasZebra: (i, v = 0) => zebra(i, v),
     source(i, v = 0) {
       const s = docSeed(seed, i, v);
-      const r = prng(s);
+      const r = rng(s);
       const pick = () => WORDS[Math.floor(r() * WORDS.length)];
       const title = `${pick()} ${pick()} ${pick()}`;
       const head = `{"i":${i},"v":${v},"tag":"t${s % 97}","f":${s % 1000}.50,"title":"${title}","note":"${NOTES[s % NOTES.length]}",${s % 5 === 0 ? '"body": "' : '"body":"'}`;

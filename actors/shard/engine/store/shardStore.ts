@@ -32,14 +32,8 @@ export interface ShardStoreOptions extends BufferOptions {
   logId?: string;
 }
 
-/** A segment as a merge policy sees it (segments/mergePolicy.ts). */
-export interface MergeCandidate {
-  name: string;
-  sizeBytes: number;
-  maxDoc: number;
-  delCount: number;
-  merging?: boolean;
-}
+export type { MergeCandidate } from '../segments/mergePolicy';
+import type { MergeCandidate } from '../segments/mergePolicy';
 
 /** What a merge writes: the run's segments with the docs each keeps, and the tombstones above the floor. */
 export interface MergeRequest {
