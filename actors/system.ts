@@ -28,7 +28,7 @@ import { diskThresholds } from './cluster/diskThreshold';
 import { Allocator, leasesBucket } from './cluster/allocator';
 import { Membership, type NodeRecord } from './cluster/membership';
 import { startNodeFacts } from './cluster/nodeFacts';
-import { clusterIdentity, CLUSTER_BUCKET } from './cluster/identity';
+import { clusterIdentity, readIdKeys, CLUSTER_BUCKET, ID_KEYS_WATCH } from './cluster/identity';
 import { Kvm } from '@nats-io/kv';
 import { VERSION } from './edge/routes/cluster';
 import { localInfo } from './edge/views/nodes';
@@ -248,13 +248,10 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     // Rotated id keys reach every node while it runs.
     const ids = new IdCodec(identity.keys, Buffer.from(nf.idKey, 'base64'));
     if (!signingKey) {
-      const watch = await (await new Kvm(nc).open(CLUSTER_BUCKET)).watch({ key: 'idkeys' });
+      const kv = await new Kvm(nc).open(CLUSTER_BUCKET);
+      const watch = await kv.watch({ key: ID_KEYS_WATCH });
       void (async () => {
-        for await (const e of watch) {
-          if (e.operation !== 'PUT') continue;
-          const keys = JSON.parse(new TextDecoder().decode(e.value)) as Array<{ kid: number; key: string }>;
-          ids.setKeys(keys.map((k) => ({ kid: k.kid, key: Buffer.from(k.key, 'base64') })));
-        }
+        for await (const e of watch) if (e.operation === 'PUT') ids.setKeys(await readIdKeys(kv));
       })().catch(() => undefined);
       stops.push(() => watch.stop());
     }

@@ -100,7 +100,7 @@ describe('the subscriber role', () => {
     ['delete ES_EVT', (n: NatsConnection) => jetstreamManager(n).then((m) => m.streams.delete(EVENT_STREAM)), '$JS.API.STREAM.DELETE.ES_EVT'],
     ['read ES_DATA', (n: NatsConnection) => jetstream(n).consumers.get(DATA_STREAM).then((c) => c.next()), `$JS.API.STREAM.INFO.${DATA_STREAM}`],
     ['get an ES_DATA message', (n: NatsConnection) => jetstreamManager(n).then((m) => m.streams.getMessage(DATA_STREAM, { seq: 1 })), `$JS.API.STREAM.MSG.GET.${DATA_STREAM}`],
-    ['read the KV bucket of the id-signing keys', (n: NatsConnection) => new Kvm(n).open('ES_CLUSTER').then((kv) => kv.get('idkeys')), /\$JS\.API\.(STREAM\.(INFO|MSG\.GET)|DIRECT\.GET)\.KV_ES_CLUSTER/],
+    ['read the KV bucket of the id-signing keys', (n: NatsConnection) => new Kvm(n).open('ES_CLUSTER').then((kv) => kv.get('idkey.1')), /\$JS\.API\.(STREAM\.(INFO|MSG\.GET)|DIRECT\.GET)\.KV_ES_CLUSTER/],
   ])('cannot %s', async (_what, act, subject) => {
     const err = await (act(sub) as Promise<unknown>).then(() => undefined, (e: Error) => e.message);
     if (typeof subject === 'string') expect(err).toBe(`Permissions Violation for Publish to "${subject}"`);

@@ -60,7 +60,7 @@ describe('bus permissions (streams/busPermissions.ts)', () => {
       expect(roleAllows('subscriber', 'subscribe', s)).toBe(s.startsWith('es.v1.evt.'));
     }
     for (const s of ['$JS.API.STREAM.PURGE.ES_EVT', '$JS.API.STREAM.DELETE.ES_EVT', '$JS.API.STREAM.UPDATE.ES_EVT', '$JS.API.STREAM.INFO.ES_DATA',
-      '$JS.API.CONSUMER.CREATE.ES_DATA', '$JS.API.STREAM.INFO.KV_ES_CLUSTER', '$JS.API.DIRECT.GET.KV_ES_CLUSTER.$KV.ES_CLUSTER.idkeys', '$KV.ES_CLUSTER.idkeys',
+      '$JS.API.CONSUMER.CREATE.ES_DATA', '$JS.API.STREAM.INFO.KV_ES_CLUSTER', '$JS.API.DIRECT.GET.KV_ES_CLUSTER.$KV.ES_CLUSTER.idkeys', '$KV.ES_CLUSTER.idkeys', '$KV.ES_CLUSTER.idkey.1', '$JS.API.CONSUMER.CREATE.KV_ES_CLUSTER',
       '$JS.API.STREAM.MSG.GET.ES_STATE', '$JS.API.CONSUMER.CREATE.ES_STATE']) {
       expect(roleAllows('subscriber', 'publish', s)).toBe(false);
     }
