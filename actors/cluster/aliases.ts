@@ -53,9 +53,20 @@ export function validateAliasName(alias: string, meta: AliasMeta = {}): void {
   }
 }
 
+/** Compiled `*` patterns (a search's index expression is matched on every request): bounded. */
+const globRegexps = new Map<string, RegExp>();
+
 export function globMatch(pattern: string, name: string): boolean {
   if (pattern === '_all' || pattern === '*') return true;
-  const re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  const star = pattern.indexOf('*');
+  if (star < 0) return pattern === name;
+  if (star === pattern.length - 1) return name.startsWith(pattern.slice(0, star));
+  let re = globRegexps.get(pattern);
+  if (!re) {
+    if (globRegexps.size >= 1024) globRegexps.clear();
+    re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    globRegexps.set(pattern, re);
+  }
   return re.test(name);
 }
 
@@ -238,6 +249,7 @@ export function renderAliasMeta(m: AliasMeta): Record<string, unknown> {
  * filters of the aliases named, any of which lets a document through.
  */
 export function aliasFilterFor(table: AliasTable, expr: string | undefined, index: { name: string; uuid: string }): unknown | undefined {
+  if (expr === index.name) return undefined; // the index by its own name (the common search)
   const parts = !expr ? ['_all'] : expr.split(',').map((x) => x.trim()).filter((x) => x && !x.startsWith('-'));
   if (!parts.length || parts.some((p) => p === '_all' || globMatch(p, index.name))) return undefined;
   const filters: unknown[] = [];

@@ -40,10 +40,11 @@ export async function run(o: BenchOptions): Promise<Row[]> {
   const rounds = Math.max(4, o.rounds + (o.rounds % 2));
   const { rates, cpuUs } = await authSearchRates({ rounds, seconds: o.quick ? 1.5 : 2, note: o.note });
   for (const c of CREDENTIALS) rows.push(row(S, `search rate, ${NAMES[c]} (16 connections)`, median(rates[c]), 'req/s'));
-  for (const c of CREDENTIALS.slice(1)) rows.push(row(S, `search rate ${NAMES[c]} / security off`, pairedRatio(rates[c], rates.open), 'ratio', { min: 0.95 }));
+  // issue 20: within 3 % of no security for every credential
+  for (const c of CREDENTIALS.slice(1)) rows.push(row(S, `search rate ${NAMES[c]} / security off`, pairedRatio(rates[c], rates.open), 'ratio', { min: 0.97 }));
   // The node's own CPU per search is steadier than a rate on a shared machine: security off / on.
   for (const c of CREDENTIALS) rows.push(row(S, `node CPU per search, ${NAMES[c]}`, median(cpuUs[c]), 'µs'));
-  for (const c of CREDENTIALS.slice(1)) rows.push(row(S, `node CPU per search, security off / ${NAMES[c]}`, pairedRatio(cpuUs.open, cpuUs[c]), 'ratio', { min: 0.95 }));
+  for (const c of CREDENTIALS.slice(1)) rows.push(row(S, `node CPU per search, security off / ${NAMES[c]}`, pairedRatio(cpuUs.open, cpuUs[c]), 'ratio', { min: 0.97 }));
 
   const dir = await mkdtemp(join(tmpdir(), 'bench-security-'));
   try {
