@@ -154,6 +154,11 @@ class SegmentSwitch implements DocValuesReader {
   }
 }
 
+function nonEmpty(all: readonly LeafSearcher[]): readonly LeafSearcher[] {
+  const kept = all.filter((l) => l.s.maxDoc > 0);
+  return kept.length ? kept : all.slice(0, 1);
+}
+
 /** Whether the sort walks doc order forward (then a page fills from the first segments). */
 const docOrderAsc = (req: ShardQueryRequest) => {
   const p = req.sort?.[0];
@@ -165,7 +170,10 @@ const docOrderAsc = (req: ShardQueryRequest) => {
  * docs. Hits carry shard doc ids (`doc` = the doc's seqNo). `leaves` is never empty (the active
  * buffer is always one, so request errors are thrown even on an empty shard).
  */
-export function queryLeaves(leaves: readonly LeafSearcher[], req: ShardQueryRequest, opts: QueryOptions = {}, seqNo = Infinity): ShardQueryResult {
+export function queryLeaves(given: readonly LeafSearcher[], req: ShardQueryRequest, opts: QueryOptions = {}, seqNo = Infinity): ShardQueryResult {
+  // Segments the searcher sees no doc of (the empty buffer after a flush) are left out: one segment
+  // then answers alone, with no merge of per-segment pages. At least one stays, for request errors.
+  const leaves = given.length > 1 && given.some((l) => l.s.maxDoc === 0) ? nonEmpty(given) : given;
   const from = Math.max(0, req.from ?? 0);
   const size = Math.max(0, req.size ?? 10);
   const k = from + size;
