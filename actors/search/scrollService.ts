@@ -126,6 +126,102 @@ export async function openScroll(s: PagingServices, req: SearchCall, sr: SearchR
   };
 }
 
+/**
+ * Scroll read-ahead: once a continuation has answered a page, the page after it is searched (off
+ * the response path, on the scroll's pinned searchers, so it is the page the next continuation
+ * would find) and kept for the continuation that sends the next scroll id. That continuation still
+ * does everything else (authorization, context lookup, keep-alive, ownership), and takes the page
+ * only if nothing failed. One page per context (a newer one replaces it; clearing the scroll drops
+ * it); a page nobody asks for within {@link AHEAD_TTL_MS} is dropped. Bounded per node in pages
+ * and bytes (the pages are not on the request breaker while they wait).
+ */
+const AHEAD_MAX_PAGES = 16;
+const AHEAD_MAX_BYTES = 64 * 1024 * 1024;
+const AHEAD_TTL_MS = 30_000;
+
+interface Ahead {
+  scrollId: string;
+  out: Promise<SearchOutcome | undefined>;
+  bytes: number;
+  timer: NodeJS.Timeout;
+}
+
+interface NodeAhead {
+  /** By context id. */
+  pages: Map<string, Ahead>;
+  bytes: number;
+  taken: number;
+}
+
+class ReadAhead {
+  private readonly byNode = new WeakMap<object, NodeAhead>();
+
+  /** Pages waiting and pages taken by a continuation on this node (tests, diagnostics). */
+  stats(s: PagingServices): { waiting: number; bytes: number; taken: number } {
+    const n = this.byNode.get(s.ctx);
+    return { waiting: n?.pages.size ?? 0, bytes: n?.bytes ?? 0, taken: n?.taken ?? 0 };
+  }
+
+  /** The page computed ahead for this scroll id (consumed), or undefined. */
+  async take(s: PagingServices, contextId: string, scrollId: string): Promise<SearchOutcome | undefined> {
+    const n = this.byNode.get(s.ctx);
+    const a = n?.pages.get(contextId);
+    if (!n || !a || a.scrollId !== scrollId) return undefined;
+    this.drop(n, contextId, a);
+    const out = await a.out;
+    if (out) n.taken++;
+    return out;
+  }
+
+  /** Drops what waits for a context (cleared, released). */
+  forget(s: PagingServices, contextId: string): void {
+    const n = this.byNode.get(s.ctx);
+    const a = n?.pages.get(contextId);
+    if (n && a) this.drop(n, contextId, a);
+  }
+
+  start(s: PagingServices, contextId: string, scrollId: string, search: () => Promise<SearchOutcome>): void {
+    let n = this.byNode.get(s.ctx);
+    if (!n) this.byNode.set(s.ctx, (n = { pages: new Map(), bytes: 0, taken: 0 }));
+    const node = n;
+    const old = node.pages.get(contextId);
+    if (old) this.drop(node, contextId, old);
+    if (node.pages.size >= AHEAD_MAX_PAGES || node.bytes >= AHEAD_MAX_BYTES) return;
+    const a: Ahead = { scrollId, out: Promise.resolve(undefined), bytes: 0, timer: setTimeout(() => this.drop(node, contextId, a), AHEAD_TTL_MS) };
+    a.timer.unref();
+    a.out = new Promise<SearchOutcome | undefined>((resolve) => {
+      // after this page's response is written (the route renders it in this tick's microtasks)
+      setImmediate(() => {
+        if (node.pages.get(contextId) !== a) return resolve(undefined);
+        search().then(
+          (out) => {
+            if (out.shards.failed || out.timedOut) return resolve(undefined);
+            if (node.pages.get(contextId) === a) {
+              a.bytes = out.list.pages.reduce((k, p) => k + p.b.length, 0);
+              node.bytes += a.bytes;
+            }
+            resolve(out);
+          },
+          () => resolve(undefined), // the continuation searches again and reports what it finds
+        );
+      });
+    });
+    node.pages.set(contextId, a);
+  }
+
+  private drop(n: NodeAhead, contextId: string, a: Ahead): void {
+    if (n.pages.get(contextId) !== a) return;
+    n.pages.delete(contextId);
+    n.bytes -= a.bytes;
+    clearTimeout(a.timer);
+  }
+}
+
+const readAhead = new ReadAhead();
+
+/** The scroll read-ahead's figures on a node. */
+export const scrollReadAhead = (s: PagingServices) => readAhead.stats(s);
+
 /** One scroll page: its hits (with sources), the context, and the id of the next page (none once released). */
 export interface ScrollPage {
   out: SearchOutcome;
@@ -168,15 +264,24 @@ export async function scrollPage(s: PagingServices, req: Caller, scrollId: strin
       slice: p.slice,
     }));
     const targets = sr.indicesBoost?.length ? withIndexBoosts(s, sr, pinned, true) : pinned;
-    const out = await executeSearch(s, sr, targets, { render: { sortLength: h.scroll.sortLength, docSortValues: h.scroll.docOrder } });
+    const render = { sortLength: h.scroll.sortLength, docSortValues: h.scroll.docOrder };
+    const out = (await readAhead.take(s, contextId, scrollId)) ?? (await executeSearch(s, sr, targets, { render }));
     out.tookMs = Math.max(1, out.tookMs);
     await h.ready; // the extension is in the log before the client sees the page (revival)
     const next = { after: out.list.length ? out.list.lastSort() : pos.after, page: pos.page + 1 };
-    // Seed: a continuation without `scroll` releases the context as part of the request.
-    return { out, sr, targets, rec: h, ...(scroll === undefined ? {} : { scrollId: s.ids.scrollId(h.id, next) }) };
+    if (scroll === undefined) return { out, sr, targets, rec: h }; // seed: a continuation without `scroll` releases the context
+    const nextId = s.ids.scrollId(h.id, next);
+    // the client most likely asks for the next page: it is searched while the client reads this one
+    if (out.list.length > 0 && !out.shards.failed && !out.timedOut) {
+      readAhead.start(s, contextId, nextId, () => executeSearch(s, { ...sr, searchAfter: next.after }, targets, { render }));
+    }
+    return { out, sr, targets, rec: h, scrollId: nextId };
   } finally {
     h.done();
-    if (scroll === undefined) await h.release('no_scroll_param', req.opaqueId);
+    if (scroll === undefined) {
+      readAhead.forget(s, contextId);
+      await h.release('no_scroll_param', req.opaqueId);
+    }
     s.stats.scrollTimeMs += Date.now() - started;
   }
 }
@@ -190,6 +295,7 @@ export async function clearScrolls(s: PagingServices, req: Caller, ids: string[]
     const { contextId } = s.ids.parseScrollId(id); // junk -> 400 Cannot parse scroll id
     if (seen.has(contextId)) continue;
     seen.add(contextId);
+    readAhead.forget(s, contextId);
     // Only the caller's own contexts are freed, wherever their owner node runs.
     freed += await s.contextService.clear(contextId, 'scroll', owner?.username, req.opaqueId, (o) => mayUse(s, req, o));
   }
