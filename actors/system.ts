@@ -358,7 +358,7 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
     };
     services.nodeOps.contexts = () => liveContexts(services);
     asyncSearches.setRunner(asyncRunner(services));
-    const asyncRevived = await asyncSearches.start();
+    const asyncRevived = await asyncSearches.start({ seq: compacted.seq, states: compacted.asyncSearches, kept: compacted.asyncSearchesKept });
     if (asyncRevived.revived) log.info(asyncRevived, 'async searches revived from the lifecycle log');
     stops.push(() => asyncSearches.stop());
     // Metadata changes asked through the API are acknowledged once every live node applied them (ES).

@@ -3,7 +3,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { Aggregate, EVENT_STREAM, STATE_STREAM, subjects } from './subjects';
 import { readStream } from './eventLog';
 import type { Envelope } from './envelope';
-import type { ContextState } from './evolve';
+import type { AsyncSearchState, ContextState } from './evolve';
 
 /**
  * The compacted state in ES_STATE (node-only; streams/subjects.ts): one message per live aggregate
@@ -17,16 +17,29 @@ export interface CompactedState {
   facts: Envelope[];
   /** Open scroll contexts and PITs. */
   contexts: ContextState[];
+  /** Async searches not ended (running or completed), folded. */
+  asyncSearches: AsyncSearchState[];
+  /**
+   * Whether the state keeps async searches (written by a compactor that does): an ES_STATE from an
+   * earlier build does not, and its readers fold the async search facts of the whole log instead.
+   */
+  asyncSearchesKept: boolean;
 }
 
 /** What an ES_STATE message holds. */
-export type StateMessage = { kind: 'facts'; facts: Envelope[] } | { kind: 'context'; state: ContextState } | { kind: 'position'; seq: number; at: number; node: string };
+export type StateMessage =
+  | { kind: 'facts'; facts: Envelope[] }
+  | { kind: 'context'; state: ContextState }
+  | { kind: 'asyncsearch'; state: AsyncSearchState }
+  | { kind: 'position'; seq: number; at: number; node: string; asyncSearches?: true };
 
 /** Aggregates kept as their facts (nodes: only their last few, for the sequence of their next fact). */
 export const CREDENTIAL_AGGREGATES: ReadonlySet<string> = new Set([Aggregate.User, Aggregate.Role, Aggregate.ApiKey, Aggregate.Token, Aggregate.ServiceToken]);
 export const NODE_FACTS_KEPT = 4;
 /** Aggregates kept folded while open. */
 export const CONTEXT_AGGREGATES: ReadonlySet<string> = new Set([Aggregate.Scroll, Aggregate.Pit]);
+/** Async searches are kept folded while not ended. */
+export const ASYNC_SEARCH_AGGREGATE: string = Aggregate.AsyncSearch;
 
 const dec = new TextDecoder();
 
@@ -34,12 +47,14 @@ const dec = new TextDecoder();
 export async function readCompactedState(nc: NatsConnection, filterSubject?: string): Promise<CompactedState> {
   const jsm = await jetstreamManager(nc);
   for (let attempt = 0; ; attempt++) {
-    const out: CompactedState = { seq: await compactedPosition(nc), facts: [], contexts: [] };
+    const pos = await readPosition(nc);
+    const out: CompactedState = { seq: pos?.seq ?? 0, facts: [], contexts: [], asyncSearches: [], asyncSearchesKept: pos?.asyncSearches === true };
     for await (const m of readStream(nc, STATE_STREAM, filterSubject ? { filterSubject } : {})) {
       if (m.subject === subjects.statePosition) continue;
       const s = JSON.parse(dec.decode(m.data)) as StateMessage;
       if (s.kind === 'facts') for (const f of s.facts) out.facts.push(f);
       else if (s.kind === 'context') out.contexts.push(s.state);
+      else if (s.kind === 'asyncsearch') out.asyncSearches.push(s.state);
     }
     // The compactor may have written a newer position and removed the facts after ours meanwhile:
     // then what was read may lack them, and the tail no longer has them. Read again.
@@ -50,9 +65,14 @@ export async function readCompactedState(nc: NatsConnection, filterSubject?: str
 
 /** The ES_EVT sequence the compacted state covers (0 when nothing was compacted yet). */
 export async function compactedPosition(nc: NatsConnection): Promise<number> {
+  return (await readPosition(nc))?.seq ?? 0;
+}
+
+/** The last position message of ES_STATE, if any. */
+async function readPosition(nc: NatsConnection): Promise<Extract<StateMessage, { kind: 'position' }> | undefined> {
   const jsm = await jetstreamManager(nc);
   const pos = await jsm.streams.getMessage(STATE_STREAM, { last_by_subj: subjects.statePosition }).catch(() => null);
-  return pos ? (JSON.parse(dec.decode(pos.data)) as { seq: number }).seq : 0;
+  return pos ? (JSON.parse(dec.decode(pos.data)) as Extract<StateMessage, { kind: 'position' }>) : undefined;
 }
 
 /** The kept history of ES_EVT: its first sequence and when that fact was stored (facts before it were compacted away). */

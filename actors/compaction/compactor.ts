@@ -3,11 +3,11 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { Bus, EVENT_STREAM, STATE_STREAM, StreamFollower, subjects, type Aggregate, type Envelope, type LoggedMessage } from '../../streams';
-import { applyContext, type ContextState } from '../../streams/evolve';
-import { readFactBatches } from '../../streams/factReader';
+import { applyContext, evolveAsyncSearch, type AsyncSearchState, type ContextState } from '../../streams/evolve';
+import { foldLog, readFactBatches } from '../../streams/factReader';
 import { evolveToken, tokenDocExpiresAt, type AccessTokenRecord } from '../../machines/accessToken.machine';
 import { Lease } from '../cluster/lease';
-import { CONTEXT_AGGREGATES, CREDENTIAL_AGGREGATES, NODE_FACTS_KEPT, readCompactedState, type StateMessage } from '../../streams/compactedState';
+import { ASYNC_SEARCH_AGGREGATE, CONTEXT_AGGREGATES, CREDENTIAL_AGGREGATES, NODE_FACTS_KEPT, readCompactedState, type StateMessage } from '../../streams/compactedState';
 
 /**
  * Compaction that never loses a live thing (issue 20). One node at a time (a lease) folds ES_EVT as
@@ -19,8 +19,8 @@ import { CONTEXT_AGGREGATES, CREDENTIAL_AGGREGATES, NODE_FACTS_KEPT, readCompact
  *
  * Kept: every user, role, API key and service token (their ids come back, so their fact sequences
  * must not restart), token pairs until the fold of their facts ends them (expired, or invalidated
- * with their document ended), open contexts, each node's last facts. Dropped: ended contexts, ended
- * token pairs.
+ * with their document ended), open contexts, async searches not ended (running or completed), each
+ * node's last facts. Dropped: ended contexts, ended async searches, ended token pairs.
  */
 export interface CompactorOptions {
   nc: NatsConnection;
@@ -37,11 +37,18 @@ export interface CompactorOptions {
 const dec = new TextDecoder();
 const enc = new TextEncoder();
 const PREFIX = 'es.v1.evt.';
+/**
+ * A reader (a node starting) reads ES_STATE, then the ES_EVT tail after its position: facts are
+ * purged only behind a position written this long ago, so a purge does not remove the tail of a
+ * state read just before it (a slower reader sees the gap and reads ES_STATE again).
+ */
+const PURGE_GRACE_MS = 10_000;
 
 export class Compactor {
   private readonly lease: Lease;
   private follower?: StreamFollower;
   private readonly contexts = new Map<string, ContextState>();
+  private readonly asyncSearches = new Map<string, AsyncSearchState>();
   private readonly facts = new Map<string, Envelope[]>();
   private readonly dirty = new Set<string>();
   /** Keys with a message in ES_STATE: only those are purged when their aggregate goes (most contexts open and end between two writes). */
@@ -49,6 +56,8 @@ export class Compactor {
   /** (stream seq, stored at) samples of folded facts, oldest first: where retention may cut. */
   private marks: Array<[number, number]> = [];
   private written = 0;
+  /** (position, written at) of recent writes, oldest first: history is purged only behind a position written {@link PURGE_GRACE_MS} ago. */
+  private writes: Array<[number, number]> = [];
   private timer?: NodeJS.Timeout;
   private leaseTimer?: NodeJS.Timeout;
   private running?: Promise<void>;
@@ -89,15 +98,31 @@ export class Compactor {
   private async become(): Promise<void> {
     const cs = await readCompactedState(this.o.nc);
     this.contexts.clear();
+    this.asyncSearches.clear();
     this.facts.clear();
     this.present.clear();
     for (const c of cs.contexts) {
       this.contexts.set(c.id, c);
       this.present.add(`${c.kind}.${c.id}`);
     }
+    for (const a of cs.asyncSearches) {
+      this.asyncSearches.set(a.id, a);
+      this.present.add(`${ASYNC_SEARCH_AGGREGATE}.${a.id}`);
+    }
     for (const f of cs.facts) if (this.keep(f)) this.present.add(`${f.type.slice(0, f.type.indexOf('.'))}.${f.aggregateId}`);
     this.dirty.clear();
-    this.written = cs.seq;
+    if (!cs.asyncSearchesKept && cs.seq > 0) {
+      // an ES_STATE of an earlier build, without async searches: their facts from the whole log, once
+      const world = await foldLog(this.o.nc, { filterSubject: subjects.factsOfType(ASYNC_SEARCH_AGGREGATE as Aggregate) });
+      for (const a of world.asyncsearch.values()) {
+        if (a.status !== 'running' && a.status !== 'completed') continue;
+        this.asyncSearches.set(a.id, a);
+        this.dirty.add(`${ASYNC_SEARCH_AGGREGATE}.${a.id}`);
+      }
+    }
+    // (an earlier build's state: 0 until the first write, which then marks it as keeping async searches)
+    this.written = cs.asyncSearchesKept ? cs.seq : 0;
+    this.writes = this.written ? [[this.written, this.now()]] : [];
     this.marks = [];
     // What was appended since: read fast (push, in batches), then followed as it comes.
     const last = (await (await jetstreamManager(this.o.nc)).streams.info(EVENT_STREAM)).state.last_seq;
@@ -132,7 +157,7 @@ export class Compactor {
     }
     const dot = m.subject.indexOf('.', PREFIX.length);
     const aggregate = m.subject.slice(PREFIX.length, dot);
-    if (!CONTEXT_AGGREGATES.has(aggregate) && !CREDENTIAL_AGGREGATES.has(aggregate) && aggregate !== 'node') return;
+    if (!CONTEXT_AGGREGATES.has(aggregate) && !CREDENTIAL_AGGREGATES.has(aggregate) && aggregate !== 'node' && aggregate !== ASYNC_SEARCH_AGGREGATE) return;
     let e: Envelope;
     try {
       e = JSON.parse(dec.decode(m.data)) as Envelope;
@@ -152,6 +177,13 @@ export class Compactor {
       if (!next) return;
       if (next.status === 'open') this.contexts.set(next.id, next);
       else if (!this.contexts.delete(next.id)) return; // ended, and never known open here: nothing kept
+      this.dirty.add(`${aggregate}.${e.aggregateId}`);
+    } else if (aggregate === ASYNC_SEARCH_AGGREGATE) {
+      const before = this.asyncSearches.get(e.aggregateId);
+      const next = evolveAsyncSearch(before, e);
+      if (!next || next === before) return;
+      if (next.status === 'running' || next.status === 'completed') this.asyncSearches.set(next.id, next);
+      else if (!this.asyncSearches.delete(next.id)) return; // ended, and never known here: nothing kept
       this.dirty.add(`${aggregate}.${e.aggregateId}`);
     } else if ((CREDENTIAL_AGGREGATES.has(aggregate) || isNode) && this.keep(e)) {
       const key = `${aggregate}.${e.aggregateId}`;
@@ -213,6 +245,9 @@ export class Compactor {
         if (CONTEXT_AGGREGATES.has(aggregate)) {
           const st = this.contexts.get(id);
           if (st) msg = { kind: 'context', state: st };
+        } else if (aggregate === ASYNC_SEARCH_AGGREGATE) {
+          const st = this.asyncSearches.get(id);
+          if (st) msg = { kind: 'asyncsearch', state: st };
         } else {
           const list = this.facts.get(key);
           if (list && aggregate === 'token' && this.tokenEnded(list)) this.facts.delete(key);
@@ -231,26 +266,34 @@ export class Compactor {
         for (const subject of purges) this.present.add(subject.slice('es.v1.state.'.length));
         throw e;
       }
-      const pos: StateMessage = { kind: 'position', seq: position, at: this.now(), node: this.o.nodeId };
+      const pos: StateMessage = { kind: 'position', seq: position, at: this.now(), node: this.o.nodeId, asyncSearches: true };
       await bus.publish(subjects.statePosition, enc.encode(JSON.stringify(pos)));
       this.written = position;
+      this.writes.push([position, this.now()]);
     }
     await this.ageOut(jsm);
   }
 
-  /** Removes ES_EVT facts stored before now − retention, never past the written position. */
+  /** Removes ES_EVT facts stored before now − retention, never past a position written {@link PURGE_GRACE_MS} ago. */
   private async ageOut(jsm: JetStreamManager): Promise<void> {
     if (!this.o.retentionMs || !this.written) return;
-    const cutoff = this.now() - this.o.retentionMs;
+    const now = this.now();
+    // the newest position written at least PURGE_GRACE_MS ago bounds the purge
+    let w = 0;
+    while (w < this.writes.length && this.writes[w][1] <= now - PURGE_GRACE_MS) w++;
+    const settled = w ? this.writes[w - 1][0] : 0;
+    this.writes = this.writes.slice(Math.max(0, w - 1));
+    if (!settled) return;
+    const cutoff = now - this.o.retentionMs;
     let upTo = 0;
     let i = 0;
-    while (i < this.marks.length && this.marks[i][1] < cutoff && this.marks[i][0] <= this.written) upTo = this.marks[i++][0];
+    while (i < this.marks.length && this.marks[i][1] < cutoff && this.marks[i][0] <= settled) upTo = this.marks[i++][0];
     this.marks = this.marks.slice(i);
     const info = (await jsm.streams.info(EVENT_STREAM)).state;
-    if (!upTo && info.first_seq <= this.written && info.messages) {
+    if (!upTo && info.first_seq <= settled && info.messages) {
       // Facts this compactor never read (it took over with them compacted): their own time decides.
-      const m = await jsm.streams.getMessage(EVENT_STREAM, { seq: this.written }).catch(() => null);
-      if (m && m.timestamp && Date.parse(m.timestamp) < cutoff) upTo = this.written;
+      const m = await jsm.streams.getMessage(EVENT_STREAM, { seq: settled }).catch(() => null);
+      if (m && m.timestamp && Date.parse(m.timestamp) < cutoff) upTo = settled;
     }
     if (upTo >= info.first_seq) await jsm.streams.purge(EVENT_STREAM, { seq: upTo + 1 });
   }

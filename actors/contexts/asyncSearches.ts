@@ -6,7 +6,7 @@ import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { Aggregate, makeEnvelope, subjects, type Bus, type Envelope, type Owner } from '../../streams';
 import { foldLog } from '../../streams/factReader';
-import { evolveAsyncSearch, type AsyncSearchState } from '../../streams/evolve';
+import { emptyWorld, evolveAsyncSearch, type AsyncSearchState } from '../../streams/evolve';
 import { asyncSearchMachine } from '../../machines/asyncSearch.machine';
 import { Lease } from '../cluster/lease';
 import type { AsyncResults } from './asyncResults';
@@ -102,9 +102,16 @@ export class AsyncSearchRegistry {
     return this.d.results;
   }
 
-  /** Folds the log's async search facts, revives this node's own, then serves commands and adopts orphans. */
-  async start(): Promise<{ revived: number }> {
-    const world = await foldLog(this.d.nc, { filterSubject: subjects.factsOfType(Aggregate.AsyncSearch) });
+  /**
+   * Folds the async searches of the compacted state (ES_STATE) and the log's async search facts after
+   * it (the whole log when the state does not keep async searches: an earlier build wrote it, or
+   * nothing is compacted yet), revives this node's own, then serves commands and adopts orphans.
+   */
+  async start(compacted?: { seq: number; states: AsyncSearchState[]; kept: boolean }): Promise<{ revived: number }> {
+    const world = emptyWorld();
+    const fromState = compacted?.kept === true && compacted.seq > 0;
+    if (fromState) for (const st of compacted.states) world.asyncsearch.set(st.id, st);
+    await foldLog(this.d.nc, { filterSubject: subjects.factsOfType(Aggregate.AsyncSearch), world, ...(fromState ? { startSeq: compacted.seq + 1 } : {}) });
     for (const st of world.asyncsearch.values()) {
       const cur = this.states.get(st.id); // the consumer may have folded a later fact already
       if (!cur || cur.seq < st.seq) this.put(st);

@@ -3,7 +3,8 @@
  * lost. A node process on a real (secured) nats-server: users, API keys, tokens and service tokens
  * made before the retention, and a scroll and a PIT kept open across it, all work after a `kill -9`
  * restart with the node's local checkpoint files deleted; an invalidated key stays refused; the facts
- * of a cleared scroll older than the retention are gone from ES_EVT.
+ * of a cleared scroll older than the retention are gone from ES_EVT; an async search kept after it
+ * completed outlives its facts (ES_STATE keeps it), a deleted one stays gone.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -84,6 +85,10 @@ it('keeps every credential and open context across the retention, a kill -9 and 
   await es.bulk({ refresh: true, operations: [1, 2, 3].flatMap((n) => [{ index: { _index: 'books', _id: String(n) } }, { n }]) });
   const scroll = await es.search({ index: 'books', scroll: '2m', size: 1, sort: ['_doc'] });
   const pit = await es.openPointInTime({ index: 'books', keep_alive: '2m' });
+  // an async search kept after it completed, and one deleted: the first outlives its facts, the second stays gone
+  const kept = await es.asyncSearch.submit({ index: 'books', keep_alive: '10m', wait_for_completion_timeout: '5s', keep_on_completion: true, size: 10 });
+  const gone = await es.asyncSearch.submit({ index: 'books', keep_alive: '10m', wait_for_completion_timeout: '5s', keep_on_completion: true });
+  await es.asyncSearch.delete({ id: gone.id! });
   const cleared = await es.search({ index: 'books', scroll: '2m', size: 1 });
   await es.clearScroll({ scroll_id: cleared._scroll_id! });
   // The cleared scroll's uuid: the scroll context whose facts end with `cleared`.
@@ -111,6 +116,7 @@ it('keeps every credential and open context across the retention, a kill -9 and 
   await nodeNc.close();
   expect(states).toEqual(expect.arrayContaining(['es.v1.state.position', `es.v1.state.apikey.${key.id}`, `es.v1.state.apikey.${dead.id}`]));
   expect(states).not.toContain(`es.v1.state.scroll.${clearedUuid}`);
+  expect(states.filter((x) => x.startsWith('es.v1.state.asyncsearch.'))).toHaveLength(1);
 
   // Replay and time travel say when the asked-for moment is older than the kept history.
   const { runCli } = await import('../../support/cli');
@@ -137,6 +143,10 @@ it('keeps every credential and open context across the retention, a kill -9 and 
   expect(page2.hits.hits.map((h) => h._id)).toEqual(['2']);
   const inPit = await es2.search({ pit: { id: pit.id, keep_alive: '2m' }, size: 10 });
   expect(inPit.hits.hits).toHaveLength(3);
+  const result = await es2.asyncSearch.get({ id: kept.id! });
+  expect(result.is_running).toBe(false);
+  expect(result.response.hits.hits.map((h) => h._id).sort()).toEqual(['1', '2', '3']);
+  expect((await fetch(`${url()}/_async_search/${gone.id}`, { headers: { authorization: basic('elastic', PASSWORD) } })).status).toBe(404);
   const refreshed = await bob.security.getToken({ grant_type: 'refresh_token', refresh_token: token.refresh_token });
   expect(await status(`Bearer ${refreshed.access_token}`)).toBe(200);
   await Promise.all([es.close(), es2.close(), bob.close()]);
