@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { requestsInFlight } from '../wire/inFlight';
 import { createServer as createHttpsServer } from 'node:https';
 import { Readable } from 'node:stream';
 import type { AddressInfo, Socket } from 'node:net';
@@ -43,11 +44,14 @@ const PRODUCT = { 'x-elastic-product': 'Elasticsearch' };
 export async function startEdge(opts: EdgeOptions): Promise<Edge> {
   const max = opts.maxContentLength ?? DEFAULT_MAX_CONTENT_LENGTH;
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    handle(req, res, opts, max).catch((e: unknown) => {
-      // last resort: a failure while answering must never become an unhandled rejection
-      opts.log.error({ err: redactError(e, secretsOf(req.url ?? '/')), uri: redactUri(req.url ?? '/') }, 'response failed');
-      res.destroy();
-    });
+    requestsInFlight.n++;
+    handle(req, res, opts, max)
+      .catch((e: unknown) => {
+        // last resort: a failure while answering must never become an unhandled rejection
+        opts.log.error({ err: redactError(e, secretsOf(req.url ?? '/')), uri: redactUri(req.url ?? '/') }, 'response failed');
+        res.destroy();
+      })
+      .finally(() => requestsInFlight.n--);
   };
   const server: Server = opts.tls ? createHttpsServer({ key: opts.tls.key, cert: opts.tls.cert, passphrase: opts.tls.passphrase }, onRequest) : createServer(onRequest);
   server.keepAliveTimeout = 60_000;

@@ -1,4 +1,5 @@
 import { EsError, allShardsFailed } from '../wire/esErrors';
+import { requestsInFlight } from '../wire/inFlight';
 import type { EsRequest, EsResponse } from '../wire/rest';
 import { parseBody } from '../wire/json';
 import { parseSearchRequest, type SearchRequest } from '../shard/engine';
@@ -133,11 +134,15 @@ export async function openScroll(s: PagingServices, req: SearchCall, sr: SearchR
  * does everything else (authorization, context lookup, keep-alive, ownership), and takes the page
  * only if nothing failed. One page per context (a newer one replaces it; clearing the scroll drops
  * it); a page nobody asks for within {@link AHEAD_TTL_MS} is dropped. Bounded per node in pages
- * and bytes (the pages are not on the request breaker while they wait).
+ * and bytes (the pages are not on the request breaker while they wait), and done only while the
+ * process handles at most {@link AHEAD_MAX_IN_FLIGHT} requests: it fills the time a lone client
+ * spends reading a page, and under load it would take CPU from other requests.
  */
 const AHEAD_MAX_PAGES = 16;
 const AHEAD_MAX_BYTES = 64 * 1024 * 1024;
 const AHEAD_TTL_MS = 30_000;
+/** Requests in flight in the process (this continuation included) above which nothing is read ahead. */
+const AHEAD_MAX_IN_FLIGHT = 2;
 
 interface Ahead {
   scrollId: string;
@@ -186,6 +191,8 @@ class ReadAhead {
     const node = n;
     const old = node.pages.get(contextId);
     if (old) this.drop(node, contextId, old);
+    // speculative work only while the process has room: under load it would take CPU from real requests
+    if (requestsInFlight.n > AHEAD_MAX_IN_FLIGHT) return;
     if (node.pages.size >= AHEAD_MAX_PAGES || node.bytes >= AHEAD_MAX_BYTES) return;
     const a: Ahead = { scrollId, out: Promise.resolve(undefined), bytes: 0, timer: setTimeout(() => this.drop(node, contextId, a), AHEAD_TTL_MS) };
     a.timer.unref();

@@ -102,6 +102,15 @@ export class FactLog {
     for (const a of aggregates) {
       for await (const batch of readFactBatches(this.ctx.nc, { filterSubject: subjects.factsOfType(a), ...from })) for (const env of batch) this.safeApply(env);
     }
+    if (checkpoint) {
+      // The compactor purges only behind a position written 10 s before; a start slower than that
+      // between its ES_STATE read and this tail may have missed facts: they are in ES_STATE now.
+      const first = (await (await jetstreamManager(this.ctx.nc)).streams.info(EVENT_STREAM)).state.first_seq;
+      if (first > checkpoint.seq + 1) {
+        this.ctx.log.warn({ compacted: checkpoint.seq, first }, 'facts after the compacted state were purged while this node started: credentials reloaded from ES_STATE');
+        await this.reloadCompacted();
+      }
+    }
     this.follower = new StreamFollower(this.ctx.nc, EVENT_STREAM, subjects.allFacts, (m) => this.dispatch(m), this.ctx.log);
     // Facts removed while this node was away are in the compacted state: folded from there (idempotent by seq).
     this.follower.onGap = () => void this.reloadCompacted();
